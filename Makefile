@@ -1,0 +1,56 @@
+# The two commands a newcomer runs: `make run` and `make test`. Both do their
+# own set-up: Debian packages, the Docker engine, the Python venv, Kafka jars
+# from Maven Central and the node image.
+SHELL := /bin/bash
+PY := .venv/bin/python
+VENV_STAMP := .venv/.installed
+NEMESIS ?= partition-leader
+TIME_LIMIT ?= 60
+
+.PHONY: run test unit integration lint bench clean setup debs docker image
+
+setup: debs docker $(VENV_STAMP) image
+
+debs:
+	@bash compose/ensure-debs.sh
+
+docker: debs
+	@bash compose/ensure-docker.sh
+
+$(VENV_STAMP): pyproject.toml
+	@echo "installing the Python package and its dependencies into .venv"
+	@test -x $(PY) || python3 -m venv .venv
+	@$(PY) -m pip install -q --upgrade pip
+	@$(PY) -m pip install -q -e '.[dev]'
+	@touch $@
+
+image: docker $(VENV_STAMP)
+	@$(PY) -m harness cluster image
+
+run: setup
+	@$(PY) -m harness cluster up
+	@$(PY) -m harness cluster status
+	@echo "'harness run' does not exist yet (a later issue): taking the cluster down"
+	@$(PY) -m harness cluster down
+
+lint: $(VENV_STAMP)
+	@$(PY) -m ruff check .
+	@$(PY) -m mypy
+
+unit: $(VENV_STAMP)
+	@$(PY) -m pytest -q tests/unit
+
+integration: setup
+	@$(PY) -m pytest -q -m integration tests/integration
+	@bash compose/check-no-leftovers.sh
+
+test: setup lint
+	@$(PY) -m pytest -q tests
+	@bash compose/check-no-leftovers.sh
+
+bench: setup
+	@bash bench/run-all.sh
+
+clean:
+	-@test -x $(PY) && $(PY) -m harness cluster down --all
+	rm -rf .venv compose/lib .mypy_cache .ruff_cache .pytest_cache .hypothesis

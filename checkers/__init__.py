@@ -1,0 +1,1 @@
+"""Checkers: linearizability per key, lost acknowledged writes; they need only a history."""

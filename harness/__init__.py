@@ -1,0 +1,1 @@
+"""The control node: CLI, test spec, runner, history I/O, cluster control, reports."""

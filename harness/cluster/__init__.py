@@ -1,0 +1,1 @@
+"""Docker control of the Kafka and ZooKeeper nodes: images, config, admin queries."""

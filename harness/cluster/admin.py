@@ -1,0 +1,131 @@
+"""Admin queries on a running cluster through confluent-kafka's AdminClient:
+live brokers, the controller, each partition's leader and ISR, topic creation.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from confluent_kafka import KafkaException
+from confluent_kafka.admin import AdminClient
+from confluent_kafka.cimpl import NewTopic
+
+# librdkafka reports every refused connection; during faults that is expected
+# noise, so it goes to this logger (a run's log file), not to the terminal.
+KAFKA_LOG = logging.getLogger("harness.kafka")
+KAFKA_LOG.addHandler(logging.NullHandler())
+KAFKA_LOG.propagate = False
+
+
+class AdminError(RuntimeError):
+    """A query or topic operation did not succeed within its time bound."""
+
+
+@dataclass(frozen=True, slots=True)
+class PartitionState:
+    """One partition as the cluster's metadata reports it."""
+
+    partition: int
+    leader: int
+    replicas: tuple[int, ...]
+    isr: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterMetadata:
+    """What the cluster reports about itself at one moment."""
+
+    brokers: dict[int, str]
+    controller: int
+    topics: dict[str, list[PartitionState]]
+
+
+def client_config(bootstrap: str) -> dict[str, Any]:
+    """Returns the librdkafka settings every harness client shares (short, bounded timeouts)."""
+    return {
+        "bootstrap.servers": bootstrap,
+        "socket.timeout.ms": 5000,
+        "socket.connection.setup.timeout.ms": 1000,
+        "reconnect.backoff.max.ms": 1000,
+        "logger": KAFKA_LOG,
+    }
+
+
+class Admin:
+    """Answers questions about a cluster and creates topics."""
+
+    def __init__(self, bootstrap: str, timeout: float = 5.0) -> None:
+        self._client = AdminClient(client_config(bootstrap))
+        self._timeout = timeout
+
+    def metadata(self) -> ClusterMetadata:
+        """Returns the brokers, controller and topics the cluster reports now."""
+        try:
+            md = self._client.list_topics(timeout=self._timeout)
+        except KafkaException as err:
+            raise AdminError(f"no metadata from the cluster: {err}") from err
+        topics = {
+            name: sorted(
+                (
+                    PartitionState(p.id, p.leader, tuple(p.replicas), tuple(sorted(p.isrs)))
+                    for p in t.partitions.values()
+                ),
+                key=lambda s: s.partition,
+            )
+            for name, t in md.topics.items()
+            if not name.startswith("__")
+        }
+        brokers = {b.id: f"{b.host}:{b.port}" for b in md.brokers.values()}
+        return ClusterMetadata(brokers=brokers, controller=md.controller_id, topics=topics)
+
+    def brokers(self) -> list[int]:
+        """Returns the ids of the brokers registered (alive) now."""
+        return sorted(self.metadata().brokers)
+
+    def controller(self) -> int:
+        """Returns the controller's broker id (-1 while there is none)."""
+        return self.metadata().controller
+
+    def partitions(self, topic: str) -> list[PartitionState]:
+        """Returns each partition of topic with its leader and ISR."""
+        try:
+            return self.metadata().topics[topic]
+        except KeyError:
+            raise AdminError(f"no topic {topic!r} in the cluster's metadata") from None
+
+    def create_topic(
+        self, name: str, assignment: list[list[int]], config: dict[str, str] | None = None
+    ) -> None:
+        """Creates topic name with an explicit replica assignment (the first replica of
+        each partition is its preferred leader) and topic-level config."""
+        # The binding rejects an assignment with the default partition count of -1.
+        topic = NewTopic(
+            name, num_partitions=len(assignment), replica_assignment=assignment, config=config or {}
+        )
+        futures = self._client.create_topics([topic], request_timeout=self._timeout)
+        try:
+            futures[name].result(timeout=self._timeout * 2)
+        except KafkaException as err:
+            raise AdminError(f"could not create topic {name!r}: {err}") from err
+
+    def wait_full_isr(self, topic: str, timeout: float) -> list[PartitionState]:
+        """Waits until every partition of topic has a leader and all replicas in its ISR;
+        returns the partitions, or raises AdminError after timeout seconds."""
+        deadline = time.monotonic() + timeout
+        last = "no metadata yet"
+        while time.monotonic() < deadline:
+            try:
+                parts = self.partitions(topic)
+            except AdminError as err:
+                last = str(err)
+            else:
+                if parts and all(p.leader >= 0 and set(p.isr) == set(p.replicas) for p in parts):
+                    return parts
+                last = "; ".join(
+                    f"p{p.partition} leader {p.leader} isr {list(p.isr)}" for p in parts
+                )
+            time.sleep(0.25)
+        raise AdminError(f"topic {topic!r} has no full ISR after {timeout:.0f} s ({last})")

@@ -1,0 +1,59 @@
+"""The Cluster protocol: what nemeses and workloads may ask of a cluster.
+
+Nemeses import only this, never the Docker implementation behind it.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+
+class Cluster(Protocol):
+    """A set of named nodes (n1.., zk1..) that can be inspected and broken."""
+
+    @property
+    def nodes(self) -> list[str]:
+        """Returns every node's name, brokers first."""
+        ...
+
+    @property
+    def brokers(self) -> list[str]:
+        """Returns the Kafka brokers' node names."""
+        ...
+
+    @property
+    def bootstrap_servers(self) -> str:
+        """Returns the "host:port,..." string clients connect to."""
+        ...
+
+    def ip(self, node: str) -> str:
+        """Returns node's address on the cluster network."""
+        ...
+
+    def broker_id(self, node: str) -> int:
+        """Returns the Kafka broker id of a broker node."""
+        ...
+
+    def node_of_broker(self, broker_id: int) -> str:
+        """Returns the node name of a Kafka broker id."""
+        ...
+
+    def exec(self, node: str, cmd: list[str]) -> tuple[int, str]:
+        """Runs cmd inside node; returns its exit code and output."""
+        ...
+
+    def kill(self, node: str) -> None:
+        """Kills node's process with SIGKILL (no controlled shutdown)."""
+        ...
+
+    def start(self, node: str) -> None:
+        """Starts node again after a kill, keeping its data."""
+        ...
+
+    def pause(self, node: str) -> None:
+        """Freezes every process of node (SIGSTOP-like, via the cgroup freezer)."""
+        ...
+
+    def resume(self, node: str) -> None:
+        """Thaws a paused node."""
+        ...

@@ -1,0 +1,1 @@
+"""The PySpark pipeline that analyses many runs."""

@@ -1,0 +1,1 @@
+"""Plots and the HTML report of one run."""

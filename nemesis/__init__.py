@@ -1,0 +1,1 @@
+"""Fault injection: one module per fault family (partition, process, isr)."""

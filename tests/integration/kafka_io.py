@@ -1,0 +1,58 @@
+"""Small producer and reader helpers for the cluster tests (acks=all, bounded waits)."""
+
+from __future__ import annotations
+
+import time
+
+from confluent_kafka import Consumer, KafkaError, Message, Producer, TopicPartition
+
+from harness.cluster.admin import client_config
+
+
+def produce_all(bootstrap: str, topic: str, values: list[str], timeout: float = 30.0) -> list[str]:
+    """Sends values with acks=all; returns the ones the cluster acknowledged."""
+    acked: list[str] = []
+
+    def on_delivery(err: KafkaError | None, msg: Message) -> None:
+        if err is None:
+            acked.append(msg.value().decode())
+
+    producer = Producer(
+        client_config(bootstrap)
+        | {"acks": "all", "linger.ms": 0, "message.timeout.ms": 10000, "request.timeout.ms": 4000}
+    )
+    for v in values:
+        producer.produce(topic, value=v.encode(), on_delivery=on_delivery)
+        producer.poll(0)
+    producer.flush(timeout)
+    return acked
+
+
+def read_all(bootstrap: str, topic: str, partition: int = 0, timeout: float = 30.0) -> list[str]:
+    """Reads a partition from its start to its high watermark; returns the values."""
+    consumer = Consumer(
+        client_config(bootstrap)
+        | {
+            "group.id": f"reader-{time.monotonic_ns()}",
+            "enable.auto.commit": False,
+            "auto.offset.reset": "error",
+        }
+    )
+    try:
+        tp = TopicPartition(topic, partition, -2)  # OFFSET_BEGINNING
+        consumer.assign([tp])
+        low, high = consumer.get_watermark_offsets(tp, timeout=timeout, cached=False)
+        if high <= low:
+            return []
+        values: list[str] = []
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            position = consumer.position([tp])[0].offset
+            if position >= high:
+                return values
+            msg = consumer.poll(0.5)
+            if msg is not None and msg.error() is None:
+                values.append(msg.value().decode())
+        raise TimeoutError(f"did not reach offset {high} of {topic}[{partition}] in {timeout} s")
+    finally:
+        consumer.close()

@@ -1,0 +1,128 @@
+"""The cluster on real Kafka, ZooKeeper and Docker: produce and read back, kill and
+restart a leader, pause a broker, cut and heal the network with iptables."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+
+from harness.cluster.admin import AdminError, PartitionState
+from harness.cluster.docker_cluster import DockerCluster
+from tests.integration.kafka_io import produce_all, read_all
+
+
+def wait_until(what: str, pred: Callable[[], bool], timeout: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            if pred():
+                return
+        except AdminError:
+            pass  # while a controller is being re-elected, brokers may report no topics
+        time.sleep(0.5)
+    raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+
+
+def make_topic(cluster: DockerCluster, name: str) -> PartitionState:
+    admin = cluster.admin()
+    admin.create_topic(name, [[1, 2, 3]])
+    return admin.wait_full_isr(name, timeout=30)[0]
+
+
+def test_acks_all_writes_read_back(cluster: DockerCluster) -> None:
+    make_topic(cluster, "t-readback")
+    values = [f"v{i}" for i in range(200)]
+    acked = produce_all(cluster.bootstrap_servers, "t-readback", values)
+    assert acked == values
+    assert read_all(cluster.bootstrap_servers, "t-readback") == values
+
+
+def test_killed_leader_leaves_isr_and_rejoins_after_start(fresh_cluster: DockerCluster) -> None:
+    cluster = fresh_cluster
+    admin = cluster.admin()
+    leader = make_topic(cluster, "t-kill").leader
+    node = cluster.node_of_broker(leader)
+    cluster.kill(node)
+    assert cluster.state(node) == "exited"
+
+    def moved() -> bool:
+        p = admin.partitions("t-kill")[0]
+        return p.leader not in (leader, -1) and leader not in p.isr
+
+    wait_until("leadership to move and the ISR to shrink", moved)
+    # Writes still succeed with min.insync.replicas=2 on the two survivors.
+    assert produce_all(cluster.bootstrap_servers, "t-kill", ["after-kill"]) == ["after-kill"]
+    cluster.start(node)
+    wait_until(
+        "the killed broker to rejoin the ISR", lambda: leader in admin.partitions("t-kill")[0].isr
+    )
+    assert "after-kill" in read_all(cluster.bootstrap_servers, "t-kill")
+
+
+def test_paused_broker_drops_out_and_returns(fresh_cluster: DockerCluster) -> None:
+    cluster = fresh_cluster
+    admin = cluster.admin()
+    p = make_topic(cluster, "t-pause")
+    follower = next(b for b in p.replicas if b != p.leader)
+    node = cluster.node_of_broker(follower)
+    cluster.pause(node)
+    try:
+        assert cluster.state(node) == "paused"
+        wait_until(
+            "the paused follower to leave the ISR",
+            lambda: follower not in admin.partitions("t-pause")[0].isr,
+        )
+    finally:
+        cluster.resume(node)
+    assert cluster.state(node) == "running"
+    wait_until(
+        "the resumed follower to rejoin the ISR",
+        lambda: follower in admin.partitions("t-pause")[0].isr,
+    )
+
+
+def _reaches(cluster: DockerCluster, src: str, dst: str) -> bool:
+    code, _ = cluster.exec(src, ["nc", "-z", "-w", "2", cluster.ip(dst), "9092"])
+    return code == 0
+
+
+def test_iptables_cuts_traffic_between_brokers_and_heals(fresh_cluster: DockerCluster) -> None:
+    cluster = fresh_cluster
+    assert _reaches(cluster, "n1", "n2")
+    code, out = cluster.exec(
+        "n1", ["iptables", "-A", "INPUT", "-s", cluster.ip("n2"), "-j", "DROP"]
+    )
+    assert code == 0, out
+    assert not _reaches(cluster, "n1", "n2")
+    assert not _reaches(cluster, "n2", "n1")
+    assert _reaches(cluster, "n1", "n3")
+    code, out = cluster.exec("n1", ["iptables", "-F", "INPUT"])
+    assert code == 0, out
+    assert _reaches(cluster, "n1", "n2")
+    assert _reaches(cluster, "n2", "n1")
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "harness", *args], capture_output=True, text=True, check=False
+    )
+
+
+def test_status_json_describes_the_cluster(cluster: DockerCluster) -> None:
+    proc = _cli("cluster", "status", "--json", "--name", cluster.spec.name)
+    assert proc.returncode == 0, proc.stderr
+    status = json.loads(proc.stdout)
+    assert [b["id"] for b in status["brokers"]] == [1, 2, 3]
+    assert all(b["alive"] for b in status["brokers"])
+    assert status["controller"] in (1, 2, 3)
+    assert status["zookeeper"][0]["mode"] == "standalone"
+    assert status["topics"]["harness-probe"] == [{"partition": 0, "leader": 1, "isr": [1, 2, 3]}]
+
+
+def test_down_of_a_missing_cluster_succeeds() -> None:
+    proc = _cli("cluster", "down", "--name", "it-nothing-here")
+    assert proc.returncode == 0, proc.stderr
+    assert "no cluster" in proc.stdout
