@@ -79,12 +79,22 @@ def cmd_up(args: argparse.Namespace) -> int:
     try:
         client = docker_client()
         ensure_node_image(client, line.say)
-        cluster = DockerCluster(spec, client)
-        cluster.up(status=line.update, timeout=args.timeout)
-    except (EngineError, ImageError, ClusterError) as err:
+    except (EngineError, ImageError) as err:
         line.clear()
         print(f"cluster up failed: {err}", file=sys.stderr)
         return 1
+    cluster = DockerCluster(spec, client)
+    try:
+        cluster.up(status=line.update, timeout=args.timeout)
+    except ClusterError as err:
+        line.clear()
+        print(f"cluster up failed: {err}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        # A half-started cluster is of no use to anyone: remove it before exiting.
+        cluster.down()
+        line.say(f"interrupted: cluster {spec.name} removed")
+        return 130
     line.say(
         f"cluster {spec.name} up in {time.monotonic() - started:.1f} s: "
         f"{spec.brokers} brokers ({spec.kafka_config}), {spec.zookeepers} ZooKeeper; "

@@ -8,9 +8,14 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
+
+import docker
+import pytest
 
 from harness.cluster.admin import AdminError, PartitionState
-from harness.cluster.docker_cluster import DockerCluster
+from harness.cluster.docker_cluster import ClusterError, ClusterSpec, DockerCluster
+from tests.integration.conftest import PREFIX
 from tests.integration.kafka_io import produce_all, read_all
 
 
@@ -126,3 +131,25 @@ def test_down_of_a_missing_cluster_succeeds() -> None:
     proc = _cli("cluster", "down", "--name", "it-nothing-here")
     assert proc.returncode == 0, proc.stderr
     assert "no cluster" in proc.stdout
+
+
+def test_node_logs_are_copied_out(cluster: DockerCluster, tmp_path: Path) -> None:
+    cluster.copy_logs(tmp_path)
+    assert (
+        "started (kafka.server.KafkaServer)"
+        in (tmp_path / "n1" / "kafka" / "server.log").read_text()
+    )
+    assert "binding to port" in (tmp_path / "zk1" / "kafka" / "server.log").read_text()
+
+
+def test_up_fails_within_its_bound_with_a_log_tail(engine: docker.DockerClient) -> None:
+    cluster = DockerCluster(ClusterSpec(name=f"{PREFIX}-slow"), engine)
+    try:
+        started = time.monotonic()
+        with pytest.raises(ClusterError) as exc:
+            cluster.up(timeout=3.0)
+        assert time.monotonic() - started < 20
+        assert "in time" in str(exc.value)
+        assert "last lines of" in str(exc.value)
+    finally:
+        cluster.down()
