@@ -1,0 +1,290 @@
+"""Lost acknowledged writes: Jepsen's set and total-queue checks, per key.
+
+Compares every attempted write (`add` or `send` of one element) with the final
+reads (ok `read`s returning a list of elements) and finds:
+
+- lost: the write was acknowledged (ok) but no final read holds the element;
+- recovered: the write's outcome was unknown (info) and a final read holds it;
+- unexpected: a final read holds an element never written, or whose write
+  certainly failed;
+- duplicated: one final read holds the element more than once.
+
+A read counts as final when it was invoked after every acknowledged write of
+its key had completed and every indeterminate write had been invoked. Such a
+read must see every acknowledged element, so a missing one is truly lost; an
+earlier read could have missed a write still in flight. Several final reads
+(one per partition, say) are united. Lost or unexpected elements make the key
+invalid; with no final read nothing can be said ("unknown"). Duplicates are
+reported but allowed: at-least-once delivery is not a violation of a set.
+
+The finders (`lost_cases`, ...) each return small dicts a person can read; the
+explanation (`explain`) is rendered from the result alone.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from collections.abc import Hashable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from checkers.result import Validity, merge_valid
+from harness.history import Event, Invocation, freeze, pair_invocations
+
+WRITE_FS = frozenset({"add", "send"})
+READ_F = "read"
+# When one element was written several times, the most certain outcome speaks for it.
+_OUTCOME_RANK = {"ok": 2, "info": 1, "fail": 0}
+
+
+@dataclass(frozen=True, slots=True)
+class Write:
+    """One attempted write: its element, outcome (ok, info or fail), and who made it."""
+
+    key: Hashable
+    value: Hashable
+    outcome: str
+    process: Any
+    index: int
+
+
+@dataclass(frozen=True, slots=True)
+class FinalRead:
+    """One final read of a key: the elements it returned, in order."""
+
+    key: Hashable
+    values: tuple[Hashable, ...]
+    index: int
+
+
+def writes(invocations: Iterable[Invocation]) -> list[Write]:
+    """Takes invocations; returns every add/send attempt with its outcome."""
+    out = []
+    for inv in invocations:
+        if inv.invoke["f"] not in WRITE_FS:
+            continue
+        outcome = "info" if inv.completion is None else inv.completion["type"]
+        out.append(
+            Write(
+                key=freeze(inv.invoke.get("key")),
+                value=freeze(inv.invoke.get("value")),
+                outcome=outcome,
+                process=inv.invoke["process"],
+                index=inv.invoke["index"],
+            )
+        )
+    return out
+
+
+def final_reads(invocations: Sequence[Invocation]) -> list[FinalRead]:
+    """Takes invocations; returns the ok list-reads invoked after their key's writes settled."""
+    settled: dict[Hashable, float] = {}
+    for inv in invocations:
+        if inv.invoke["f"] in WRITE_FS:
+            moment = _settled_at(inv)
+            if moment is not None:
+                key = freeze(inv.invoke.get("key"))
+                settled[key] = max(settled.get(key, moment), moment)
+    out = []
+    for inv in invocations:
+        done = inv.completion
+        if inv.invoke["f"] != READ_F or done is None or done["type"] != "ok":
+            continue
+        if not isinstance(done.get("value"), list):
+            continue
+        key = freeze(inv.invoke.get("key", done.get("key")))
+        if inv.invoke["time"] > settled.get(key, -1):
+            out.append(FinalRead(key, tuple(freeze(v) for v in done["value"]), done["index"]))
+    return out
+
+
+def _settled_at(inv: Invocation) -> float | None:
+    # After this moment a complete read must reflect the write: an ok write
+    # from its acknowledgement on. An indeterminate write is never certain, so
+    # a read need only follow its invoke: finding it is "recovered", missing
+    # it no anomaly. A failed write never lands and constrains nothing.
+    if inv.completion is None or inv.completion["type"] == "info":
+        return float(inv.invoke["time"])
+    if inv.completion["type"] == "ok":
+        return float(inv.completion["time"])
+    return None
+
+
+def _best_writes(ws: Iterable[Write]) -> dict[Hashable, Write]:
+    best: dict[Hashable, Write] = {}
+    for w in ws:
+        if w.value not in best or _OUTCOME_RANK[w.outcome] > _OUTCOME_RANK[best[w.value].outcome]:
+            best[w.value] = w
+    return best
+
+
+def lost_cases(ws: Iterable[Write], reads: Sequence[FinalRead]) -> list[dict[str, Any]]:
+    """Takes one key's writes and final reads; returns each acknowledged write no read holds.
+
+    With no final read there is no evidence of loss, so no case.
+    """
+    if not reads:
+        return []
+    seen = {v for r in reads for v in r.values}
+    return [
+        {"key": w.key, "value": v, "process": w.process, "index": w.index}
+        for v, w in _best_writes(ws).items()
+        if w.outcome == "ok" and v not in seen
+    ]
+
+
+def recovered_cases(ws: Iterable[Write], reads: Sequence[FinalRead]) -> list[dict[str, Any]]:
+    """Takes one key's writes and final reads; returns indeterminate writes that a read holds."""
+    seen = {v for r in reads for v in r.values}
+    return [
+        {"key": w.key, "value": v, "process": w.process, "index": w.index}
+        for v, w in _best_writes(ws).items()
+        if w.outcome == "info" and v in seen
+    ]
+
+
+def unexpected_cases(ws: Iterable[Write], reads: Sequence[FinalRead]) -> list[dict[str, Any]]:
+    """Takes one key's writes and final reads; returns read elements never (successfully)
+    attempted, with `write` "none" or "failed"."""
+    best = _best_writes(ws)
+    cases = []
+    for v in dict.fromkeys(v for r in reads for v in r.values):
+        if v not in best:
+            cases.append({"key": _key_of(reads), "value": v, "write": "none"})
+        elif best[v].outcome == "fail":
+            cases.append({"key": _key_of(reads), "value": v, "write": "failed"})
+    return cases
+
+
+def duplicated_cases(reads: Sequence[FinalRead]) -> list[dict[str, Any]]:
+    """Takes one key's final reads; returns elements one read holds more than once."""
+    copies: dict[Hashable, tuple[int, int]] = {}
+    for r in reads:
+        for v, n in Counter(r.values).items():
+            if n > 1 and n > copies.get(v, (0, 0))[0]:
+                copies[v] = (n, r.index)
+    return [
+        {"key": _key_of(reads), "value": v, "copies": n, "read_index": i}
+        for v, (n, i) in copies.items()
+    ]
+
+
+def _key_of(reads: Sequence[FinalRead]) -> Hashable:
+    return reads[0].key if reads else None
+
+
+def check_key(key: Hashable, ws: Sequence[Write], reads: Sequence[FinalRead]) -> dict[str, Any]:
+    """Takes one key's writes and final reads; returns that key's counts, values and verdict."""
+    anomalies = {
+        "lost": lost_cases(ws, reads),
+        "recovered": recovered_cases(ws, reads),
+        "unexpected": unexpected_cases(ws, reads),
+        "duplicated": duplicated_cases(reads),
+    }
+    outcomes = Counter(w.outcome for w in ws)
+    result: dict[str, Any] = {
+        "key": key,
+        "valid": _verdict(anomalies, reads),
+        "final_reads": len(reads),
+        "attempt_count": len(ws),
+        "ack_count": outcomes["ok"],
+        "fail_count": outcomes["fail"],
+        "info_count": outcomes["info"],
+        "read_count": len({v for r in reads for v in r.values}),
+    }
+    for name, cases in anomalies.items():
+        result[name] = _sorted(c["value"] for c in cases)
+        result[f"{name}_count"] = len(cases)
+    result["duplicated_copies"] = [[c["value"], c["copies"]] for c in anomalies["duplicated"]]
+    result["cases"] = anomalies
+    return result
+
+
+def _verdict(anomalies: dict[str, list[dict[str, Any]]], reads: Sequence[FinalRead]) -> Validity:
+    if anomalies["lost"] or anomalies["unexpected"]:
+        return False
+    return True if reads else "unknown"
+
+
+def check(events: Sequence[Event]) -> dict[str, Any]:
+    """Takes a history's events; returns the lost-acks result over every key.
+
+    Takes events rather than paired ops because failed writes matter here: an
+    element whose write failed must not be read, and attempts are counted.
+    """
+    started = time.monotonic()
+    invocations, _ = pair_invocations(events)
+    all_writes, reads = writes(invocations), final_reads(invocations)
+    writes_by_key: dict[Hashable, list[Write]] = {}
+    for w in all_writes:
+        writes_by_key.setdefault(w.key, []).append(w)
+    reads_by_key: dict[Hashable, list[FinalRead]] = {}
+    for r in reads:
+        reads_by_key.setdefault(r.key, []).append(r)
+    keys = list(dict.fromkeys([*writes_by_key, *reads_by_key]))
+    by_key = [check_key(k, writes_by_key.get(k, []), reads_by_key.get(k, [])) for k in keys]
+    result: dict[str, Any] = {
+        # With no key there is no final read either: nothing was checked.
+        "valid": merge_valid(*(r["valid"] for r in by_key)) if by_key else "unknown",
+        "ops": len(invocations),
+        "keys": len(keys),
+    }
+    for name in ("attempt", "ack", "lost", "recovered", "unexpected", "duplicated"):
+        result[f"{name}_count"] = sum(r[f"{name}_count"] for r in by_key)
+    result["time"] = time.monotonic() - started
+    result["by_key"] = by_key
+    return result
+
+
+def _sorted(values: Iterable[Hashable]) -> list[Any]:
+    items = list(values)
+    try:
+        return sorted(items)
+    except TypeError:
+        return sorted(items, key=repr)
+
+
+def explain(result: dict[str, Any]) -> list[str]:
+    """Takes a lost-acks result; returns a few lines a person can check by hand."""
+    lines = [
+        f"writes: {result['attempt_count']} attempted, {result['ack_count']} acknowledged; "
+        f"{result['lost_count']} lost, {result['recovered_count']} recovered, "
+        f"{result['unexpected_count']} unexpected, {result['duplicated_count']} duplicated"
+    ]
+    for r in result["by_key"]:
+        lines.extend(_explain_key(r, keyed=result["keys"] > 1 or r["key"] is not None))
+    return lines
+
+
+def _explain_key(r: dict[str, Any], *, keyed: bool) -> list[str]:
+    where = f"key {r['key']!r}: " if keyed else ""
+    n = r["final_reads"]
+    reads = "the final read" if n == 1 else f"all {n} final reads"
+    lines = []
+    if r["final_reads"] == 0:
+        lines.append(f"{where}no final read, so nothing can be said of its writes")
+    if r["lost"]:
+        lines.append(
+            f"{where}lost {r['lost_count']} acknowledged: {_show(r['lost'])} "
+            f"(ok, yet absent from {reads})"
+        )
+    if r["unexpected"]:
+        lines.append(
+            f"{where}unexpected {r['unexpected_count']}: {_show(r['unexpected'])} "
+            f"(read, yet never written or their write failed)"
+        )
+    if r["recovered"]:
+        lines.append(
+            f"{where}recovered {r['recovered_count']}: {_show(r['recovered'])} "
+            "(their outcome was unknown; they were read)"
+        )
+    if r["duplicated"]:
+        shown = ", ".join(f"{v!r} x{copies}" for v, copies in r["duplicated_copies"][:10])
+        lines.append(f"{where}duplicated {r['duplicated_count']}: {shown}")
+    return lines
+
+
+def _show(values: list[Any], limit: int = 20) -> str:
+    shown = ", ".join(repr(v) for v in values[:limit])
+    return shown + (f", ... ({len(values) - limit} more)" if len(values) > limit else "")

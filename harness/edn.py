@@ -1,0 +1,232 @@
+"""A small EDN reader, enough for Jepsen's history.edn and the values in its text logs.
+
+Supports nil, booleans, integers, floats, strings, characters, keywords, symbols,
+vectors, lists, maps, sets, tagged literals, comments and `#_` discards.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+
+class Keyword(str):
+    """An EDN keyword, held without its colon; equal to the plain string."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return ":" + str.__str__(self)
+
+
+class Symbol(str):
+    """An EDN symbol; equal to the plain string of its name."""
+
+    __slots__ = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Tagged:
+    """A tagged literal such as `#jepsen.independent/tuple [k v]`."""
+
+    tag: str
+    value: Any
+
+
+class EdnError(ValueError):
+    """Malformed EDN; `line` is the 1-based line where the problem was found."""
+
+    def __init__(self, line: int, problem: str) -> None:
+        super().__init__(f"line {line}: {problem}")
+        self.line = line
+        self.problem = problem
+
+
+_ATOM_CHARS = r"[^\s,()\[\]{}\";]"
+_BLANKS = re.compile(r"(?:[\s,]|;[^\n]*)*")
+# One token per match, blanks before it (whitespace, commas, comments) included.
+_TOKEN = re.compile(
+    rf"""(?:[\s,]|;[^\n]*)*
+    (?:(?P<atom>[^\s,()\[\]{{}}\";\#\\]{_ATOM_CHARS}*)
+    |(?P<open>\#\{{|[(\[{{])
+    |(?P<close>[)\]}}])
+    |(?P<string>"(?:[^"\\]|\\.)*")
+    |(?P<discard>\#_)
+    |(?P<tag>\#{_ATOM_CHARS}*)
+    |(?P<char>\\(?:{_ATOM_CHARS}+|.)))""",
+    re.VERBOSE | re.DOTALL,
+)
+_NUMBER = re.compile(r"[+-]?\d+(\.\d*)?([eE][+-]?\d+)?[NM]?$")
+_STRING_ESCAPE = re.compile(r"\\(u[0-9a-fA-F]{4}|.)", re.DOTALL)
+_CLOSERS = {"(": ")", "[": "]", "{": "}", "#{": "}"}
+_ESCAPES = {'"': '"', "\\": "\\", "n": "\n", "t": "\t", "r": "\r", "b": "\b", "f": "\f"}
+_SCALARS = frozenset({str, int, float, bool, type(None), Keyword, Symbol})
+_CHAR_NAMES = {"newline": "\n", "space": " ", "tab": "\t", "return": "\r"}
+
+
+def freeze(value: Any) -> Any:
+    """Takes a value; returns a hashable equivalent (lists become tuples, dicts item tuples)."""
+    if type(value) in _SCALARS:  # most keys and elements, returned at once
+        return value
+    if isinstance(value, list | tuple):
+        return tuple(freeze(v) for v in value)
+    if isinstance(value, dict):
+        return tuple((freeze(k), freeze(v)) for k, v in value.items())
+    if isinstance(value, set | frozenset):
+        return frozenset(freeze(v) for v in value)
+    return value
+
+
+class _Reader:
+    """A recursive-descent parser over regex tokens; positions become lines only when needed."""
+
+    def __init__(self, text: str, first_line: int) -> None:
+        self.text = text
+        self.first_line = first_line
+        self.pos = 0
+        # Histories repeat the same keywords and numbers on every line; atoms are
+        # immutable, so each distinct one is converted once.
+        self.atoms: dict[str, Any] = {}
+
+    def line_at(self, pos: int) -> int:
+        return self.first_line + self.text.count("\n", 0, pos)
+
+    def fail(self, pos: int, problem: str) -> EdnError:
+        return EdnError(self.line_at(pos), problem)
+
+    def next_token(self) -> tuple[str, str, int] | None:
+        """Returns the next (kind, text, position) after any blanks, or None at the end."""
+        while True:
+            match = _TOKEN.match(self.text, self.pos)
+            if match is None:
+                self.skip_trailing_blanks()
+                return None
+            kind = match.lastgroup
+            assert kind is not None
+            self.pos = match.end()
+            if kind != "discard":
+                return kind, match.group(kind), match.start(kind)
+            self.read()
+
+    def skip_trailing_blanks(self) -> None:
+        """Skips blanks to the end; raises EdnError if anything else is left."""
+        blanks = _BLANKS.match(self.text, self.pos)
+        assert blanks is not None  # it matches the empty string
+        pos = blanks.end()
+        if pos < len(self.text):
+            if self.text[pos] == '"':
+                raise self.fail(pos, "string is never closed")
+            raise self.fail(pos, f"unexpected {self.text[pos]!r}")
+        self.pos = pos
+
+    def at_end(self) -> bool:
+        """Skips blanks; returns whether nothing but blanks is left."""
+        pos = self.pos
+        token = self.next_token()
+        self.pos = pos if token is None else token[2]
+        return token is None
+
+    def read(self) -> Any:
+        token = self.next_token()
+        if token is None:
+            raise self.fail(self.pos, "unexpected end of input")
+        return self.read_token(*token)
+
+    def read_token(self, kind: str, text: str, start: int) -> Any:
+        if kind == "atom":
+            if text not in self.atoms:
+                self.atoms[text] = self.atom(text, start)
+            return self.atoms[text]
+        if kind == "open":
+            return self.collection(text, start)
+        if kind == "string":
+            return _STRING_ESCAPE.sub(lambda m: self.escape(m, start), text[1:-1])
+        if kind == "tag":
+            return self.tagged(text[1:], start)
+        if kind == "char":
+            return self.char(text[1:], start)
+        raise self.fail(start, f"unexpected {text!r}")
+
+    def collection(self, opener: str, start: int) -> Any:
+        closer = _CLOSERS[opener]
+        items: list[Any] = []
+        while True:
+            token = self.next_token()
+            if token is None:
+                raise self.fail(start, f"{opener!r} is never closed")
+            kind, text, pos = token
+            if kind == "atom" and text in self.atoms:  # the common case, kept short
+                items.append(self.atoms[text])
+            elif kind == "close" and text == closer:
+                break
+            else:
+                items.append(self.read_token(kind, text, pos))
+        if opener == "#{":
+            return frozenset(freeze(v) for v in items)
+        if opener != "{":
+            return items
+        if len(items) % 2:
+            raise self.fail(start, "a map needs an even number of forms")
+        return {freeze(items[i]): items[i + 1] for i in range(0, len(items), 2)}
+
+    def escape(self, match: re.Match[str], start: int) -> str:
+        code = match.group(1)
+        if len(code) == 5:
+            return chr(int(code[1:], 16))
+        if code not in _ESCAPES:
+            raise self.fail(start, f"bad string escape \\{code}")
+        return _ESCAPES[code]
+
+    def tagged(self, tag: str, start: int) -> Tagged:
+        if not tag[:1].isalpha():
+            raise self.fail(start, f"unsupported dispatch #{tag}")
+        return Tagged(tag, self.read())
+
+    def char(self, name: str, start: int) -> str:
+        if len(name) == 1:
+            return name
+        if name in _CHAR_NAMES:
+            return _CHAR_NAMES[name]
+        if re.fullmatch(r"u[0-9a-fA-F]{4}", name):
+            return chr(int(name[1:], 16))
+        raise self.fail(start, f"bad character literal \\{name}")
+
+    def atom(self, token: str, start: int) -> Any:
+        if token == "nil":
+            return None
+        if token in ("true", "false"):
+            return token == "true"
+        if token.startswith(":"):
+            if len(token) == 1:
+                raise self.fail(start, "empty keyword")
+            return Keyword(token.lstrip(":"))
+        if _NUMBER.match(token):
+            return _number(token)
+        if token[:1].isdigit() or (token[:1] in "+-" and token[1:2].isdigit()):
+            raise self.fail(start, f"bad number {token!r}")
+        return Symbol(token)
+
+
+def _number(token: str) -> int | float:
+    if token.endswith("N"):
+        return int(token[:-1])
+    if token.endswith("M") or any(c in token for c in ".eE"):
+        return float(token.rstrip("M"))
+    return int(token)
+
+
+def read_forms(text: str, first_line: int = 1) -> list[tuple[int, Any]]:
+    """Takes EDN text; returns every top-level form with the line it starts on.
+
+    Raises EdnError naming the line of the first malformed form.
+    """
+    reader = _Reader(text, first_line)
+    forms: list[tuple[int, Any]] = []
+    line, counted_to = first_line, 0
+    while not reader.at_end():
+        # Lines are counted incrementally: one pass over the text in all.
+        line += text.count("\n", counted_to, reader.pos)
+        counted_to = reader.pos
+        forms.append((line, reader.read()))
+    return forms
