@@ -20,8 +20,8 @@ docker: debs
 $(VENV_STAMP): pyproject.toml
 	@echo "installing the Python package and its dependencies into .venv"
 	@test -x $(PY) || python3 -m venv .venv
-	@$(PY) -m pip install -q --upgrade pip
-	@$(PY) -m pip install -q -e '.[dev]'
+	@( $(PY) -m pip install -q --upgrade pip && $(PY) -m pip install -q -e '.[dev]' ) \
+	  >.venv/pip.log 2>&1 || { tail -n 20 .venv/pip.log; exit 1; }
 	@touch $@
 
 image: docker $(VENV_STAMP)

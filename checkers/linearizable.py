@@ -1,0 +1,284 @@
+"""Linearizability checker: prepares a history, splits it by key, searches every key.
+
+Keys are independent (P-compositionality: a history is linearizable iff each key's is), so
+they are searched separately, in parallel processes when the history is large enough.
+
+Preparation, in order (Knossos's named steps; `fail` ops are already gone):
+1. reject ops the model does not know, rather than call them inconsistent;
+2. drop crashed reads: they took effect or not, but nobody learnt anything;
+3. split by key (`Model.key_of`);
+4. per key, in the worker that searches it: freeze values, so that JSON lists compare
+   equal to tuples and states stay hashable;
+5. rename every written value that no op of the key reads or compares to one token,
+   UNREAD: no op can tell such values apart, so the renamed history has the same verdict,
+   and states that differ only there merge in the search's cache. Reports show the
+   original ops.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import pickle
+import threading
+import time
+from collections.abc import Hashable, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from typing import Any
+
+from checkers.counterexample import error_report, explain, failure
+from checkers.model_core import with_value
+from checkers.models import UNREAD, Model, freeze
+from checkers.wgl import Limits, Outcome, Validity, search
+from harness.history import Op
+
+__all__ = ["check", "explain", "merge_validity"]
+
+PARALLEL_MIN_OPS = 4000  # below this a process pool costs more than it saves
+DEFAULT_CACHE_BYTES = 512 * 2**20
+REPORT_SEARCH_S = 10.0  # at most this long (and 3x the first search) to redo an invalid
+# key without renaming, for a report that names values
+
+KeyResult = tuple[Any, Validity, dict[str, Any] | None]
+
+
+def reject_unknown_ops(ops: Sequence[Op], model: Model) -> None:
+    """Raises ValueError naming the first op whose operation the model does not know."""
+    for op in ops:
+        if op.f not in model.fs:
+            raise ValueError(
+                f"op {op.index}: model {model.name!r} has no operation {op.f!r} "
+                f"(it knows {', '.join(sorted(model.fs))})"
+            )
+
+
+def drop_crashed_reads(ops: Sequence[Op], model: Model) -> list[Op]:
+    """Returns the ops without crashed reads."""
+    return [op for op in ops if not (op.type == "info" and op.f in model.reads)]
+
+
+def freeze_values(ops: Sequence[Op]) -> list[Op]:
+    """Returns the ops with hashable values (lists become tuples)."""
+    out = []
+    for op in ops:
+        value = freeze(op.value)
+        out.append(op if value is op.value else with_value(op, value))
+    return out
+
+
+def split_by_key(ops: Sequence[Op], model: Model) -> dict[Hashable, list[Op]]:
+    """Returns the ops grouped by key, in their original order within each key."""
+    groups: dict[Hashable, list[Op]] = {}
+    for op in ops:
+        groups.setdefault(freeze(model.key_of(op)), []).append(op)
+    return groups
+
+
+def rename_unread(ops: Sequence[Op], model: Model) -> list[Op]:
+    """Takes one key's frozen ops. Returns them with every written value that no op
+    mentions replaced by UNREAD (unchanged if the model cannot say what ops mention)."""
+    mentions, rename = model.mentions, model.rename_written
+    if mentions is None or rename is None:
+        return list(ops)
+    mentioned: set[Any] = set()
+    for op in ops:
+        mentioned.update(mentions(op))
+
+    def unread(value: Any) -> Any:
+        return value if value is None or value in mentioned else UNREAD
+
+    return [rename(op, unread) for op in ops]
+
+
+def with_originals(outcome: Outcome, ops: Sequence[Op]) -> Outcome:
+    """Takes an outcome of a search over renamed ops and the ops before renaming. Returns
+    the outcome naming the original ops."""
+    by_index = {op.index: op for op in ops}
+    outcome.prefix = [by_index[op.index] for op in outcome.prefix]
+    if outcome.failing is not None:
+        outcome.failing = by_index[outcome.failing.index]
+    return outcome
+
+
+def prepare(ops: Sequence[Op], model: Model) -> list[Op]:
+    """Takes raw paired ops. Returns the ops to split by key (steps 1-2 above)."""
+    reject_unknown_ops(ops, model)
+    return drop_crashed_reads(ops, model)
+
+
+def merge_validity(verdicts: Sequence[Validity]) -> Validity:
+    """Merges verdicts by priority: False over "unknown" over True."""
+    if any(v is False for v in verdicts):
+        return False
+    if any(v == "unknown" for v in verdicts):
+        return "unknown"
+    return True
+
+
+def check_key(
+    key: Hashable, ops: list[Op], model: Model, time_limit: float | None, max_cache_bytes: int
+) -> KeyResult:
+    """Searches one key. Returns (key, verdict, failure report or None)."""
+    started = time.monotonic()
+    deadline = None if time_limit is None else started + time_limit
+    ops = freeze_values(ops)
+    limits = Limits(deadline=deadline, max_cache_bytes=max_cache_bytes)
+    outcome = search(rename_unread(ops, model), model, limits)
+    if outcome.valid is True:
+        return key, True, None
+    if outcome.valid is False and UNREAD in outcome.states:
+        budget = min(REPORT_SEARCH_S, max(0.5, 3 * (time.monotonic() - started)))
+        outcome = _search_originals(ops, model, budget, max_cache_bytes) or outcome
+    return key, outcome.valid, failure(key, with_originals(outcome, ops), ops, model, time_limit)
+
+
+def _search_originals(
+    ops: list[Op], model: Model, budget: float, max_cache_bytes: int
+) -> Outcome | None:
+    """Searches the key again without renaming, so that the report can name the values
+    that could have been read. Returns None when that does not finish invalid in time."""
+    limits = Limits(deadline=time.monotonic() + budget, max_cache_bytes=max_cache_bytes)
+    outcome = search(ops, model, limits)
+    return outcome if outcome.valid is False else None
+
+
+def check_key_safely(
+    key: Hashable, ops: list[Op], model: Model, time_limit: float | None, max_cache_bytes: int
+) -> KeyResult:
+    """Like check_key, but an exception (a malformed op value the model cannot read, say)
+    makes this key "unknown" with the error, and the other keys are still checked."""
+    try:
+        return check_key(key, ops, model, time_limit, max_cache_bytes)
+    except Exception as exc:  # Jepsen's check-safe, per key
+        return key, "unknown", error_report(key, exc)
+
+
+def _check_batch(
+    batch: list[tuple[Hashable, list[Op]]],
+    model: Model,
+    time_limit: float | None,
+    max_cache_bytes: int,
+) -> list[KeyResult]:
+    return [check_key_safely(k, ops, model, time_limit, max_cache_bytes) for k, ops in batch]
+
+
+def _batches(groups: dict[Hashable, list[Op]], count: int) -> list[list[tuple[Hashable, list[Op]]]]:
+    """Deals keys, largest first, to the currently smallest of `count` batches."""
+    batches: list[list[tuple[Hashable, list[Op]]]] = [[] for _ in range(count)]
+    sizes = [0] * count
+    for key, ops in sorted(groups.items(), key=lambda kv: -len(kv[1])):
+        i = sizes.index(min(sizes))
+        batches[i].append((key, ops))
+        sizes[i] += len(ops)
+    return [b for b in batches if b]
+
+
+def _can_fork() -> bool:
+    """Whether worker processes may be forked: fork hands them the ops for free. Forking a
+    process that runs other threads can deadlock a child on a lock some thread held, and
+    spawn re-imports the caller's main module (which breaks scripts without a main guard):
+    then the keys are checked in this process."""
+    return "fork" in multiprocessing.get_all_start_methods() and threading.active_count() == 1
+
+
+def _picklable(model: Model) -> bool:
+    try:
+        pickle.dumps(model)
+    except (pickle.PicklingError, AttributeError, TypeError):
+        return False
+    return True
+
+
+# Filled in each pool worker by _install. Under fork the batches reach the workers as
+# inherited memory: pickling 100,000 ops costs about as much as checking them.
+_WORKER: dict[str, Any] = {}
+
+
+def _install(
+    batches: list[list[tuple[Hashable, list[Op]]]],
+    model: Model,
+    time_limit: float | None,
+    max_cache_bytes: int,
+) -> None:
+    _WORKER.update(
+        batches=batches, model=model, time_limit=time_limit, max_cache_bytes=max_cache_bytes
+    )
+
+
+def _check_installed(i: int) -> list[KeyResult]:
+    w = _WORKER
+    return _check_batch(w["batches"][i], w["model"], w["time_limit"], w["max_cache_bytes"])
+
+
+def _run_keys(
+    groups: dict[Hashable, list[Op]],
+    model: Model,
+    time_limit: float | None,
+    jobs: int,
+    max_cache_bytes: int,
+) -> list[KeyResult]:
+    """Searches every key, in a process pool when it pays off."""
+    total = sum(len(ops) for ops in groups.values())
+    if (
+        jobs <= 1
+        or len(groups) <= 1
+        or total < PARALLEL_MIN_OPS
+        or not _can_fork()
+        or not _picklable(model)
+    ):
+        return _check_batch(list(groups.items()), model, time_limit, max_cache_bytes)
+    batches = _batches(groups, jobs * 4)
+    try:
+        return _run_pool(batches, model, time_limit, jobs, max_cache_bytes)
+    except (OSError, BrokenProcessPool):  # no processes to be had here: do it in this one
+        return _check_batch(list(groups.items()), model, time_limit, max_cache_bytes)
+
+
+def _run_pool(
+    batches: list[list[tuple[Hashable, list[Op]]]],
+    model: Model,
+    time_limit: float | None,
+    jobs: int,
+    max_cache_bytes: int,
+) -> list[KeyResult]:
+    """Searches the batches in a pool of `jobs` processes."""
+    context = multiprocessing.get_context("fork")
+    results: list[KeyResult] = []
+    with ProcessPoolExecutor(
+        max_workers=min(jobs, len(batches)),
+        mp_context=context,
+        initializer=_install,
+        initargs=(batches, model, time_limit, max_cache_bytes),
+    ) as pool:
+        for batch_results in pool.map(_check_installed, range(len(batches))):
+            results.extend(batch_results)
+    return results
+
+
+def check(
+    ops: Sequence[Op],
+    model: Model,
+    *,
+    time_limit: float | None = None,
+    jobs: int | None = None,
+    max_cache_bytes: int = DEFAULT_CACHE_BYTES,
+) -> dict[str, Any]:
+    """Takes paired ops (no `fail` ops) and a model; time_limit in seconds per key, jobs
+    processes (default: one per core), max_cache_bytes per key. Returns {"valid", "ops",
+    "keys", "time", "failures"}, all JSON-serialisable; a key that hits a bound is
+    "unknown" with its cause. Raises ValueError for ops the model does not know."""
+    started = time.monotonic()
+    prepared = prepare(ops, model)
+    groups = split_by_key(prepared, model)
+    results = _run_keys(groups, model, time_limit, jobs or os.cpu_count() or 1, max_cache_bytes)
+    order = {key: i for i, key in enumerate(groups)}
+    results.sort(key=lambda r: order[r[0]])
+    return {
+        "valid": merge_validity([v for _, v, _ in results]),
+        "model": model.name,
+        "ops": len(prepared),
+        "keys": len(groups),
+        "time": round(time.monotonic() - started, 6),
+        "failures": [f for _, _, f in results if f is not None],
+    }

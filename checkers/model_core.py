@@ -1,0 +1,194 @@
+"""The building blocks of models: the Model value, Inconsistent, and value helpers.
+
+checkers.models defines the models themselves and re-exports what callers need from here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable
+from dataclasses import dataclass, replace
+from typing import Any, Final
+
+from harness.history import Op
+
+State = Any  # any hashable, immutable value
+
+
+class Inconsistent:
+    """What `step` returns when an op cannot happen in a state; the message is shown to users.
+
+    Takes a str.format template and its arguments, formatted only when the message is read:
+    the search meets many inconsistencies and reads few messages. States among the arguments
+    are best wrapped in `Described`.
+    """
+
+    __slots__ = ("_args", "_template")
+
+    def __init__(self, template: str, *args: Any) -> None:
+        self._template = template
+        self._args = args
+
+    @property
+    def message(self) -> str:
+        return self._template.format(*self._args) if self._args else self._template
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Inconsistent) and other.message == self.message
+
+    def __hash__(self) -> int:
+        return hash(self.message)
+
+    def __repr__(self) -> str:
+        return f"Inconsistent({self.message!r})"
+
+
+class Described:
+    """Formats a state for a message the way users read it: None as unset/absent."""
+
+    __slots__ = ("state",)
+
+    def __init__(self, state: State) -> None:
+        self.state = state
+
+    def __format__(self, spec: str) -> str:
+        return describe_state(self.state)
+
+
+class _Unknown:
+    """Marker type for "this op's effect cannot be summarised as one state"."""
+
+    def __repr__(self) -> str:
+        return "UNKNOWN"
+
+
+UNKNOWN: Final = _Unknown()
+
+
+class _Unread:
+    """The one value standing for every written value that no op ever reads or compares.
+
+    Equal to every other instance, so that it survives pickling to a worker process.
+    """
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Unread)
+
+    def __hash__(self) -> int:
+        return hash("_Unread")
+
+    def __repr__(self) -> str:
+        return "<a value nobody read>"
+
+
+UNREAD: Final = _Unread()
+ANY_STATE: Final = None  # what `observes` returns when an op depends on every state
+
+
+_SCALARS: Final = frozenset({int, str, bool, float, type(None)})
+_FROZEN: Final = _SCALARS | {tuple, frozenset}
+
+
+def freeze(value: Any) -> Any:
+    """Takes a JSON-decoded value. Returns an equal hashable one (lists to tuples, dicts and
+    sets to frozensets)."""
+    if value.__class__ in _SCALARS:
+        return value  # the common case, on the search's hot path
+    if isinstance(value, list | tuple):
+        return tuple(freeze(v) for v in value)
+    if isinstance(value, dict):
+        return frozenset((k, freeze(v)) for k, v in value.items())
+    if isinstance(value, set | frozenset):
+        return frozenset(freeze(v) for v in value)
+    return value
+
+
+def thaw(value: Any) -> Any:
+    """Takes a state or frozen value. Returns a JSON-serialisable equivalent."""
+    if isinstance(value, tuple):
+        return [thaw(v) for v in value]
+    if isinstance(value, frozenset):
+        return sorted((thaw(v) for v in value), key=repr)
+    if isinstance(value, _Unread):
+        return repr(value)
+    return value
+
+
+def op_value(op: Op) -> Any:
+    """Returns op.value frozen; tuples count as frozen already (the checker froze them), which
+    keeps the search's hot path free of copies."""
+    value = op.value
+    return value if value.__class__ in _FROZEN else freeze(value)
+
+
+def describe_op(op: Op) -> str:
+    """Takes an op. Returns it in a few words, e.g. `process 3 write 4` or `... cas 1 -> 2`."""
+    value = freeze(op.value)
+    if op.f == "cas" or (op.f == "replace" and isinstance(value, tuple) and len(value) >= 2):
+        text = f"{op.f} {value[0]!r} -> {value[1]!r}"
+        if len(value) == 3:
+            text += " (applied)" if value[2] else " (not applied)"
+    else:
+        text = f"{op.f} {value!r}"
+    crashed = " [crashed: may or may not have happened]" if op.type == "info" else ""
+    return f"process {op.process} {text}{crashed}"
+
+
+def describe_state(state: State) -> str:
+    if isinstance(state, _Unread):
+        return "a value nobody ever read"
+    return "unset/absent" if state is None else repr(thaw(state))
+
+
+def _key_of(op: Op) -> Hashable:
+    return op.key  # type: ignore[no-any-return]
+
+
+def _unknown_effect(op: Op) -> Any:
+    return UNKNOWN
+
+
+def _observes_everything(op: Op) -> frozenset[Any] | None:
+    return ANY_STATE
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Model:
+    """A sequential specification. Only name, init, step and fs are required.
+
+    step(state, op) returns the next state or an Inconsistent.
+    fs: the operations the model understands; reads: those that never change the state
+    (a crashed one is dropped). key_of: the partition an op belongs to (the search never
+    sees two partitions). effect(op): the one state a crashed op leaves when it takes
+    effect, or UNKNOWN. observes(op): the states an op depends on, ANY_STATE if all; an op
+    observing nothing must succeed on every state with the same result; for a crashed op
+    with a known effect, exactly the states it sets to that effect. The search uses effect
+    and observes to skip crashed ops nobody can observe and to prefer the weaker of two
+    crashed ops; the defaults do neither.
+    mentions(op): every value the op compares the state with; rename_written(op, f): the op
+    with f applied to each value it writes. With both, values written but never mentioned
+    become UNREAD: no op can tell them apart, and states differing only there merge. Leave
+    them None (the default) unless both are exact.
+    """
+
+    name: str
+    init: State
+    step: Callable[[State, Op], State | Inconsistent]
+    fs: frozenset[str]
+    reads: frozenset[str] = frozenset()
+    describe_op: Callable[[Op], str] = describe_op
+    describe_state: Callable[[State], str] = describe_state
+    key_of: Callable[[Op], Hashable] = _key_of
+    effect: Callable[[Op], Any] = _unknown_effect
+    observes: Callable[[Op], frozenset[Any] | None] = _observes_everything
+    mentions: Callable[[Op], frozenset[Any]] | None = None
+    rename_written: Callable[[Op, Callable[[Any], Any]], Op] | None = None
+
+    def with_(self, **changes: Any) -> Model:
+        """Takes fields to change. Returns a copy of this model with them. effect, observes,
+        mentions and rename_written describe step's states: replace them along with it."""
+        return replace(self, **changes)
+
+
+def with_value(op: Op, value: Any) -> Op:
+    """Returns a copy of op with another value (built by hand: dataclasses.replace is slow)."""
+    return Op(op.index, op.process, op.f, op.key, value, op.type, op.call, op.ret, op.error)

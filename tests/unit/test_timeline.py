@@ -1,0 +1,39 @@
+"""Tests that a counterexample renders as a PNG and a standalone HTML timeline."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from checkers.linearizable import check
+from checkers.models import MODELS
+from checkers.timeline import render_counterexample
+from harness.history import Op
+
+
+def _failure() -> dict[str, object]:
+    ops = [
+        Op(index=0, process=0, f="write", key="k 1", value=1, type="ok", call=0, ret=10),
+        Op(index=1, process=1, f="write", key="k 1", value=2, type="ok", call=5, ret=30),
+        Op(index=2, process=2, f="write", key="k 1", value=3, type="info", call=6, ret=None),
+        Op(index=3, process=0, f="read", key="k 1", value=4, type="ok", call=20, ret=40),
+    ]
+    result = check(ops, MODELS["register"])
+    assert result["valid"] is False
+    failure: dict[str, object] = result["failures"][0]
+    return failure
+
+
+def test_renders_png_and_html(tmp_path: Path) -> None:
+    paths = render_counterexample(_failure(), tmp_path / "out")
+    assert [p.suffix for p in paths] == [".png", ".html"]
+    png, page = paths
+    assert png.stat().st_size > 1000
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    text = page.read_text(encoding="utf-8")
+    assert text.startswith("<!DOCTYPE html>") and "<script" not in text
+    assert "read 4" in text and 'class="op failing"' in text and "crashed" in text
+
+
+def test_nothing_to_draw_for_an_unknown_key(tmp_path: Path) -> None:
+    failure = {"key": "k", "valid": "unknown", "cause": "timeout"}
+    assert render_counterexample(failure, tmp_path) == []
