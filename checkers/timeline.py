@@ -72,7 +72,7 @@ def draw_png(failure: dict[str, Any], path: Path) -> Path:
     start, end = _span(bars)
     lanes = _lanes(bars)
     width = (end - start) / 1e6
-    right = width * 1.15 + 1e-3  # room for crashed ops to run off
+    right = width * 1.2  # room for crashed ops to run off
     fig, ax = plt.subplots(figsize=(10, 1.2 + 0.55 * len(lanes)))
     for op, role in bars:
         x0 = max(op["call"] - start, 0) / 1e6
@@ -94,10 +94,7 @@ def draw_png(failure: dict[str, Any], path: Path) -> Path:
     ax.set_yticks(list(lanes.values()), [f"process {p}" for p in lanes])
     ax.set_xlim(0, right)
     ax.invert_yaxis()
-    ax.set_xlabel(
-        "time (ms) since the first op that returned; hatched: crashed, may take "
-        "effect later or never; ops invoked earlier start at 0"
-    )
+    ax.set_xlabel("time (ms); hatched: crashed, may take effect later or never")
     ax.set_title(_title(failure), fontsize=9)
     fig.tight_layout()
     fig.savefig(path, dpi=110)

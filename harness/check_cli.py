@@ -9,11 +9,13 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 from typing import Any
 
 from checkers import linearizable, lost_acks
 from checkers.models import MODELS
 from checkers.result import check_safe
+from checkers.timeline import render_counterexample
 from harness.history import History, HistoryError, load
 
 EXIT_VALID, EXIT_INVALID, EXIT_UNKNOWN = 0, 1, 2
@@ -49,6 +51,11 @@ def add_parser(subparsers: Any) -> None:
     )
     parser.add_argument("--jobs", type=_positive(int), metavar="N", help="keys checked in parallel")
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
+    parser.add_argument(
+        "--out",
+        metavar="DIR",
+        help="where counterexample timelines (PNG, HTML) go (default: beside the history)",
+    )
     parser.set_defaults(func=run)
 
 
@@ -83,11 +90,29 @@ def _check_and_report(args: argparse.Namespace) -> int:
         return EXIT_BAD_INPUT
     model = args.model or default_model(history)
     result = check_history(history, model, time_limit=args.time_limit, jobs=args.jobs)
+    out_dir = Path(args.out) if args.out else Path(history.path).parent
+    result["counterexamples"] = draw_counterexamples(result, out_dir)
     if args.json:
         print(json.dumps(result, indent=2, default=_jsonable))
     else:
         print("\n".join(render(result, history)))
     return exit_code(result["valid"])
+
+
+def draw_counterexamples(result: dict[str, Any], out_dir: Path) -> list[str]:
+    """Takes a linearizability result; draws each invalid key's timeline into out_dir and
+    returns the files written. A folder that cannot be written loses only the drawings."""
+    written: list[str] = []
+    for failure in result.get("failures", []):
+        try:
+            written += [str(p) for p in render_counterexample(failure, out_dir)]
+        except OSError as err:
+            print(
+                f"harness check: could not draw a counterexample in {out_dir}: {err}",
+                file=sys.stderr,
+            )
+            break
+    return written
 
 
 def default_model(history: History) -> str:
@@ -135,6 +160,7 @@ def render(result: dict[str, Any], history: History) -> list[str]:
         lines.append(f"  the checker failed: {result['error']}")
         return lines
     lines.extend("  " + line for line in _explain(result))
+    lines.extend(f"  timeline: {path}" for path in result.get("counterexamples", []))
     return lines
 
 

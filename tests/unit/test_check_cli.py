@@ -154,6 +154,26 @@ def test_stale_read_is_invalid_and_explained(
     assert lines[0] == f"INVALID (cas-register model, jsonl history {path})"
     assert lines[1].startswith("checked 3 ops over 1 key in ")
     assert any("read" in line for line in lines[2:])
+    drawn = [line.split("timeline: ")[1] for line in lines if "timeline: " in line]
+    assert sorted(Path(p).suffix for p in drawn) == [".html", ".png"]
+    assert all(Path(p).parent == path.parent and Path(p).stat().st_size > 0 for p in drawn)
+
+
+def test_counterexamples_go_to_out(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = history_file(
+        tmp_path,
+        [
+            (0, "invoke", "write", 1),
+            (0, "ok", "write", 1),
+            (1, "invoke", "read", None),
+            (1, "ok", "read", 7),
+        ],
+    )
+    code, out, _ = run(capsys, str(path), "--json", "--out", str(tmp_path / "drawings"))
+    assert code == 1
+    drawn = json.loads(out)["counterexamples"]
+    assert len(drawn) == 2
+    assert all(Path(p).parent == tmp_path / "drawings" for p in drawn)
 
 
 def test_model_option_picks_the_model(capsys: pytest.CaptureFixture[str]) -> None:
