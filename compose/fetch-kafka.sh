@@ -11,8 +11,11 @@ if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
 fi
 echo "fetching Kafka 3.9.1 jars from Maven Central into compose/lib/"
 rm -rf "$lib"
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
 mvn -q -B -f "$here/kafka-deps.pom.xml" dependency:copy-dependencies \
-  -DincludeScope=runtime -DoutputDirectory="$lib"
+  -DincludeScope=runtime -DoutputDirectory="$lib" >"$log" 2>&1 \
+  || { echo "fetch-kafka: mvn failed:" >&2; tail -n 15 "$log" >&2; exit 1; }
 ls "$lib"/kafka_2.13-3.9.1.jar "$lib"/zookeeper-3.8.*.jar >/dev/null
 echo "$want" > "$stamp"
 echo "Kafka jars ready: $(ls "$lib"/*.jar | wc -l) jars"

@@ -327,6 +327,13 @@ class DockerCluster:
             admin.wait_full_isr(PROBE_TOPIC, timeout=max(1.0, deadline - time.monotonic()))
         except AdminError as err:
             raise self._fail(f"cluster did not become ready: {err}", None) from err
+        replicas = [self.node_of_broker(i) for i in ids[:rf]]
+        while missing := [n for n in replicas if not self.has_log(n, PROBE_TOPIC, 0)]:
+            if time.monotonic() > deadline:
+                raise self._fail(
+                    f"{missing[0]} never created its replica of the probe topic", missing[0]
+                )
+            time.sleep(0.2)
 
     def down(self) -> int:
         """Removes the cluster's containers and network; returns how many containers
@@ -374,6 +381,13 @@ class DockerCluster:
     def resume(self, node: str) -> None:
         """Thaws a paused node."""
         self._container(node).unpause()
+
+    def has_log(self, node: str, topic: str, partition: int) -> bool:
+        """Returns whether broker node has created its log for topic-partition. A new
+        topic reports a full ISR before its followers have, and a follower frozen in
+        between may never take the partition up again (see test_cluster)."""
+        code, _ = self.exec(node, ["test", "-d", f"/var/lib/kafka/data/{topic}-{partition}"])
+        return code == 0
 
     def state(self, node: str) -> str:
         """Returns node's container state: running, paused, exited, ..."""

@@ -32,11 +32,12 @@ def base_image() -> str:
 
 
 def _run_step(script: str, *args: str) -> None:
+    # stdout passes through: the scripts print one line when they do real work.
     proc = subprocess.run(
-        ["bash", str(COMPOSE_DIR / script), *args], capture_output=True, text=True, check=False
+        ["bash", str(COMPOSE_DIR / script), *args], stderr=subprocess.PIPE, text=True, check=False
     )
     if proc.returncode != 0:
-        tail = (proc.stderr or proc.stdout).strip().splitlines()[-5:]
+        tail = proc.stderr.strip().splitlines()[-5:]
         raise ImageError(f"compose/{script} failed: " + " | ".join(tail))
 
 
@@ -65,7 +66,6 @@ def ensure_node_image(client: docker.DockerClient, say: Callable[[str], None]) -
         try:
             client.images.get(DEFAULT_BASE_IMAGE)
         except ImageNotFound:
-            say("bootstrapping the Debian base image (about a minute)")
             _run_step("bootstrap-base.sh", DEFAULT_BASE_IMAGE)
     want = inputs_digest()
     if _image_is_current(client, want):
