@@ -9,7 +9,7 @@ from collections.abc import Callable, Hashable
 from dataclasses import dataclass, replace
 from typing import Any, Final
 
-from harness.history import Op
+from harness.history import Op, freeze
 
 State = Any  # any hashable, immutable value
 
@@ -86,20 +86,6 @@ ANY_STATE: Final = None  # what `observes` returns when an op depends on every s
 
 _SCALARS: Final = frozenset({int, str, bool, float, type(None)})
 _FROZEN: Final = _SCALARS | {tuple, frozenset}
-
-
-def freeze(value: Any) -> Any:
-    """Takes a JSON-decoded value. Returns an equal hashable one (lists to tuples, dicts and
-    sets to frozensets)."""
-    if value.__class__ in _SCALARS:
-        return value  # the common case, on the search's hot path
-    if isinstance(value, list | tuple):
-        return tuple(freeze(v) for v in value)
-    if isinstance(value, dict):
-        return frozenset((k, freeze(v)) for k, v in value.items())
-    if isinstance(value, set | frozenset):
-        return frozenset(freeze(v) for v in value)
-    return value
 
 
 def thaw(value: Any) -> Any:

@@ -37,12 +37,11 @@ from checkers.model_core import (
     State,
     describe_op,
     describe_state,
-    freeze,
     op_value,
     thaw,
     with_value,
 )
-from harness.history import Op
+from harness.history import Op, freeze
 
 __all__ = [
     "ANY_STATE",

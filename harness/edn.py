@@ -10,6 +10,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from harness.frozen import freeze
+
 
 class Keyword(str):
     """An EDN keyword, held without its colon; equal to the plain string."""
@@ -61,21 +63,7 @@ _NUMBER = re.compile(r"[+-]?\d+(\.\d*)?([eE][+-]?\d+)?[NM]?$")
 _STRING_ESCAPE = re.compile(r"\\(u[0-9a-fA-F]{4}|.)", re.DOTALL)
 _CLOSERS = {"(": ")", "[": "]", "{": "}", "#{": "}"}
 _ESCAPES = {'"': '"', "\\": "\\", "n": "\n", "t": "\t", "r": "\r", "b": "\b", "f": "\f"}
-_SCALARS = frozenset({str, int, float, bool, type(None), Keyword, Symbol})
 _CHAR_NAMES = {"newline": "\n", "space": " ", "tab": "\t", "return": "\r"}
-
-
-def freeze(value: Any) -> Any:
-    """Takes a value; returns a hashable equivalent (lists become tuples, dicts item tuples)."""
-    if type(value) in _SCALARS:  # most keys and elements, returned at once
-        return value
-    if isinstance(value, list | tuple):
-        return tuple(freeze(v) for v in value)
-    if isinstance(value, dict):
-        return tuple((freeze(k), freeze(v)) for k, v in value.items())
-    if isinstance(value, set | frozenset):
-        return frozenset(freeze(v) for v in value)
-    return value
 
 
 class _Reader:

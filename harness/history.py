@@ -27,7 +27,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Literal, NoReturn
 
-from harness.edn import freeze
+from harness.frozen import freeze
 from harness.history_formats import Event, HistoryError, parse_history
 
 __all__ = [

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from harness import edn
+from harness.frozen import freeze
 
 Event = dict[str, Any]
 Located = list[tuple[int, Event]]
@@ -238,7 +239,7 @@ def plain(value: Any) -> Any:
         except TypeError:
             return sorted(items, key=repr)
     if isinstance(value, dict):
-        return {edn.freeze(plain(k)): plain(v) for k, v in value.items()}
+        return {freeze(plain(k)): plain(v) for k, v in value.items()}
     return value
 
 
