@@ -8,7 +8,8 @@ import pytest
 
 from harness.cli import build_parser
 from harness.cluster import config
-from harness.cluster.docker_cluster import ClusterSpec, plan_nodes
+from harness.cluster.docker_cluster import ClusterSpec, DockerCluster, plan_nodes
+from harness.cluster.protocol import Cluster
 
 
 def props(text: str) -> dict[str, str]:
@@ -111,3 +112,9 @@ def test_status_and_down_options() -> None:
     parser = build_parser()
     assert parser.parse_args(["cluster", "status", "--json"]).json is True
     assert parser.parse_args(["cluster", "down", "--all"]).all is True
+
+
+def test_docker_cluster_has_every_member_of_the_cluster_protocol() -> None:
+    members = {name for name in vars(Cluster) if not name.startswith("_")}
+    assert members >= {"nodes", "exec", "kill", "start", "pause", "resume", "ip"}
+    assert all(hasattr(DockerCluster, name) for name in members)
