@@ -71,18 +71,20 @@ def weaker(a: Class, b: Class) -> bool:
     return b[1] is None or bool(a[1] < b[1])
 
 
-def _ok_observers(oks: Sequence[Op], effects: set[Any], model: Model) -> tuple[dict[Any, int], int]:
-    """Takes ok ops in id order. Returns per effect value the mask of ops observing it, and
-    the mask of ops observing every value."""
+def _observer_masks(
+    ops: Sequence[Op], values: set[Any], model: Model
+) -> tuple[dict[Any, int], int]:
+    """Takes ops in id order and the values of interest. Returns per value the mask of ops
+    observing it, and the mask of ops observing every value."""
     by_value: dict[Any, int] = {}
     anything = 0
-    for i, op in enumerate(oks):
+    for i, op in enumerate(ops):
         seen = model.observes(op)
         if seen is None:
             anything |= 1 << i
             continue
         for v in seen:
-            if v in effects:
+            if v in values:
                 by_value[v] = by_value.get(v, 0) | (1 << i)
     return by_value, anything
 
@@ -90,17 +92,7 @@ def _ok_observers(oks: Sequence[Op], effects: set[Any], model: Model) -> tuple[d
 def _info_observers(infos: Sequence[Op], effects: list[Any], model: Model) -> list[int]:
     """Takes crashed ops and their effects. Returns, per op, the mask of other crashed ops
     that observe its effect (all others when the effect is UNKNOWN)."""
-    wanted = {v for v in effects if v is not UNKNOWN}
-    by_value: dict[Any, int] = {}
-    anything = 0
-    for j, op in enumerate(infos):
-        seen = model.observes(op)
-        if seen is None:
-            anything |= 1 << j
-            continue
-        for v in seen:
-            if v in wanted:
-                by_value[v] = by_value.get(v, 0) | (1 << j)
+    by_value, anything = _observer_masks(infos, {v for v in effects if v is not UNKNOWN}, model)
     everyone = (1 << len(infos)) - 1
     return [
         (everyone if v is UNKNOWN else by_value.get(v, 0) | anything) & ~(1 << i)
@@ -113,7 +105,7 @@ def _ok_masks(
 ) -> list[int]:
     """Returns, per crashed op, the ok ops that may observe it: those not returned before it
     was invoked."""
-    by_value, anything = _ok_observers(oks, {v for v in effects if v is not UNKNOWN}, model)
+    by_value, anything = _observer_masks(oks, {v for v in effects if v is not UNKNOWN}, model)
     everyone = (1 << len(oks)) - 1
     masks = []
     for op, v in zip(infos, effects, strict=True):

@@ -41,14 +41,23 @@ KAFKA_LOG.addHandler(logging.NullHandler())
 KAFKA_LOG.propagate = False
 
 
-def producer_config(bootstrap: str, client_id: str, t: Timeouts) -> dict[str, Any]:
-    """Returns the producer settings: acks=all and bounded timeouts (KAFKA-NOTES.md)."""
+def _client_config(bootstrap: str, client_id: str, t: Timeouts) -> dict[str, Any]:
+    """Returns what the producer and the consumer share: where, who, and bounded sockets."""
     return {
         "bootstrap.servers": bootstrap,
-        "client.id": f"{client_id}-producer",
+        "client.id": client_id,
         "logger": KAFKA_LOG,
         # Nagle's algorithm would hold small requests back for tens of milliseconds.
         "socket.nagle.disable": True,
+        "socket.timeout.ms": t.socket_ms,
+        "socket.connection.setup.timeout.ms": t.connect_ms,
+        "reconnect.backoff.max.ms": t.reconnect_backoff_max_ms,
+    }
+
+
+def producer_config(bootstrap: str, client_id: str, t: Timeouts) -> dict[str, Any]:
+    """Returns the producer settings: acks=all and bounded timeouts (KAFKA-NOTES.md)."""
+    return _client_config(bootstrap, f"{client_id}-producer", t) | {
         "acks": "all",
         # Without idempotence a retried record could land twice, and a duplicated
         # Command (ReplicaStyleMap) would be applied twice.
@@ -56,20 +65,12 @@ def producer_config(bootstrap: str, client_id: str, t: Timeouts) -> dict[str, An
         "linger.ms": 0,
         "message.timeout.ms": t.message_ms,
         "request.timeout.ms": t.request_ms,
-        "socket.timeout.ms": t.socket_ms,
-        "socket.connection.setup.timeout.ms": t.connect_ms,
-        "reconnect.backoff.max.ms": t.reconnect_backoff_max_ms,
     }
 
 
 def consumer_config(bootstrap: str, client_id: str, t: Timeouts) -> dict[str, Any]:
     """Returns the consumer settings: manual assignment, no commits, truncation reported."""
-    return {
-        "bootstrap.servers": bootstrap,
-        "client.id": f"{client_id}-consumer",
-        "logger": KAFKA_LOG,
-        # Nagle's algorithm would hold small requests back for tens of milliseconds.
-        "socket.nagle.disable": True,
+    return _client_config(bootstrap, f"{client_id}-consumer", t) | {
         # Required by the client but unused: partitions are assigned, never subscribed.
         "group.id": f"kvstore-{client_id}",
         "enable.auto.commit": False,
@@ -78,9 +79,6 @@ def consumer_config(bootstrap: str, client_id: str, t: Timeouts) -> dict[str, An
         "enable.partition.eof": True,
         # A fetch parked at the broker returns as soon as data arrives; this caps the rest.
         "fetch.wait.max.ms": 100,
-        "socket.timeout.ms": t.socket_ms,
-        "socket.connection.setup.timeout.ms": t.connect_ms,
-        "reconnect.backoff.max.ms": t.reconnect_backoff_max_ms,
     }
 
 
