@@ -16,6 +16,7 @@ from checkers import linearizable, lost_acks
 from checkers.models import MODELS
 from checkers.result import check_safe
 from checkers.timeline import render_counterexample
+from harness.argtypes import positive
 from harness.history import History, HistoryError, load
 
 EXIT_VALID, EXIT_INVALID, EXIT_UNKNOWN = 0, 1, 2
@@ -45,11 +46,11 @@ def add_parser(subparsers: Any) -> None:
     )
     parser.add_argument(
         "--time-limit",
-        type=_positive(float),
+        type=positive(float),
         metavar="S",
         help="seconds of search per key before its verdict is unknown",
     )
-    parser.add_argument("--jobs", type=_positive(int), metavar="N", help="keys checked in parallel")
+    parser.add_argument("--jobs", type=positive(int), metavar="N", help="keys checked in parallel")
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
     parser.add_argument(
         "--out",
@@ -57,20 +58,6 @@ def add_parser(subparsers: Any) -> None:
         help="where counterexample timelines (PNG, HTML) go (default: beside the history)",
     )
     parser.set_defaults(func=run)
-
-
-def _positive(kind: type[float] | type[int]) -> Any:
-    def parse(text: str) -> float | int:
-        try:
-            number = kind(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-        if number <= 0:
-            raise argparse.ArgumentTypeError(f"must be positive: {text!r}")
-        return number
-
-    parse.__name__ = kind.__name__  # argparse names the type in its messages
-    return parse
 
 
 def run(args: argparse.Namespace) -> int:

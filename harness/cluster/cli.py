@@ -8,6 +8,7 @@ import sys
 import time
 from typing import Any
 
+from harness.argtypes import positive
 from harness.cluster.config import PROFILES
 from harness.cluster.docker_cluster import ClusterError, ClusterSpec, DockerCluster, cluster_names
 from harness.cluster.engine import EngineError, docker_client
@@ -15,22 +16,13 @@ from harness.cluster.images import ImageError, ensure_node_image
 from harness.progress import StatusLine
 
 
-def positive_int(text: str) -> int:
-    """Parses a whole number >= 1 (an argparse type)."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1: {value}")
-    return value
-
-
 def add_cluster_options(parser: argparse.ArgumentParser) -> None:
     """Adds the options that shape a cluster (shared by `cluster up` and `run`)."""
-    parser.add_argument("--brokers", type=positive_int, default=3, help="Kafka brokers (default 3)")
     parser.add_argument(
-        "--zookeepers", type=positive_int, default=1, help="ZooKeeper servers (default 1)"
+        "--brokers", type=positive(int), default=3, help="Kafka brokers (default 3)"
+    )
+    parser.add_argument(
+        "--zookeepers", type=positive(int), default=1, help="ZooKeeper servers (default 1)"
     )
     parser.add_argument(
         "--kafka-config", choices=sorted(PROFILES), default="safe", help="durability profile"

@@ -1,0 +1,23 @@
+"""Argument types shared by the subcommands' parsers, so every option that takes a
+positive number rejects bad input with the same message (and exit 254)."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+
+
+def positive(kind: type[int] | type[float]) -> Callable[[str], int | float]:
+    """Takes int or float. Returns an argparse type accepting only numbers above zero."""
+
+    def parse(text: str) -> int | float:
+        try:
+            number = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+        if number <= 0:
+            raise argparse.ArgumentTypeError(f"must be positive: {text!r}")
+        return number
+
+    parse.__name__ = kind.__name__  # argparse names the type in its messages
+    return parse
