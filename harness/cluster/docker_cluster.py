@@ -19,7 +19,7 @@ from docker.errors import APIError, NotFound
 from docker.models.containers import Container
 
 from harness.cluster import config
-from harness.cluster.admin import Admin, AdminError
+from harness.cluster.admin import Admin, AdminError, PartitionState
 from harness.cluster.engine import docker_client
 from harness.cluster.images import NODE_IMAGE
 from harness.cluster.labels import CLUSTER_LABEL, HARNESS_LABEL, NODE_LABEL
@@ -97,6 +97,7 @@ class DockerCluster:
         self.spec = spec
         self._client = client or docker_client()
         self._nodes: dict[str, Node] = {}
+        self._admin: Admin | None = None
 
     # ---- naming and lookup -------------------------------------------------------------
 
@@ -193,6 +194,20 @@ class DockerCluster:
     def admin(self, timeout: float = 5.0) -> Admin:
         """Returns an Admin client for this cluster."""
         return Admin(self.bootstrap_servers, timeout=timeout)
+
+    def partitions(self, topic: str) -> list[PartitionState]:
+        """Returns each partition of topic with its leader, replicas and ISR, asked now."""
+        return self._query_admin().partitions(topic)
+
+    def controller(self) -> int:
+        """Returns the controller's broker id, asked now (-1 while there is none)."""
+        return self._query_admin().controller()
+
+    def _query_admin(self) -> Admin:
+        # One client for the many queries a run makes: each new one opens sockets anew.
+        if self._admin is None:
+            self._admin = self.admin(timeout=3.0)
+        return self._admin
 
     # ---- lifecycle ---------------------------------------------------------------------
 
@@ -348,6 +363,7 @@ class DockerCluster:
             with contextlib.suppress(NotFound):
                 net.remove()
         self._nodes = {}
+        self._admin = None
         return len(containers)
 
     # ---- node operations ---------------------------------------------------------------

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from typing import Protocol
 
+from harness.cluster.admin import PartitionState
+
 
 class Cluster(Protocol):
     """A set of named nodes (n1.., zk1..) that can be inspected and broken."""
@@ -19,6 +21,11 @@ class Cluster(Protocol):
     @property
     def brokers(self) -> list[str]:
         """Returns the Kafka brokers' node names."""
+        ...
+
+    @property
+    def zookeepers(self) -> list[str]:
+        """Returns the ZooKeeper servers' node names."""
         ...
 
     @property
@@ -56,4 +63,15 @@ class Cluster(Protocol):
 
     def resume(self, node: str) -> None:
         """Thaws a paused node."""
+        ...
+
+    def partitions(self, topic: str) -> list[PartitionState]:
+        """Returns each partition of topic with its leader, replicas and ISR, asked now.
+
+        Raises AdminError when the cluster cannot say (e.g. during controller failover).
+        """
+        ...
+
+    def controller(self) -> int:
+        """Returns the controller's broker id, asked now (-1 while there is none)."""
         ...
