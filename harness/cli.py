@@ -10,7 +10,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from harness import check_cli
+from harness import check_cli, run_cli
 from harness.cluster import cli as cluster_cli
 
 # Jepsen's exit codes: 0 valid, 1 invalid, 2 unknown, 254 bad arguments, 255 crash.
@@ -29,6 +29,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="harness", description="Jepsen-style correctness tests for Kafka.")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
+    run_cli.add_parser(sub)
     cluster_cli.add_parser(sub)
     check_cli.add_parser(sub)
     return parser

@@ -1,0 +1,273 @@
+"""One test from start to verdict (Jepsen's core): results folder, cluster, topic,
+nemesis, workload, teardown, final reads, checks and report, with every step that
+breaks something undone again, also on ^C, SIGTERM or a crash.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import random
+import time
+import traceback
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from harness import signals
+from harness.cluster.admin import KAFKA_LOG as ADMIN_KAFKA_LOG
+from harness.cluster.docker_cluster import ClusterSpec, DockerCluster
+from harness.cluster.engine import docker_client
+from harness.cluster.images import ensure_node_image
+from harness.final_phase import final_reads, wait_healthy
+from harness.history import HistoryError, HistoryWriter, load
+from harness.progress import StatusLine
+from harness.results import new_run_folder, point_latest, write_json, write_test_json
+from harness.runner import Plan, Recorder, Runner
+from harness.spec import TestSpec
+from harness.verdict import check_run, summary_lines, write_outputs
+from kvstore import DEFAULT_TIMEOUTS, create_store_topic
+from kvstore.kafka_log import KAFKA_LOG as STORE_KAFKA_LOG
+from nemesis.core import Compose
+from nemesis.schedule import build_nemesis, fault_ops
+from workloads import WORKLOADS
+from workloads.store_client import store_opener
+
+LOG = logging.getLogger("harness.run")
+EXIT_VALID, EXIT_INVALID, EXIT_UNKNOWN = 0, 1, 2
+EXIT_INTERRUPTED, EXIT_BROKEN = 130, 255
+CLUSTER_UP_TIMEOUT_S = 120.0
+_LOGGERS = ("harness", "kvstore", "nemesis", ADMIN_KAFKA_LOG.name, STORE_KAFKA_LOG.name)
+
+
+@dataclass(frozen=True, slots=True)
+class RunOutcome:
+    """How one run ended: its folder, verdict (None if it broke or was cut short), exit code."""
+
+    folder: Path
+    valid: Any
+    exit_code: int
+
+
+@contextlib.contextmanager
+def run_log(folder: Path) -> Iterator[None]:
+    """Sends the harness's, the store's and librdkafka's logs to folder/run.log."""
+    handler = logging.FileHandler(folder / "run.log")
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    loggers = [logging.getLogger(name) for name in _LOGGERS]
+    levels = [lg.level for lg in loggers]
+    for lg in loggers:
+        lg.addHandler(handler)
+        lg.setLevel(logging.INFO)
+    try:
+        yield
+    finally:
+        for lg, level in zip(loggers, levels, strict=True):
+            lg.removeHandler(handler)
+            lg.setLevel(level)
+        handler.close()
+
+
+class TestRun:
+    """The state of one run while it goes: what has been made and must be undone."""
+
+    def __init__(self, spec: TestSpec, folder: Path, line: StatusLine) -> None:
+        self.spec = spec
+        self.folder = folder
+        self.line = line
+        self.rng = random.Random(spec.seed)
+        self.interrupts = signals.install()
+        self.cluster: DockerCluster | None = None
+        self.nemesis: Compose | None = None
+        self.recorder: Recorder | None = None
+        self.final: dict[str, Any] = {}
+        workload = WORKLOADS[spec.workload]
+        self.workload = workload
+
+    def set_up(self) -> None:
+        """Builds the image if needed, starts a fresh cluster and creates the store topic."""
+        spec = self.spec
+        client = docker_client()
+        ensure_node_image(client, self.line.update)
+        self.cluster = DockerCluster(
+            ClusterSpec(spec.cluster_name, spec.brokers, spec.zookeepers, spec.kafka_config),
+            client,
+        )
+        if self.cluster.attach():
+            self.line.say(f"replacing the running cluster {spec.cluster_name}")
+        self.cluster.up(status=self.line.update, timeout=CLUSTER_UP_TIMEOUT_S)
+        self.line.update(f"creating topic {spec.topic}")
+        create_store_topic(
+            self.cluster.admin(),
+            spec.topic,
+            spec.partitions,
+            min(3, spec.brokers),
+            safety="unsafe" if spec.kafka_config == "unsafe" else "safe",
+        )
+        self.nemesis = build_nemesis(spec.nemesis, spec.topic, self.rng)
+        self.nemesis.setup(self.cluster)
+
+    def opener(self) -> Any:
+        """Returns the function that opens a store client for this run."""
+        assert self.cluster is not None
+        return store_opener(
+            self.spec.store,
+            self.cluster.bootstrap_servers,
+            self.spec.topic,
+            DEFAULT_TIMEOUTS,
+            self.workload.handlers,
+        )
+
+    def run_workload(self, recorder: Recorder) -> None:
+        """Runs the clients and the nemesis for the time limit."""
+        assert self.nemesis is not None
+        spec = self.spec
+        plan = Plan(
+            time_limit=spec.time_limit,
+            concurrency=spec.concurrency,
+            rate=spec.rate,
+            nemesis_interval=spec.nemesis_interval,
+        )
+        runner = Runner(
+            plan,
+            self.workload.ops(random.Random(self.rng.random()), spec.keys),
+            self.opener(),
+            self.nemesis,
+            fault_ops(spec.nemesis, random.Random(self.rng.random())),
+            recorder,
+            self.rng,
+        )
+        runner.run(self.line.update)
+
+    def heal(self, recorder: Recorder | None) -> None:
+        """Undoes every fault (recorded as a `heal` nemesis op when a history is open)."""
+        if self.nemesis is None:
+            return
+        self.line.update("healing: removing every fault")
+        if recorder is not None:
+            heal_all(self.nemesis, recorder)
+        else:
+            self.nemesis.teardown()
+
+    def finish(self, recorder: Recorder) -> None:
+        """Waits for the topic to be whole again and reads every key once."""
+        assert self.cluster is not None
+        cut_short = self.interrupted
+        self.line.update("waiting for every partition's full ISR")
+        self.final = wait_healthy(self.cluster, self.spec.topic, cut_short)
+        self.line.update("final reads")
+        self.final |= final_reads(self.workload, self.opener(), self.spec.keys, recorder, cut_short)
+
+    def tear_down(self) -> None:
+        """Copies the nodes' logs and stops the cluster unless asked to leave it running."""
+        if self.cluster is None:
+            return
+        self.line.update("copying node logs")
+        try:
+            self.cluster.copy_logs(self.folder / "nodes")
+        except Exception:  # the logs are worth having, not worth a lost run
+            LOG.exception("copying the node logs failed")
+        if not self.spec.leave_cluster_running:
+            self.line.update("stopping the cluster")
+            self.cluster.down()
+
+    def interrupted(self) -> bool:
+        """Returns whether ^C (or SIGTERM, SIGHUP) has arrived."""
+        return self.interrupts.count > 0
+
+
+def heal_all(nemesis: Compose, recorder: Recorder) -> None:
+    """Tears the nemesis down and records it as the `heal` op."""
+    recorder.nemesis("invoke", "heal")
+    try:
+        report = nemesis.teardown()
+    except Exception as err:  # recorded: a heal that failed explains later anomalies
+        recorder.nemesis("info", "heal", {"failed": repr(err)}, error=repr(err))
+        return
+    recorder.nemesis("info", "heal", report)
+    recorder.fault = ""
+
+
+def run_test(spec: TestSpec, results_root: Path, line: StatusLine) -> RunOutcome:
+    """Runs one test end to end. Returns its folder, verdict and exit code (0 valid,
+    1 invalid, 2 unknown, 130 interrupted, 255 when the run itself broke)."""
+    started = time.time()
+    folder = new_run_folder(results_root, spec.name, started)
+    write_test_json(folder, spec, started)
+    point_latest(results_root, folder)
+    with run_log(folder):
+        return _run(TestRun(spec, folder, line))
+
+
+def _run(run: TestRun) -> RunOutcome:
+    broke: BaseException | None = None
+    writer: HistoryWriter | None = None
+    recorder: Recorder | None = None
+    try:
+        run.set_up()
+        # Opened once the cluster is up, so the history's clock starts with the workload.
+        writer = HistoryWriter(run.folder / "history.jsonl")
+        recorder = Recorder(writer)
+        run.run_workload(recorder)
+    except KeyboardInterrupt:
+        run.interrupts.count = max(1, run.interrupts.count)
+    except Exception as err:  # the run broke: still heal, keep the history, say why
+        broke = err
+        LOG.error("the run broke:\n%s", traceback.format_exc())
+    with signals.shielded():
+        try:
+            run.heal(recorder)
+            if broke is None and not run.interrupted() and recorder is not None:
+                run.finish(recorder)
+        except Exception as err:
+            broke = broke or err
+            LOG.error("the final phase broke:\n%s", traceback.format_exc())
+        finally:
+            if writer is not None:
+                writer.close()
+            run.tear_down()
+    return _conclude(run, broke)
+
+
+def _conclude(run: TestRun, broke: BaseException | None) -> RunOutcome:
+    line, folder = run.line, run.folder
+    if run.interrupts.count >= 2:
+        line.say(f"interrupted twice: healed and stopped, history kept in {folder} (not checked)")
+        return RunOutcome(folder, None, EXIT_INTERRUPTED)
+    if broke is None and not (folder / "history.jsonl").exists():
+        line.say(f"interrupted before the workload started: cluster removed ({folder})")
+        return RunOutcome(folder, None, EXIT_INTERRUPTED)
+    if broke is not None:
+        line.say(f"the run broke: {type(broke).__name__}: {broke} (details in {folder}/run.log)")
+        write_json(folder / "results.json", {"valid": "unknown", "error": repr(broke)})
+        return RunOutcome(folder, None, EXIT_BROKEN)
+    line.update(f"checking {run.spec.keys} keys")
+    try:
+        history = load(folder / "history.jsonl")
+    except HistoryError as err:
+        line.say(f"the recorded history is unreadable: {err}")
+        return RunOutcome(folder, None, EXIT_BROKEN)
+    results = check_run(history, run.workload.model, run.spec.check_time_limit)
+    results["final"] = run.final
+    if run.interrupted():
+        results["interrupted"] = "the run was interrupted: the history is checked as far as it went"
+    test = {"spec": run.spec.to_json()}
+    with contextlib.suppress(OSError, ValueError):
+        test = json.loads((folder / "test.json").read_text())
+    report = write_outputs(folder, history, test, results)
+    line.clear()
+    for text in summary_lines(results, report):
+        line.say(text)
+    if run.interrupted():
+        line.say("interrupted: healed, stopped, history kept and checked")
+        return RunOutcome(folder, results["valid"], EXIT_INTERRUPTED)
+    return RunOutcome(folder, results["valid"], exit_code(results["valid"]))
+
+
+def exit_code(valid: Any) -> int:
+    """Returns Jepsen's exit code for a validity: 0 valid, 1 invalid, 2 unknown."""
+    if valid is True:
+        return EXIT_VALID
+    return EXIT_INVALID if valid is False else EXIT_UNKNOWN

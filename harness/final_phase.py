@@ -1,0 +1,89 @@
+"""After the faults: wait until the store's topic is whole again, then read every key
+once from a fresh client, recording the reads in the history like any other op.
+
+Both steps are bounded and give up early when the run was interrupted.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from typing import Any
+
+from harness.cluster.protocol import Cluster
+from harness.runner import Recorder
+from workloads.core import Client, Workload
+
+LOG = logging.getLogger("harness.run")
+HEALTH_TIMEOUT_S = 60.0
+FINAL_READ_TIMEOUT_S = 90.0
+
+
+def wait_healthy(
+    cluster: Cluster,
+    topic: str,
+    interrupted: Callable[[], bool],
+    timeout: float = HEALTH_TIMEOUT_S,
+) -> dict[str, Any]:
+    """Waits until every partition of topic has a leader and its full ISR. Returns
+    {"healthy": bool, "seconds": waited, "partitions": the last state seen}."""
+    started = time.monotonic()
+    last: Any = "no answer"
+    while time.monotonic() - started < timeout and not interrupted():
+        try:
+            parts = cluster.partitions(topic)
+        except Exception as err:  # metadata may be briefly unavailable after a heal
+            last = str(err)
+        else:
+            last = [
+                {"partition": p.partition, "leader": p.leader, "isr": list(p.isr)} for p in parts
+            ]
+            if parts and all(p.leader >= 0 and set(p.isr) == set(p.replicas) for p in parts):
+                return {
+                    "healthy": True,
+                    "seconds": round(time.monotonic() - started, 2),
+                    "partitions": last,
+                }
+        time.sleep(0.5)
+    return {"healthy": False, "seconds": round(time.monotonic() - started, 2), "partitions": last}
+
+
+def final_reads(
+    workload: Workload,
+    open_client: Callable[[str], Client],
+    keys: int,
+    recorder: Recorder,
+    interrupted: Callable[[], bool],
+    timeout: float = FINAL_READ_TIMEOUT_S,
+) -> dict[str, Any]:
+    """Reads every key once with a fresh client under new process ids, retrying a read
+    that did not come back ok. Returns {"read": keys read, "missing": keys never read}."""
+    deadline = time.monotonic() + timeout
+    process = recorder.max_process + 1
+    client: Client | None = None
+    pending = list(range(keys))
+    try:
+        while pending and time.monotonic() < deadline and not interrupted():
+            if client is None:
+                try:
+                    client = open_client(f"final-{process}")
+                except Exception as err:  # the cluster may still be recovering
+                    LOG.warning("final read: could not open a client: %s", err)
+                    time.sleep(1.0)
+                    continue
+            op = workload.final_read(pending[0])
+            recorder.invoke(process, op)
+            completion = client.invoke(op)
+            recorder.complete(process, op, completion)
+            if completion["type"] == "ok":
+                pending.pop(0)
+            if completion["type"] == "info" or client.failure is not None:
+                process += 1
+            if client.failure is not None:
+                client.close()
+                client = None
+    finally:
+        if client is not None:
+            client.close()
+    return {"read": keys - len(pending), "missing": pending}

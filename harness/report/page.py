@@ -1,0 +1,141 @@
+"""report.html: the one page a person reads first, with the verdict, the options, the
+plots, each counterexample, the nemesis timeline and links to every file of the run.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+VERDICT_COLOURS = {"VALID": "#2ca02c", "INVALID": "#d62728", "UNKNOWN": "#ff7f0e"}
+STYLE = """
+body{font-family:system-ui,sans-serif;margin:2em;max-width:75em;color:#222}
+h1 .v{padding:.1em .5em;border-radius:.3em;color:#fff}
+table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #ccc;padding:.2em .6em;
+text-align:left;vertical-align:top;font-size:.9em}img{max-width:100%;border:1px solid #eee}
+code{font-size:.9em}.fail{color:#d62728}
+"""
+
+
+def verdict_word(valid: Any) -> str:
+    """Returns VALID, INVALID or UNKNOWN for a validity."""
+    return {True: "VALID", False: "INVALID"}.get(valid, "UNKNOWN")
+
+
+def _e(value: Any) -> str:
+    return html.escape(value if isinstance(value, str) else json.dumps(value, default=repr))
+
+
+def _table(rows: Sequence[Sequence[Any]], head: Sequence[str] | None = None) -> str:
+    out = ["<table>"]
+    if head:
+        out.append("<tr>" + "".join(f"<th>{_e(h)}</th>" for h in head) + "</tr>")
+    out += ["<tr>" + "".join(f"<td>{_e(c)}</td>" for c in row) + "</tr>" for row in rows]
+    return "".join(out) + "</table>"
+
+
+def _link(folder: Path, path: Path) -> str:
+    rel = path.relative_to(folder).as_posix()
+    return f'<a href="{html.escape(rel)}">{html.escape(rel)}</a>'
+
+
+def _anomalies(results: dict[str, Any], drawings: dict[str, list[Path]], folder: Path) -> str:
+    failures = results.get("linearizable", {}).get("failures", [])
+    if not failures:
+        return "<p>No key was found non-linearizable.</p>"
+    parts = []
+    for failure in failures:
+        key = str(failure.get("key"))
+        if failure.get("valid") is not False:
+            parts.append(f"<h3>key {_e(key)}: unknown</h3><p>{_e(failure.get('cause', ''))}</p>")
+            continue
+        parts.append(f"<h3 class=fail>key {_e(key)}: not linearizable</h3>")
+        parts.append(f"<p>{_e(failure.get('message', ''))}</p>")
+        rows = [
+            ("failing op", failure.get("op")),
+            ("last ok op before it", failure.get("previous_ok")),
+        ]
+        parts.append(_table(rows))
+        for path in drawings.get(key, []):
+            if path.suffix == ".png":
+                parts.append(f'<img src="{html.escape(path.name)}" alt="counterexample {_e(key)}">')
+            else:
+                parts.append(f"<p>interactive timeline: {_link(folder, path)}</p>")
+    return "".join(parts)
+
+
+def _nemesis(results: dict[str, Any]) -> str:
+    ops = results.get("nemesis", {}).get("ops", [])
+    if not ops:
+        return "<p>No fault was injected.</p>"
+    rows = []
+    for op in ops:
+        value = op.get("value") or {}
+        shown = (
+            {k: v for k, v in value.items() if k not in ("before", "after")}
+            if isinstance(value, dict)
+            else value
+        )
+        rows.append(
+            (
+                f"{op['time']:.1f}",
+                op["f"],
+                shown,
+                value.get("after", "") if isinstance(value, dict) else "",
+                op.get("error") or "",
+            )
+        )
+    return _table(rows, ["t (s)", "op", "what happened", "partitions after", "error"])
+
+
+def write_report(
+    folder: Path,
+    test: dict[str, Any],
+    results: dict[str, Any],
+    drawings: dict[str, list[Path]],
+) -> Path:
+    """Takes a run folder, its test.json and results.json bodies and the counterexample
+    drawings by key. Writes report.html there and returns its path."""
+    spec = test.get("spec", {})
+    word = verdict_word(results.get("valid"))
+    stats = results.get("stats", {})
+    summary = [
+        (
+            "operations",
+            f"{stats.get('count', 0)}: {stats.get('ok', 0)} ok, "
+            f"{stats.get('fail', 0)} fail, {stats.get('info', 0)} info",
+        ),
+        (
+            "linearizable",
+            f"{verdict_word(results.get('linearizable', {}).get('valid'))} over "
+            f"{results.get('linearizable', {}).get('keys', 0)} keys",
+        ),
+        ("final phase", results.get("final", {})),
+    ]
+    if "interrupted" in results:
+        summary.append(("interrupted", results["interrupted"]))
+    files = sorted(p for p in folder.rglob("*") if p.is_file() and p.name != "report.html")
+    plots = "".join(
+        f'<h3>{name}</h3><img src="{name}" alt="{name}">'
+        for name in ("latency.png", "rate.png")
+        if (folder / name).exists()
+    )
+    colour = VERDICT_COLOURS[word]
+    page = f"""<!doctype html><html><head><meta charset="utf-8">
+<title>{_e(spec.get("name", "run"))}: {word}</title><style>{STYLE}</style></head><body>
+<h1>{_e(spec.get("name", "run"))} <span class="v" style="background:{colour}">{word}</span></h1>
+{_table(summary)}
+<h2>Plots</h2>{plots or "<p>No plot (no completed operation).</p>"}
+<h2>Anomalies</h2>{_anomalies(results, drawings, folder)}
+<h2>Nemesis</h2>{_nemesis(results)}
+<h2>Options</h2>{_table(sorted(spec.items()))}
+<h2>Versions</h2>{_table(sorted(test.get("versions", {}).items()))}
+<h2>Files</h2><ul>{"".join(f"<li>{_link(folder, p)}</li>" for p in files)}</ul>
+</body></html>
+"""
+    path = folder / "report.html"
+    path.write_text(page, encoding="utf-8")
+    return path

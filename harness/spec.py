@@ -1,0 +1,49 @@
+"""TestSpec: every option of one test run, as one frozen value written to test.json."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TestSpec:
+    """What `harness run` was asked to do; the run's only input besides the machine."""
+
+    name: str
+    workload: str = "kv"
+    store: str = "linearizable"
+    nemesis: tuple[str, ...] = ("partition-leader",)
+    kafka_config: str = "safe"
+    brokers: int = 3
+    zookeepers: int = 1
+    time_limit: float = 60.0
+    concurrency: int = 5
+    rate: float = 100.0
+    keys: int = 8
+    partitions: int = 1
+    nemesis_interval: float = 10.0
+    seed: int = 0
+    cluster_name: str = "harness"
+    leave_cluster_running: bool = False
+    check_time_limit: float = 60.0
+
+    @property
+    def topic(self) -> str:
+        """Returns the store topic's name: fresh per run, so no run sees another's records."""
+        return f"store-{self.seed}"
+
+    def to_json(self) -> dict[str, Any]:
+        """Returns every field, JSON-ready."""
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)} | {
+            "nemesis": list(self.nemesis)
+        }
+
+
+def default_name(workload: str, store: str, nemesis: tuple[str, ...]) -> str:
+    """Returns the test name used when --name is not given, e.g. kv-linearizable-kill-leader."""
+    faults = "+".join(nemesis) if nemesis else "none"
+    if len(nemesis) > 3:
+        faults = f"{len(nemesis)}-faults"
+    return f"{workload}-{store}-{faults}"

@@ -1,0 +1,95 @@
+"""From a recorded history to a verdict: runs every checker of the run (each crash-safe),
+writes results.json, the plots, the counterexamples and report.html, and says it in a
+few lines for the terminal.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any
+
+from checkers import faults, linearizable, perf, stats
+from checkers.models import MODELS
+from checkers.result import check_safe, merge_valid
+from harness.history import History
+from harness.report.page import verdict_word, write_report
+from harness.results import write_json
+
+LOG = logging.getLogger("harness.run")
+
+
+def check_run(history: History, model: str, time_limit: float) -> dict[str, Any]:
+    """Takes a run's history and its model name. Returns the results: top-level `valid`
+    (the worst of the checkers') and one section per checker."""
+    lin = check_safe(linearizable.check, history.ops, MODELS[model], time_limit=time_limit)
+    lin["by_key"] = _verdicts_by_key(history, lin)
+    results: dict[str, Any] = {
+        "linearizable": lin,
+        "stats": check_safe(stats.check, history.events),
+        "perf": check_safe(perf.check, history.events),
+        "nemesis": check_safe(faults.check, history.events),
+    }
+    valid = merge_valid(*(section["valid"] for section in results.values()))
+    return {"valid": valid, **results}
+
+
+def _verdicts_by_key(history: History, lin: dict[str, Any]) -> dict[str, Any]:
+    verdicts: dict[str, Any] = {str(op.key): True for op in history.ops}
+    for failure in lin.get("failures", []):
+        verdicts[str(failure.get("key"))] = failure.get("valid", "unknown")
+    if "error" in lin:
+        return dict.fromkeys(verdicts, "unknown")
+    return dict(sorted(verdicts.items()))
+
+
+def write_outputs(
+    folder: Path, history: History, test: dict[str, Any], results: dict[str, Any]
+) -> Path:
+    """Writes results.json, latency.png, rate.png, each counterexample and report.html
+    into folder. A drawing that fails is logged and left out; the verdict never is.
+    Returns report.html's path."""
+    write_json(folder / "results.json", results)
+    drawings: dict[str, list[Path]] = {}
+    try:
+        from checkers.timeline import render_counterexample
+        from harness.report.plots import latency_plot, rate_plot
+
+        samples = perf.samples(history.events)
+        windows = results.get("nemesis", {}).get("windows", [])
+        latency_plot(samples, windows, folder / "latency.png")
+        rate_plot(samples, windows, folder / "rate.png")
+        for failure in results["linearizable"].get("failures", []):
+            drawings[str(failure.get("key"))] = render_counterexample(failure, folder)
+    except Exception:  # a drawing must never cost the run its verdict
+        LOG.exception("drawing the plots failed")
+    return write_report(folder, test, results, drawings)
+
+
+def summary_lines(results: dict[str, Any], report: Path) -> list[str]:
+    """Returns the few lines a person reads at the end of a run."""
+    s = results.get("stats", {})
+    lin = results.get("linearizable", {})
+    lines = [
+        f"verdict: {verdict_word(results['valid'])}",
+        f"  {s.get('count', 0)} ops: {s.get('ok', 0)} ok, {s.get('fail', 0)} fail, "
+        f"{s.get('info', 0)} info; {lin.get('keys', 0)} keys checked",
+    ]
+    windows = results.get("nemesis", {}).get("windows", [])
+    if windows:
+        kinds: dict[str, int] = {}
+        for w in windows:
+            kinds[w["fault"]] = kinds.get(w["fault"], 0) + 1
+        lines.append("  faults: " + ", ".join(f"{n} x {k}" for k, n in sorted(kinds.items())))
+    if "error" in lin:
+        lines.append(f"  the linearizability checker failed: {lin['error']}")
+    for failure in lin.get("failures", [])[:5]:
+        what = failure.get("message") or failure.get("cause") or "unknown"
+        lines.append(f"  key {failure.get('key')}: {what}")
+    if len(lin.get("failures", [])) > 5:
+        lines.append(f"  ... and {len(lin['failures']) - 5} more keys (see the report)")
+    final = results.get("final", {})
+    if final and not final.get("healthy", True):
+        lines.append("  after healing, the topic never had a full ISR again (see results.json)")
+    lines.append(f"  report: {report}")
+    return lines

@@ -1,0 +1,101 @@
+"""Process faults: SIGKILL or pause a broker (the current leader, or one at random);
+stop starts or resumes every broker this nemesis took down.
+
+A kill gives no controlled shutdown, so leadership moves only by election.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from harness.cluster.protocol import Cluster
+from nemesis.core import (
+    SingleFault,
+    Skipped,
+    Target,
+    Value,
+    current_leader,
+    partition_states,
+    random_broker,
+    split_f,
+)
+
+Pick = Callable[[Cluster, str, random.Random, list[str]], Target]
+
+
+def pick_leader(cluster: Cluster, topic: str, rng: random.Random, down: list[str]) -> Target:
+    """Returns the current leader of a random partition of topic."""
+    return current_leader(cluster, topic, rng)
+
+
+def pick_random(cluster: Cluster, topic: str, rng: random.Random, down: list[str]) -> Target:
+    """Returns a random broker that is not already down."""
+    return random_broker(cluster, rng, exclude=down)
+
+
+@dataclass(frozen=True, slots=True)
+class Action:
+    """How to take a node down and bring it back."""
+
+    verb: str
+    down: Callable[[Cluster, str], None]
+    up: Callable[[Cluster, str], None]
+
+
+KILL = Action("killed", lambda c, n: c.kill(n), lambda c, n: c.start(n))
+PAUSE = Action("paused", lambda c, n: c.pause(n), lambda c, n: c.resume(n))
+
+FAULTS: dict[str, tuple[Action, Pick]] = {
+    "kill-leader": (KILL, pick_leader),
+    "kill-random": (KILL, pick_random),
+    "pause-leader": (PAUSE, pick_leader),
+    "pause-random": (PAUSE, pick_random),
+}
+
+
+class ProcessFault(SingleFault):
+    """One process fault: start takes a broker down, stop brings every one it took back."""
+
+    def __init__(self, fault: str, topic: str, rng: random.Random) -> None:
+        super().__init__(fault, topic, rng)
+        self._action, self._pick = FAULTS[fault]
+        self._down: list[str] = []
+
+    def invoke(self, f: str) -> Value:
+        """Takes a broker down (start) or brings back every one taken down (stop)."""
+        cluster = self.cluster
+        action, _ = split_f(f)
+        before = partition_states(cluster, self.topic)
+        if action == "start":
+            target = self._pick(cluster, self.topic, self.rng, self._down)
+            # Recorded first: a half-done kill or pause must still be undone.
+            self._down.append(target.node)
+            self._action.down(cluster, target.node)
+            done: Value = {self._action.verb: target.node, "partition": target.partition}
+        else:
+            if not self._down:
+                raise Skipped(f"no broker is {self._action.verb}")
+            done = {"restored": self._restore(cluster)}
+        return {**done, "before": before, "after": partition_states(cluster, self.topic)}
+
+    def teardown(self) -> Value:
+        """Brings back every broker this nemesis took down."""
+        if self._cluster is None or not self._down:
+            return {}
+        return {self.fault: {"restored": self._restore(self._cluster)}}
+
+    def _restore(self, cluster: Cluster) -> list[str]:
+        restored, errors = [], []
+        for node in list(self._down):
+            try:
+                self._action.up(cluster, node)
+            except Exception as err:  # the others must still come back; reported below
+                errors.append(f"{node}: {err}")
+                continue
+            self._down.remove(node)
+            restored.append(node)
+        if errors:
+            raise RuntimeError(f"could not restore {', '.join(errors)}")
+        return restored

@@ -1,0 +1,65 @@
+"""A Cluster stand-in for unit tests of nemesis logic: it records what was done to which
+node and reports the leaders a test sets. Network effects are for integration tests."""
+
+from __future__ import annotations
+
+from harness.cluster.admin import PartitionState
+
+
+class FakeCluster:
+    """Three brokers and one ZooKeeper; partition 0 led by `leader`."""
+
+    def __init__(self, leader: int = 1) -> None:
+        self.leader = leader
+        self.actions: list[tuple[str, str]] = []
+        self.execs: list[tuple[str, list[str]]] = []
+        self.fail_start: set[str] = set()
+
+    @property
+    def nodes(self) -> list[str]:
+        return [*self.brokers, *self.zookeepers]
+
+    @property
+    def brokers(self) -> list[str]:
+        return ["n1", "n2", "n3"]
+
+    @property
+    def zookeepers(self) -> list[str]:
+        return ["zk1"]
+
+    @property
+    def bootstrap_servers(self) -> str:
+        return "fake:9092"
+
+    def ip(self, node: str) -> str:
+        return f"10.0.0.{self.nodes.index(node) + 1}"
+
+    def broker_id(self, node: str) -> int:
+        return int(node[1:])
+
+    def node_of_broker(self, broker_id: int) -> str:
+        return f"n{broker_id}"
+
+    def exec(self, node: str, cmd: list[str]) -> tuple[int, str]:
+        self.execs.append((node, cmd))
+        return 0, ""
+
+    def kill(self, node: str) -> None:
+        self.actions.append(("kill", node))
+
+    def start(self, node: str) -> None:
+        if node in self.fail_start:
+            raise RuntimeError(f"{node} will not start")
+        self.actions.append(("start", node))
+
+    def pause(self, node: str) -> None:
+        self.actions.append(("pause", node))
+
+    def resume(self, node: str) -> None:
+        self.actions.append(("resume", node))
+
+    def partitions(self, topic: str) -> list[PartitionState]:
+        return [PartitionState(0, self.leader, (1, 2, 3), (1, 2, 3) if self.leader > 0 else ())]
+
+    def controller(self) -> int:
+        return 1

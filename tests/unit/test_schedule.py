@@ -1,0 +1,53 @@
+"""The --nemesis option and the order of fault ops."""
+
+from __future__ import annotations
+
+import itertools
+import random
+
+import pytest
+
+from nemesis.core import Compose, split_f
+from nemesis.schedule import NEMESES, build_nemesis, fault_ops, parse_nemeses
+
+
+def test_parse_none_all_and_lists() -> None:
+    assert parse_nemeses("none") == ()
+    assert parse_nemeses("all") == NEMESES
+    assert len(NEMESES) == 9
+    assert parse_nemeses("kill-leader, partition-leader,kill-leader") == (
+        "kill-leader",
+        "partition-leader",
+    )
+
+
+@pytest.mark.parametrize("text", ["", "bogus", "kill-leader,bogus", "all,none"])
+def test_parse_refuses_unknown_names(text: str) -> None:
+    with pytest.raises(ValueError, match="nemesis"):
+        parse_nemeses(text)
+
+
+def test_fault_ops_alternate_start_and_stop_and_cover_every_fault_each_round() -> None:
+    names = ("kill-leader", "pause-random", "partition-zookeeper")
+    ops = list(itertools.islice(fault_ops(names, random.Random(3)), 6 * 4))
+    for start, stop in zip(ops[::2], ops[1::2], strict=True):
+        assert split_f(start)[0] == "start" and split_f(stop) == ("stop", split_f(start)[1])
+    for r in range(4):
+        round_faults = [split_f(f)[1] for f in ops[r * 6 : (r + 1) * 6 : 2]]
+        assert sorted(round_faults) == sorted(names)
+
+
+def test_no_fault_ops_without_nemeses() -> None:
+    assert list(fault_ops((), random.Random(1))) == []
+
+
+def test_build_routes_every_fault() -> None:
+    composed = build_nemesis(NEMESES, "t", random.Random(1))
+    assert isinstance(composed, Compose)
+    assert composed.faults == NEMESES
+
+
+@pytest.mark.parametrize("f", ["start", "begin-kill-leader", "stop-"])
+def test_split_f_refuses_other_names(f: str) -> None:
+    with pytest.raises(ValueError):
+        split_f(f)
