@@ -6,6 +6,7 @@ breaks something undone again, also on ^C, SIGTERM or a crash.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import logging
 import random
@@ -28,12 +29,12 @@ from harness.results import new_run_folder, point_latest, write_json, write_test
 from harness.runner import Plan, Recorder, Runner
 from harness.spec import TestSpec
 from harness.verdict import check_run, summary_lines, write_outputs
-from kvstore import DEFAULT_TIMEOUTS, create_store_topic
+from kvstore import DEFAULT_TIMEOUTS
 from kvstore.kafka_log import KAFKA_LOG as STORE_KAFKA_LOG
 from nemesis.core import Compose
 from nemesis.schedule import build_nemesis, fault_ops
 from workloads import WORKLOADS
-from workloads.store_client import store_opener
+from workloads.core import Client, Context
 
 LOG = logging.getLogger("harness.run")
 EXIT_VALID, EXIT_INVALID, EXIT_UNKNOWN = 0, 1, 2
@@ -83,8 +84,18 @@ class TestRun:
         self.nemesis: Compose | None = None
         self.recorder: Recorder | None = None
         self.final: dict[str, Any] = {}
-        workload = WORKLOADS[spec.workload]
-        self.workload = workload
+        self.workload = WORKLOADS[spec.workload]
+        self.ctx = Context(
+            bootstrap="",
+            topic=spec.topic,
+            kafka_config=spec.kafka_config,
+            store=spec.store,
+            keys=spec.keys,
+            partitions=spec.partitions,
+            replication_factor=min(3, spec.brokers),
+            timeouts=DEFAULT_TIMEOUTS,
+            check_time_limit=spec.check_time_limit,
+        )
 
     def set_up(self) -> None:
         """Builds the image if needed, starts a fresh cluster and creates the store topic."""
@@ -98,27 +109,15 @@ class TestRun:
         if self.cluster.attach():
             self.line.say(f"replacing the running cluster {spec.cluster_name}")
         self.cluster.up(status=self.line.update, timeout=CLUSTER_UP_TIMEOUT_S)
+        self.ctx = dataclasses.replace(self.ctx, bootstrap=self.cluster.bootstrap_servers)
         self.line.update(f"creating topic {spec.topic}")
-        create_store_topic(
-            self.cluster.admin(),
-            spec.topic,
-            spec.partitions,
-            min(3, spec.brokers),
-            safety="unsafe" if spec.kafka_config == "unsafe" else "safe",
-        )
+        self.workload.create_topics(self.cluster.admin(), self.ctx)
         self.nemesis = build_nemesis(spec.nemesis, spec.topic, self.rng)
         self.nemesis.setup(self.cluster)
 
-    def opener(self) -> Any:
-        """Returns the function that opens a store client for this run."""
-        assert self.cluster is not None
-        return store_opener(
-            self.spec.store,
-            self.cluster.bootstrap_servers,
-            self.spec.topic,
-            DEFAULT_TIMEOUTS,
-            self.workload.handlers,
-        )
+    def open_client(self, client_id: str) -> Client:
+        """Opens one of the workload's clients."""
+        return self.workload.open_client(self.ctx, client_id)
 
     def run_workload(self, recorder: Recorder) -> None:
         """Runs the clients and the nemesis for the time limit."""
@@ -132,8 +131,8 @@ class TestRun:
         )
         runner = Runner(
             plan,
-            self.workload.ops(random.Random(self.rng.random()), spec.keys),
-            self.opener(),
+            self.workload.ops(random.Random(self.rng.random()), self.ctx),
+            self.open_client,
             self.nemesis,
             fault_ops(spec.nemesis, random.Random(self.rng.random())),
             recorder,
@@ -158,7 +157,8 @@ class TestRun:
         self.line.update("waiting for every partition's full ISR")
         self.final = wait_healthy(self.cluster, self.spec.topic, cut_short)
         self.line.update("final reads")
-        self.final |= final_reads(self.workload, self.opener(), self.spec.keys, recorder, cut_short)
+        reads = self.workload.final_reads(self.ctx)
+        self.final |= final_reads(reads, self.open_client, recorder, cut_short)
 
     def tear_down(self) -> None:
         """Copies the nodes' logs and stops the cluster unless asked to leave it running."""
@@ -249,7 +249,7 @@ def _conclude(run: TestRun, broke: BaseException | None) -> RunOutcome:
     except HistoryError as err:
         line.say(f"the recorded history is unreadable: {err}")
         return RunOutcome(folder, None, EXIT_BROKEN)
-    results = check_run(history, run.workload.model, run.spec.check_time_limit)
+    results = check_run(history, run.workload, run.ctx)
     results["final"] = run.final
     if run.interrupted():
         results["interrupted"] = "the run was interrupted: the history is checked as far as it went"

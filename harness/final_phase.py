@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from harness.cluster.protocol import Cluster
 from harness.runner import Recorder
-from workloads.core import Client, Workload
+from workloads.core import Client, OpDict
 
 LOG = logging.getLogger("harness.run")
 HEALTH_TIMEOUT_S = 60.0
@@ -50,19 +50,19 @@ def wait_healthy(
 
 
 def final_reads(
-    workload: Workload,
+    reads: Sequence[OpDict],
     open_client: Callable[[str], Client],
-    keys: int,
     recorder: Recorder,
     interrupted: Callable[[], bool],
     timeout: float = FINAL_READ_TIMEOUT_S,
 ) -> dict[str, Any]:
-    """Reads every key once with a fresh client under new process ids, retrying a read
-    that did not come back ok. Returns {"read": keys read, "missing": keys never read}."""
+    """Takes the workload's final read ops. Runs each once with a fresh client under new
+    process ids, retrying one that did not come back ok. Returns {"read": how many came
+    back ok, "missing": the keys of those that never did}."""
     deadline = time.monotonic() + timeout
     process = recorder.max_process + 1
     client: Client | None = None
-    pending = list(range(keys))
+    pending = list(reads)
     try:
         while pending and time.monotonic() < deadline and not interrupted():
             if client is None:
@@ -72,7 +72,7 @@ def final_reads(
                     LOG.warning("final read: could not open a client: %s", err)
                     time.sleep(1.0)
                     continue
-            op = workload.final_read(pending[0])
+            op = pending[0]
             recorder.invoke(process, op)
             completion = client.invoke(op)
             recorder.complete(process, op, completion)
@@ -86,4 +86,4 @@ def final_reads(
     finally:
         if client is not None:
             client.close()
-    return {"read": keys - len(pending), "missing": pending}
+    return {"read": len(reads) - len(pending), "missing": [op.get("key") for op in pending]}

@@ -9,38 +9,32 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from checkers import faults, linearizable, perf, stats
-from checkers.models import MODELS
+from checkers import faults, perf, stats
 from checkers.result import check_safe, merge_valid
 from harness.history import History
 from harness.report.page import verdict_word, write_report
 from harness.results import write_json
+from workloads.core import Context, Workload
 
 LOG = logging.getLogger("harness.run")
 
 
-def check_run(history: History, model: str, time_limit: float) -> dict[str, Any]:
-    """Takes a run's history and its model name. Returns the results: top-level `valid`
-    (the worst of the checkers') and one section per checker."""
-    lin = check_safe(linearizable.check, history.ops, MODELS[model], time_limit=time_limit)
-    lin["by_key"] = _verdicts_by_key(history, lin)
-    results: dict[str, Any] = {
-        "linearizable": lin,
+def check_run(history: History, workload: Workload, ctx: Context) -> dict[str, Any]:
+    """Takes a run's history and its workload. Returns the results: top-level `valid`
+    (the worst of the checkers') and one section per checker; a checker that crashes
+    makes its section unknown, never invalid."""
+    try:
+        results = workload.check(history, ctx)
+    except Exception as err:  # the workload's check must not cost the other sections
+        LOG.exception("the %s checks failed", workload.name)
+        results = {workload.name: {"valid": "unknown", "error": repr(err)}}
+    results |= {
         "stats": check_safe(stats.check, history.events),
         "perf": check_safe(perf.check, history.events),
         "nemesis": check_safe(faults.check, history.events),
     }
     valid = merge_valid(*(section["valid"] for section in results.values()))
     return {"valid": valid, **results}
-
-
-def _verdicts_by_key(history: History, lin: dict[str, Any]) -> dict[str, Any]:
-    verdicts: dict[str, Any] = {str(op.key): True for op in history.ops}
-    for failure in lin.get("failures", []):
-        verdicts[str(failure.get("key"))] = failure.get("valid", "unknown")
-    if "error" in lin:
-        return dict.fromkeys(verdicts, "unknown")
-    return dict(sorted(verdicts.items()))
 
 
 def write_outputs(
@@ -59,7 +53,7 @@ def write_outputs(
         windows = results.get("nemesis", {}).get("windows", [])
         latency_plot(samples, windows, folder / "latency.png")
         rate_plot(samples, windows, folder / "rate.png")
-        for failure in results["linearizable"].get("failures", []):
+        for failure in results.get("linearizable", {}).get("failures", []):
             drawings[str(failure.get("key"))] = render_counterexample(failure, folder)
     except Exception:  # a drawing must never cost the run its verdict
         LOG.exception("drawing the plots failed")

@@ -7,15 +7,15 @@ Ops flow as small dicts: an invoke is {"f", "key", "value"}; a completion adds "
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from kvstore import KVMap
+from harness.history import History
+from kvstore import Timeouts
+from kvstore.topic import TopicAdmin
 
 OpDict = dict[str, Any]
-Handler = Callable[[KVMap, Any, Any], OpDict]
-"""Takes the store, an op's key and value; returns the completion (ok or fail)."""
 
 
 class Client(Protocol):
@@ -35,23 +35,39 @@ class Client(Protocol):
         ...
 
 
-OpenClient = Callable[[str], Client]
-"""Takes a client id; returns an open client (raises if it cannot open now)."""
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Context:
+    """What a workload knows of the run it is part of."""
+
+    bootstrap: str
+    topic: str
+    kafka_config: str
+    """safe or unsafe: the settings its topics are created with."""
+    store: str
+    """The `--store` name, for workloads served by the store under test."""
+    keys: int
+    partitions: int
+    replication_factor: int
+    timeouts: Timeouts
+    check_time_limit: float
+    """Seconds of search per key before a linearizability verdict is unknown."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Workload:
-    """What a run needs from a workload: its ops, how to open clients, how to check it."""
+    """What a run needs from a workload: its topics, its ops, its clients, its checks."""
 
     name: str
-    model: str
-    """The linearizability model its history is checked against (checkers.models.MODELS)."""
-    ops: Callable[[random.Random, int], Iterator[OpDict]]
-    """Takes a random source and the key count; yields invokes forever."""
-    final_read: Callable[[Any], OpDict]
-    """Takes a key; returns the invoke that reads it at the end of the run."""
-    handlers: Mapping[str, Handler]
-    """How the store serves each op, by its f."""
+    create_topics: Callable[[TopicAdmin, Context], None]
+    """Creates what the clients need on a fresh cluster."""
+    ops: Callable[[random.Random, Context], Iterator[OpDict]]
+    """Takes a random source; yields invokes forever."""
+    open_client: Callable[[Context, str], Client]
+    """Takes a client id; returns an open client (raises when it cannot open now)."""
+    final_reads: Callable[[Context], list[OpDict]]
+    """Returns the invokes that read everything back once the faults are healed."""
+    check: Callable[[History, Context], dict[str, dict[str, Any]]]
+    """Returns the workload's own checker results by section name (each with `valid`)."""
 
 
 def ok(value: Any) -> OpDict:

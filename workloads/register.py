@@ -10,7 +10,9 @@ from collections.abc import Iterator
 from typing import Any
 
 from kvstore import KVMap
-from workloads.core import Handler, OpDict, Workload, fail, ok
+from workloads.core import OpDict, Workload, fail, ok
+from workloads.kv import serve_get, serve_put
+from workloads.store_client import Handler, create_topic, linearizability, opener
 
 MIX: tuple[tuple[str, int], ...] = (("read", 50), ("write", 25), ("cas", 25))
 
@@ -35,15 +37,6 @@ def register_ops(rng: random.Random, keys: int) -> Iterator[OpDict]:
         yield {"f": f, "key": key, "value": value}
 
 
-def _read(store: KVMap, key: Any, _value: Any) -> OpDict:
-    return ok(store.get(key))
-
-
-def _write(store: KVMap, key: Any, value: Any) -> OpDict:
-    store.put(key, value)
-    return ok(value)
-
-
 def _cas(store: KVMap, key: Any, value: Any) -> OpDict:
     old, new = value
     if store.replace(key, old, new):
@@ -51,12 +44,13 @@ def _cas(store: KVMap, key: Any, value: Any) -> OpDict:
     return fail("cas: the register did not hold the expected value", value)
 
 
-HANDLERS: dict[str, Handler] = {"read": _read, "write": _write, "cas": _cas}
+HANDLERS: dict[str, Handler] = {"read": serve_get, "write": serve_put, "cas": _cas}
 
 REGISTER = Workload(
     name="register",
-    model="cas-register",
-    ops=register_ops,
-    final_read=lambda key: {"f": "read", "key": key, "value": None},
-    handlers=HANDLERS,
+    create_topics=create_topic,
+    ops=lambda rng, ctx: register_ops(rng, ctx.keys),
+    open_client=opener(HANDLERS),
+    final_reads=lambda ctx: [{"f": "read", "key": k, "value": None} for k in range(ctx.keys)],
+    check=linearizability("cas-register"),
 )

@@ -1,5 +1,6 @@
-"""A Client over one instance of the store under test (kvstore), turning its outcomes
-into completions: a result is ok, DefiniteFailure is fail, anything else is info.
+"""The store under test as a workload's client: a Client over one store instance turning
+its outcomes into completions (a result is ok, DefiniteFailure is fail, anything else is
+info), and what the kv and register workloads share: topic, clients, final reads, check.
 
 Only an error the store can prove means "not applied" becomes fail; an unexpected
 exception is info, since nothing says the op did not happen.
@@ -8,9 +9,15 @@ exception is info, since nothing says the op did not happen.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from typing import Any
 
-from kvstore import VARIANTS, DefiniteFailure, Indeterminate, KVMap, Timeouts
-from workloads.core import Client, Handler, OpDict, fail, info
+from checkers import linearizable
+from checkers.models import MODELS
+from checkers.result import check_safe
+from harness.history import History
+from kvstore import VARIANTS, DefiniteFailure, Indeterminate, KVMap, create_store_topic
+from kvstore.topic import TopicAdmin
+from workloads.core import Client, Context, OpDict, fail, info
 
 STORES: dict[str, str] = {
     "linearizable": "kafka",
@@ -19,6 +26,9 @@ STORES: dict[str, str] = {
     "published-rule": "published-rule",
 }
 """The `--store` names, each the key of its map class in kvstore.VARIANTS."""
+
+Handler = Callable[[KVMap, Any, Any], OpDict]
+"""Takes the store, an op's key and value; returns the completion (ok or fail)."""
 
 
 class StoreClient:
@@ -51,14 +61,46 @@ class StoreClient:
         self._store.close()
 
 
-def store_opener(
-    store: str, bootstrap: str, topic: str, timeouts: Timeouts, handlers: Mapping[str, Handler]
-) -> Callable[[str], Client]:
-    """Takes a `--store` name, where the topic is, and a workload's handlers. Returns a
-    function that opens a fresh store instance as a client, given a client id."""
-    cls = VARIANTS[STORES[store]]
+def create_topic(admin: TopicAdmin, ctx: Context) -> None:
+    """Creates the store's topic with the run's partitions and safety settings."""
+    create_store_topic(
+        admin,
+        ctx.topic,
+        ctx.partitions,
+        ctx.replication_factor,
+        safety="unsafe" if ctx.kafka_config == "unsafe" else "safe",
+    )
 
-    def open_client(client_id: str) -> Client:
-        return StoreClient(cls(bootstrap, topic, client_id, timeouts), handlers)
+
+def opener(handlers: Mapping[str, Handler]) -> Callable[[Context, str], Client]:
+    """Takes a workload's handlers. Returns the function that opens a fresh instance of
+    the run's `--store` as a client, given a client id."""
+
+    def open_client(ctx: Context, client_id: str) -> Client:
+        cls = VARIANTS[STORES[ctx.store]]
+        return StoreClient(cls(ctx.bootstrap, ctx.topic, client_id, ctx.timeouts), handlers)
 
     return open_client
+
+
+def linearizability(model: str) -> Callable[[History, Context], dict[str, dict[str, Any]]]:
+    """Takes a model name. Returns the check of a history against it, per key, with each
+    key's verdict in `by_key`; a checker that crashes gives unknown, never invalid."""
+
+    def check(history: History, ctx: Context) -> dict[str, dict[str, Any]]:
+        lin = check_safe(
+            linearizable.check, history.ops, MODELS[model], time_limit=ctx.check_time_limit
+        )
+        lin["by_key"] = _verdicts_by_key(history, lin)
+        return {"linearizable": lin}
+
+    return check
+
+
+def _verdicts_by_key(history: History, lin: dict[str, Any]) -> dict[str, Any]:
+    verdicts: dict[str, Any] = {str(op.key): True for op in history.ops}
+    if "error" in lin:
+        return dict.fromkeys(sorted(verdicts), "unknown")
+    for failure in lin.get("failures", []):
+        verdicts[str(failure.get("key"))] = failure.get("valid", "unknown")
+    return dict(sorted(verdicts.items()))

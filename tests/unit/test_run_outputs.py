@@ -14,6 +14,8 @@ from checkers import faults, perf, stats
 from harness.history import HistoryWriter, load
 from harness.results import new_run_folder, point_latest, write_json
 from harness.verdict import check_run, summary_lines, write_outputs
+from tests.unit.test_runner import context
+from workloads import WORKLOADS
 
 
 def _history(tmp_path: Path, events: list[dict[str, Any]]) -> Path:
@@ -49,7 +51,7 @@ STALE_READ = [
 
 def test_a_stale_read_gives_invalid_results_and_a_complete_report(tmp_path: Path) -> None:
     history = load(_history(tmp_path, STALE_READ))
-    results = check_run(history, "map", time_limit=10)
+    results = check_run(history, WORKLOADS["kv"], context())
     assert results["valid"] is False
     assert results["linearizable"]["by_key"] == {"1": False, "2": True}
     assert results["stats"]["by_f"]["put"] == {"ok": 2, "fail": 0, "info": 1}
@@ -74,7 +76,7 @@ def test_a_run_without_ok_ops_is_unknown_not_valid(tmp_path: Path) -> None:
         {"process": 0, "type": "invoke", "f": "put", "key": 1, "value": 1},
         {"process": 0, "type": "info", "f": "put", "key": 1, "value": 1, "error": "x"},
     ]
-    results = check_run(load(_history(tmp_path, events)), "map", time_limit=10)
+    results = check_run(load(_history(tmp_path, events)), WORKLOADS["kv"], context())
     assert results["valid"] == "unknown"
 
 
@@ -82,7 +84,7 @@ def test_a_drawing_that_fails_keeps_the_verdict(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     history = load(_history(tmp_path, STALE_READ))
-    results = check_run(history, "map", time_limit=10)
+    results = check_run(history, WORKLOADS["kv"], context())
 
     def broken(*_: Any) -> None:
         raise ValueError("cannot draw")

@@ -12,12 +12,29 @@ from checkers.faults import windows
 from harness.history import HistoryWriter, load
 from harness.runner import Pacer, Plan, Recorder, Runner
 from harness.verdict import check_run
-from kvstore import KafkaMap
+from kvstore import DEFAULT_TIMEOUTS, KafkaMap
 from kvstore.memlog import MemoryLog
 from nemesis.core import Compose, Skipped
 from workloads import WORKLOADS
-from workloads.core import Client, OpDict, info
+from workloads.core import Client, Context, OpDict, info
+from workloads.kv import HANDLERS as KV_HANDLERS
+from workloads.register import HANDLERS as REGISTER_HANDLERS
 from workloads.store_client import StoreClient
+
+
+def context(keys: int = 8) -> Context:
+    """A workload context for runs with no cluster."""
+    return Context(
+        bootstrap="",
+        topic="t",
+        kafka_config="safe",
+        store="linearizable",
+        keys=keys,
+        partitions=1,
+        replication_factor=3,
+        timeouts=DEFAULT_TIMEOUTS,
+        check_time_limit=30.0,
+    )
 
 
 class FakeClock:
@@ -89,7 +106,8 @@ def _run(tmp_path: Path, workload: str, client_factory: Any, seconds: float = 1.
     def open_client(client_id: str) -> Client:
         with lock:
             opened.append(client_id)
-        return client_factory(StoreClient(KafkaMap.over(log.connect(), client_id), wl.handlers))
+        handlers = KV_HANDLERS if workload == "kv" else REGISTER_HANDLERS
+        return client_factory(StoreClient(KafkaMap.over(log.connect(), client_id), handlers))
 
     path = tmp_path / "history.jsonl"
     nemesis = Toggle()
@@ -97,7 +115,7 @@ def _run(tmp_path: Path, workload: str, client_factory: Any, seconds: float = 1.
         recorder = Recorder(writer)
         runner = Runner(
             Plan(time_limit=seconds, concurrency=3, rate=400.0, nemesis_interval=0.3),
-            wl.ops(random.Random(5), 4),
+            wl.ops(random.Random(5), context(keys=4)),
             open_client,
             Compose([nemesis]),
             iter(["start-toggle", "stop-toggle", "start-toggle", "stop-toggle"]),
@@ -114,7 +132,7 @@ def _run(tmp_path: Path, workload: str, client_factory: Any, seconds: float = 1.
 def test_runner_records_a_valid_history_near_the_asked_rate(tmp_path: Path) -> None:
     path = _run(tmp_path, "kv", lambda c: c)
     history = load(path)
-    results = check_run(history, "map", time_limit=30)
+    results = check_run(history, WORKLOADS["kv"], context())
     assert results["valid"] is True, results["linearizable"]
     assert 300 <= results["stats"]["count"] <= 800  # 400/s for 1.5 s, with jitter
     nemesis_fs = [e["f"] for e in history.nemesis if e["type"] == "info"]
@@ -139,4 +157,4 @@ def test_info_retires_the_process_and_a_failed_client_is_replaced(tmp_path: Path
     # Process ids stay in their worker's lane: slot + k * concurrency.
     assert {p % 3 for p in by_process} == {0, 1, 2}
     assert max(by_process) >= 3 * 3, "clients failed for good were replaced"
-    assert check_run(history, "cas-register", time_limit=30)["valid"] is True
+    assert check_run(history, WORKLOADS["register"], context())["valid"] is True
