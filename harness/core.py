@@ -74,6 +74,8 @@ def run_log(folder: Path) -> Iterator[None]:
 class TestRun:
     """The state of one run while it goes: what has been made and must be undone."""
 
+    __test__ = False  # not a pytest test class, despite its name
+
     def __init__(self, spec: TestSpec, folder: Path, line: StatusLine) -> None:
         self.spec = spec
         self.folder = folder
@@ -198,7 +200,12 @@ def run_test(spec: TestSpec, results_root: Path, line: StatusLine) -> RunOutcome
     write_test_json(folder, spec, started)
     point_latest(results_root, folder)
     with run_log(folder):
-        return _run(TestRun(spec, folder, line))
+        try:
+            return _run(TestRun(spec, folder, line))
+        except Exception as err:  # a bug of ours: never exit 1, which means "invalid"
+            LOG.error("internal error:\n%s", traceback.format_exc())
+            line.say(f"harness run: internal error: {err!r} (traceback in {folder}/run.log)")
+            return RunOutcome(folder, None, EXIT_BROKEN)
 
 
 def _run(run: TestRun) -> RunOutcome:

@@ -11,6 +11,8 @@ from typing import Any
 class TestSpec:
     """What `harness run` was asked to do; the run's only input besides the machine."""
 
+    __test__ = False  # not a pytest test class, despite its name
+
     name: str
     workload: str = "kv"
     store: str = "linearizable"

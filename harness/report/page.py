@@ -67,6 +67,27 @@ def _anomalies(results: dict[str, Any], drawings: dict[str, list[Path]], folder:
     return "".join(parts)
 
 
+def _op_text(op: Any) -> str:
+    if not isinstance(op, dict):
+        return "none"
+    return f"{op.get('text', op)} (history index {op.get('index')})"
+
+
+def _final(final: dict[str, Any]) -> str:
+    if not final:
+        return "not reached"
+    health = (
+        f"full ISR again after {final.get('seconds')} s"
+        if final.get("healthy")
+        else f"no full ISR within {final.get('seconds')} s: {final.get('partitions')}"
+    )
+    missing = final.get("missing") or []
+    reads = f"{final.get('read', 0)} final reads ok" + (
+        f", never read: {missing}" if missing else ""
+    )
+    return f"{health}; {reads}"
+
+
 def _nemesis(results: dict[str, Any]) -> str:
     ops = results.get("nemesis", {}).get("ops", [])
     if not ops:
@@ -113,7 +134,7 @@ def write_report(
             f"{verdict_word(results.get('linearizable', {}).get('valid'))} over "
             f"{results.get('linearizable', {}).get('keys', 0)} keys",
         ),
-        ("final phase", results.get("final", {})),
+        ("final phase", _final(results.get("final", {}))),
     ]
     if "interrupted" in results:
         summary.append(("interrupted", results["interrupted"]))
