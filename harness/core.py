@@ -19,7 +19,7 @@ from typing import Any
 
 from harness import signals
 from harness.cluster.admin import KAFKA_LOG as ADMIN_KAFKA_LOG
-from harness.cluster.docker_cluster import ClusterSpec, DockerCluster
+from harness.cluster.docker_cluster import ClusterError, ClusterSpec, DockerCluster
 from harness.cluster.engine import docker_client
 from harness.cluster.images import ensure_node_image
 from harness.final_phase import final_reads, wait_healthy
@@ -110,7 +110,14 @@ class TestRun:
         )
         if self.cluster.attach():
             self.line.say(f"replacing the running cluster {spec.cluster_name}")
-        self.cluster.up(status=self.line.update, timeout=CLUSTER_UP_TIMEOUT_S)
+        try:
+            self.cluster.up(status=self.line.update, timeout=CLUSTER_UP_TIMEOUT_S)
+        except ClusterError as err:
+            # A loaded machine can starve a starting broker past its ZooKeeper session;
+            # one more try on a clean slate tells that apart from a cluster that cannot start.
+            LOG.warning("cluster up failed, trying once more: %s", err)
+            self.line.say(f"cluster up failed ({str(err).splitlines()[0]}); trying once more")
+            self.cluster.up(status=self.line.update, timeout=CLUSTER_UP_TIMEOUT_S)
         self.ctx = dataclasses.replace(self.ctx, bootstrap=self.cluster.bootstrap_servers)
         self.line.update(f"creating topic {spec.topic}")
         self.workload.create_topics(self.cluster.admin(), self.ctx)
