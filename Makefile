@@ -1,25 +1,28 @@
 # The two commands a newcomer runs: `make run` and `make test`. Both do their
 # own set-up: Debian packages, the Docker engine, the Python venv, Kafka jars
-# from Maven Central and the node image.
+# from Maven Central and the node image. PYTHON names the interpreter the venv is
+# made with (3.11 or newer; compose/ensure-debs.sh says so at once when it is older).
 SHELL := /bin/bash
+PYTHON ?= python3
 PY := .venv/bin/python
 VENV_STAMP := .venv/.installed
 NEMESIS ?= partition-leader
 TIME_LIMIT ?= 60
 
-.PHONY: run test unit integration lint bench clean setup debs docker image
+.PHONY: run test unit integration lint bench clean setup debs docker image nightly
 
 setup: debs docker $(VENV_STAMP) image
 
 debs:
-	@bash compose/ensure-debs.sh
+	@PYTHON=$(PYTHON) bash compose/ensure-debs.sh
 
 docker: debs
 	@bash compose/ensure-docker.sh
 
 $(VENV_STAMP): pyproject.toml
+	@PYTHON=$(PYTHON) bash compose/check-python.sh
 	@echo "installing the Python package and its dependencies into .venv"
-	@test -x $(PY) || python3 -m venv .venv
+	@test -x $(PY) || $(PYTHON) -m venv .venv
 	@( $(PY) -m pip install -q --upgrade pip && $(PY) -m pip install -q -e '.[dev]' ) \
 	  >.venv/pip.log 2>&1 || { tail -n 20 .venv/pip.log; exit 1; }
 	@touch $@
@@ -28,9 +31,31 @@ image: docker $(VENV_STAMP)
 	@$(PY) -m harness cluster image
 
 # The main job: a test of the store under test with a nemesis; prints the verdict and
-# where the report is. Exit code: 0 valid, 1 invalid, 2 unknown (Jepsen's).
+# where the report is. Exit code: 0 valid, 1 invalid, 2 unknown (Jepsen's). The run
+# removes its cluster on every path, a failed or interrupted `cluster up` included.
 run: setup
 	@$(PY) -m harness run --nemesis $(NEMESIS) --time-limit $(TIME_LIMIT) $(ARGS)
+
+# The nightly matrix: every workload x nemesis x Kafka config x store, NIGHTLY_RUNS runs
+# each (NIGHTLY_TIME s of workload), then `analyze` over the results. An invalid run is
+# what the matrix is for, so only analyze's exit code decides the target's.
+NIGHTLY_WORKLOADS ?= kv register
+NIGHTLY_NEMESES ?= partition-leader kill-leader pause-leader
+NIGHTLY_CONFIGS ?= safe unsafe
+NIGHTLY_STORES ?= linearizable local-read
+NIGHTLY_RUNS ?= 2
+NIGHTLY_TIME ?= 30
+NIGHTLY_RESULTS ?= results
+nightly: setup
+	@for w in $(NIGHTLY_WORKLOADS); do for n in $(NIGHTLY_NEMESES); do \
+	  for c in $(NIGHTLY_CONFIGS); do for s in $(NIGHTLY_STORES); do \
+	    for i in $$(seq $(NIGHTLY_RUNS)); do \
+	      echo "nightly: $$w $$s $$n $$c run $$i of $(NIGHTLY_RUNS)"; \
+	      $(PY) -m harness run --workload $$w --store $$s --nemesis $$n --kafka-config $$c \
+	        --time-limit $(NIGHTLY_TIME) --results $(NIGHTLY_RESULTS) $(ARGS) \
+	        || echo "nightly: exit $$? ($$w $$s $$n $$c)"; \
+	    done; done; done; done; done
+	@$(PY) -m harness analyze $(NIGHTLY_RESULTS)
 
 lint: $(VENV_STAMP)
 	@$(PY) -m ruff check .
@@ -50,6 +75,8 @@ test: setup lint
 bench: setup
 	@bash bench/run-all.sh
 
+# Removes this checkout's clusters only (labelled with its path): the Docker engine
+# may be shared, and `cluster down --all` would remove everyone's.
 clean:
-	-@test -x $(PY) && $(PY) -m harness cluster down --all
+	-@test -x $(PY) && $(PY) -m harness cluster down --checkout
 	rm -rf .venv compose/lib .mypy_cache .ruff_cache .pytest_cache .hypothesis

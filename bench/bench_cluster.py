@@ -3,6 +3,7 @@ base image, no node image), `cluster up` to a full ISR with images present, and
 `cluster down`. Prints the median of each over several runs.
 
 Usage: .venv/bin/python bench/bench_cluster.py [--runs 5] [--cold-runs 1]
+           [--kafka-version 3.9.1|4.4.0] [--metadata zookeeper|kraft] [--name bench]
 """
 
 from __future__ import annotations
@@ -15,10 +16,8 @@ import sys
 import time
 from pathlib import Path
 
-from harness.cluster.config import COMPOSE_DIR
-from harness.cluster.images import DEFAULT_BASE_IMAGE, NODE_IMAGE
-
-NAME = "bench"
+from harness.cluster.config import COMPOSE_DIR, DEFAULT_VERSION, METADATA_MODES, RELEASES
+from harness.cluster.images import DEFAULT_BASE_IMAGE, jar_folder, node_image
 
 
 def timed(*args: str) -> float:
@@ -31,11 +30,12 @@ def timed(*args: str) -> float:
     return elapsed
 
 
-def cold_build() -> float:
-    """Removes the jar cache and both images, then times `cluster image`."""
-    subprocess.run(["docker", "rmi", "-f", NODE_IMAGE, DEFAULT_BASE_IMAGE], capture_output=True)
-    shutil.rmtree(Path(COMPOSE_DIR) / "lib", ignore_errors=True)
-    return timed("cluster", "image")
+def cold_build(version: str) -> float:
+    """Removes the release's jars and both images, then times `cluster image`."""
+    image = node_image(version)
+    subprocess.run(["docker", "rmi", "-f", image, DEFAULT_BASE_IMAGE], capture_output=True)
+    shutil.rmtree(Path(COMPOSE_DIR) / jar_folder(version), ignore_errors=True)
+    return timed("cluster", "image", "--kafka-version", version)
 
 
 def report(label: str, samples: list[float], target: float) -> None:
@@ -49,16 +49,22 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--cold-runs", type=int, default=1, help="0 skips the cold build")
+    parser.add_argument("--kafka-version", choices=list(RELEASES), default=DEFAULT_VERSION)
+    parser.add_argument("--metadata", choices=METADATA_MODES, help="default: the version's")
+    parser.add_argument("--name", default="bench", help="cluster name (default bench)")
     args = parser.parse_args()
-    cold = [cold_build() for _ in range(args.cold_runs)]
-    timed("cluster", "image")  # the up/down runs below start with images present
+    shape = ["--kafka-version", args.kafka_version]
+    shape += ["--metadata", args.metadata] if args.metadata else []
+    cold = [cold_build(args.kafka_version) for _ in range(args.cold_runs)]
+    # The up/down runs below start with images present.
+    timed("cluster", "image", "--kafka-version", args.kafka_version)
     ups, downs = [], []
     for _ in range(args.runs):
-        ups.append(timed("cluster", "up", "--name", NAME))
-        downs.append(timed("cluster", "down", "--name", NAME))
+        ups.append(timed("cluster", "up", "--name", args.name, *shape))
+        downs.append(timed("cluster", "down", "--name", args.name))
     if cold:
         report("cold image build", cold, 300)
-    report("cluster up (3 brokers, ISR)", ups, 45)
+    report(f"cluster up ({' '.join(shape[1::2])})", ups, 45)
     report("cluster down", downs, 10)
 
 

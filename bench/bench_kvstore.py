@@ -16,13 +16,15 @@ import sys
 import threading
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
+from typing import TypeVar
 
 from harness.cluster.admin import Admin
 from harness.cluster.docker_cluster import ClusterSpec, DockerCluster
 from kvstore import KafkaMap, create_store_topic
 
+T = TypeVar("T")
 TARGET_OPS_PER_S = 300
 TARGET_P99_MS = 100
 
@@ -160,15 +162,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--clients", type=int, default=5, help="threads, one instance each")
     parser.add_argument("--keys", type=int, default=20)
     args = parser.parse_args(argv)
-    if args.bootstrap is not None:
-        return 0 if report(measured_runs(args.bootstrap, args)) else 1
-    cluster = DockerCluster(ClusterSpec(name="kvbench", brokers=3, kafka_config="safe"))
+    runs = on_cluster(args.bootstrap, "kvbench", lambda bootstrap: measured_runs(bootstrap, args))
+    return 0 if report(runs) else 1
+
+
+def on_cluster(bootstrap: str | None, name: str, run: Callable[[str], T]) -> T:
+    """Returns run(bootstrap) on the given cluster, or on a 3-broker safe cluster `name`
+    started for it and removed afterwards."""
+    if bootstrap is not None:
+        return run(bootstrap)
+    cluster = DockerCluster(ClusterSpec(name=name, brokers=3, kafka_config="safe"))
     try:
         cluster.up()
-        runs = measured_runs(cluster.bootstrap_servers, args)
+        return run(cluster.bootstrap_servers)
     finally:
         cluster.down()
-    return 0 if report(runs) else 1
 
 
 if __name__ == "__main__":

@@ -1,8 +1,10 @@
-"""Benchmarks of `harness run` (issue 7): wall time of `make run` end to end with the
-images present, the control side's peak memory, and ops/s reached against --rate.
+"""Benchmarks of `harness run`: wall time of `make run` end to end with the images
+present, the control side's peak memory, ops/s reached against --rate (issue 7), and
+acknowledged sends/s of the queue workload at --rate 5000 (issue 8).
 
 Each run is a subprocess timed from outside; its peak RSS comes from wait4(2).
 Usage: .venv/bin/python bench/bench_run.py [--runs 3] [--rates 100,500,2000]
+       [--queue-rate 5000] [--skip-make-run] [--skip-kv]
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -46,8 +49,9 @@ def make_run(runs: int) -> None:
     )
 
 
-def rate(target: float, concurrency: int, runs: int) -> None:
-    """Runs 20 s with no nemesis at a target rate; prints the ok ops/s reached."""
+def rate(target: float, concurrency: int, runs: int, workload: str = "kv") -> None:
+    """Runs 20 s with no nemesis at a target rate; prints the ok ops/s reached (for the
+    queue workload, the acknowledged sends/s)."""
     reached = []
     for _ in range(runs):
         with tempfile.TemporaryDirectory() as results:
@@ -68,33 +72,48 @@ def rate(target: float, concurrency: int, runs: int) -> None:
                 results,
                 "--name",
                 "bench-rate",
+                "--workload",
+                workload,
             ]
-            _, peak, _ = timed(argv)
-            body = json.loads((Path(results) / "latest" / "results.json").read_text())
-            ops = body["stats"]["count"] - body["final"].get("read", 0)
-            reached.append(ops / 20.0)
+            _, peak, code = timed(argv)
+            done = Path(results) / "latest" / "results.json"
+            if not done.exists():
+                print(f"  rate {target:g}: the run exited {code} without results", flush=True)
+                continue
+            reached.append(_per_second(json.loads(done.read_text()), workload))
             print(
-                f"  rate {target:g}, concurrency {concurrency}: {ops / 20.0:.0f} ops/s, "
-                f"peak RSS {peak:.0f} MiB",
+                f"  {workload} rate {target:g}, concurrency {concurrency}: "
+                f"{reached[-1]:.0f}/s, peak RSS {peak:.0f} MiB",
                 flush=True,
             )
-    print(
-        f"--rate {target:g} --concurrency {concurrency}: median "
-        f"{statistics.median(reached):.0f} ops/s"
-    )
+    what = "acknowledged sends/s" if workload == "queue" else "ops/s"
+    median = f"{statistics.median(reached):.0f}" if reached else "n/a"
+    print(f"{workload} --rate {target:g} --concurrency {concurrency}: median {median} {what}")
+
+
+def _per_second(body: dict[str, Any], workload: str) -> float:
+    if workload == "queue":
+        return float(body["queue"]["acknowledged"]) / 20.0
+    ops = body["stats"]["count"] - body["final"].get("read", 0)
+    return float(ops) / 20.0
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--rates", default="100,500,2000")
+    parser.add_argument("--queue-rate", type=float, default=5000.0)
     parser.add_argument("--skip-make-run", action="store_true")
+    parser.add_argument("--skip-kv", action="store_true")
     args = parser.parse_args()
     if not args.skip_make_run:
         make_run(args.runs)
-    for target in (float(r) for r in args.rates.split(",")):
-        for concurrency in (5, 20) if target > 500 else (5,):
-            rate(target, concurrency, args.runs)
+    if not args.skip_kv:
+        for target in (float(r) for r in args.rates.split(",")):
+            for concurrency in (5, 20) if target > 500 else (5,):
+                rate(target, concurrency, args.runs)
+    for concurrency in (5, 20):
+        rate(args.queue_rate, concurrency, args.runs, workload="queue")
 
 
 if __name__ == "__main__":

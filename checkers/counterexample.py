@@ -11,7 +11,6 @@ import math
 from collections.abc import Hashable, Sequence
 from typing import Any
 
-from checkers.graph import concurrent_with, counterexample_graph, to_json
 from checkers.models import UNREAD, Inconsistent, Model, State, thaw
 from checkers.wgl import Outcome
 from harness.history import Op
@@ -40,6 +39,8 @@ def failure(
     key: Hashable, outcome: Outcome, ops: Sequence[Op], model: Model, time_limit: float | None
 ) -> dict[str, Any]:
     """Takes a key, its search outcome (not valid) and its ops. Returns the failure report."""
+    from checkers.graph import counterexample_graph, to_json  # networkx: only for failures
+
     if outcome.valid == "unknown":
         return _unknown(key, outcome, time_limit)
     assert outcome.failing is not None
@@ -118,6 +119,8 @@ def _message(model: Model, failing: Op, states: Sequence[State]) -> str:
 def _concurrent(ops: Sequence[Op], failing: Op, prefix: Sequence[Op]) -> list[Op]:
     """Returns the ops concurrent with the failing one, ok ops first; crashed ops already
     placed in the prefix are left out (they are accounted for)."""
+    from checkers.graph import concurrent_with
+
     placed = {op.index for op in prefix if op.type != "ok"}
     found = [op for op in concurrent_with(ops, failing) if op.index not in placed]
     found.sort(key=lambda op: op.type != "ok")

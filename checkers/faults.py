@@ -41,16 +41,32 @@ def windows(events: Sequence[Event]) -> list[dict[str, Any]]:
                 done.append({**w, "stop": t})
             open_windows.clear()
         elif action == "start" and _took_effect(event):
+            start = invoked.get(f, t)
             open_windows[fault] = {
                 "fault": fault,
-                "start": invoked.get(f, t),
+                "start": start,
                 "stop": None,
                 "detail": event["value"],
+                "steps": _steps(event["value"], start),
             }
         elif action == "stop" and fault in open_windows:
-            done.append({**open_windows.pop(fault), "stop": t})
+            window = open_windows.pop(fault)
+            healing = _steps(event.get("value"), invoked.get(f, t))
+            done.append({**window, "stop": t, "steps": window["steps"] + healing})
     done.extend(open_windows.values())
     return sorted(done, key=lambda w: w["start"])
+
+
+def _steps(value: Any, start: float) -> list[dict[str, Any]]:
+    """The named steps a fault recorded (isr-shrink's), each at start + its `after_s`."""
+    steps = value.get("steps") if isinstance(value, dict) else None
+    if not isinstance(steps, list):
+        return []
+    return [
+        {"step": s["step"], "time": start + float(s["after_s"])}
+        for s in steps
+        if isinstance(s, dict) and "step" in s and isinstance(s.get("after_s"), int | float)
+    ]
 
 
 def check(events: Sequence[Event]) -> dict[str, Any]:

@@ -4,7 +4,7 @@ Keys are independent (P-compositionality: a history is linearizable iff each key
 they are searched separately, in parallel processes when the history is large enough.
 
 Preparation, in order (Knossos's named steps; `fail` ops are already gone):
-1. reject ops the model does not know, rather than call them inconsistent;
+1. reject ops the model does not know or cannot read, rather than call them inconsistent;
 2. drop crashed reads: they took effect or not, but nobody learnt anything;
 3. split by key (`Model.key_of`);
 4. per key, in the worker that searches it: freeze values, so that JSON lists compare
@@ -17,23 +17,21 @@ Preparation, in order (Knossos's named steps; `fail` ops are already gone):
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import pickle
-import threading
 import time
 from collections.abc import Hashable, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
 from checkers.counterexample import error_report, explain, failure
+from checkers.fork_pool import can_fork, forked_map
 from checkers.model_core import with_value
 from checkers.models import UNREAD, Model, freeze
 from checkers.wgl import Limits, Outcome, Validity, search
-from harness.history import Op
+from harness.history import MalformedOp, Op
 
-__all__ = ["check", "explain", "merge_validity"]
+__all__ = ["check", "explain", "merge_validity", "reject_unknown_ops"]
 
 PARALLEL_MIN_OPS = 4000  # below this a process pool costs more than it saves
 DEFAULT_CACHE_BYTES = 512 * 2**20
@@ -44,13 +42,19 @@ KeyResult = tuple[Any, Validity, dict[str, Any] | None]
 
 
 def reject_unknown_ops(ops: Sequence[Op], model: Model) -> None:
-    """Raises ValueError naming the first op whose operation the model does not know."""
+    """Raises MalformedOp for the first op whose operation the model does not know or whose
+    value it cannot read."""
+    fs, malformed = model.fs, model.malformed
     for op in ops:
-        if op.f not in model.fs:
-            raise ValueError(
-                f"op {op.index}: model {model.name!r} has no operation {op.f!r} "
-                f"(it knows {', '.join(sorted(model.fs))})"
+        if op.f not in fs:
+            raise MalformedOp(
+                op.index,
+                f"{op.f!r} is not an operation of the {model.name} model "
+                f"(it has {', '.join(sorted(fs))})",
             )
+        problem = malformed(op)
+        if problem is not None:
+            raise MalformedOp(op.index, problem, in_value=True)
 
 
 def drop_crashed_reads(ops: Sequence[Op], model: Model) -> list[Op]:
@@ -174,41 +178,12 @@ def _batches(groups: dict[Hashable, list[Op]], count: int) -> list[list[tuple[Ha
     return [b for b in batches if b]
 
 
-def _can_fork() -> bool:
-    """Whether worker processes may be forked: fork hands them the ops for free. Forking a
-    process that runs other threads can deadlock a child on a lock some thread held, and
-    spawn re-imports the caller's main module (which breaks scripts without a main guard):
-    then the keys are checked in this process."""
-    return "fork" in multiprocessing.get_all_start_methods() and threading.active_count() == 1
-
-
 def _picklable(model: Model) -> bool:
     try:
         pickle.dumps(model)
     except (pickle.PicklingError, AttributeError, TypeError):
         return False
     return True
-
-
-# Filled in each pool worker by _install. Under fork the batches reach the workers as
-# inherited memory: pickling 100,000 ops costs about as much as checking them.
-_WORKER: dict[str, Any] = {}
-
-
-def _install(
-    batches: list[list[tuple[Hashable, list[Op]]]],
-    model: Model,
-    time_limit: float | None,
-    max_cache_bytes: int,
-) -> None:
-    _WORKER.update(
-        batches=batches, model=model, time_limit=time_limit, max_cache_bytes=max_cache_bytes
-    )
-
-
-def _check_installed(i: int) -> list[KeyResult]:
-    w = _WORKER
-    return _check_batch(w["batches"][i], w["model"], w["time_limit"], w["max_cache_bytes"])
 
 
 def _run_keys(
@@ -224,7 +199,7 @@ def _run_keys(
         jobs <= 1
         or len(groups) <= 1
         or total < PARALLEL_MIN_OPS
-        or not _can_fork()
+        or not can_fork()
         or not _picklable(model)
     ):
         return _check_batch(list(groups.items()), model, time_limit, max_cache_bytes)
@@ -242,18 +217,12 @@ def _run_pool(
     jobs: int,
     max_cache_bytes: int,
 ) -> list[KeyResult]:
-    """Searches the batches in a pool of `jobs` processes."""
-    context = multiprocessing.get_context("fork")
-    results: list[KeyResult] = []
-    with ProcessPoolExecutor(
-        max_workers=min(jobs, len(batches)),
-        mp_context=context,
-        initializer=_install,
-        initargs=(batches, model, time_limit, max_cache_bytes),
-    ) as pool:
-        for batch_results in pool.map(_check_installed, range(len(batches))):
-            results.extend(batch_results)
-    return results
+    """Searches the batches in `jobs` forked processes, which inherit the ops."""
+
+    def check_batch(i: int) -> list[KeyResult]:
+        return _check_batch(batches[i], model, time_limit, max_cache_bytes)
+
+    return [r for results in forked_map(check_batch, len(batches), jobs) for r in results]
 
 
 def check(
@@ -265,13 +234,15 @@ def check(
     max_cache_bytes: int = DEFAULT_CACHE_BYTES,
 ) -> dict[str, Any]:
     """Takes paired ops (no `fail` ops) and a model; time_limit in seconds per key, jobs
-    processes (default: one per core), max_cache_bytes per key. Returns {"valid", "ops",
+    processes (default and at most: one per core), max_cache_bytes per key. Returns {"valid", "ops",
     "keys", "time", "failures"}, all JSON-serialisable; a key that hits a bound is
-    "unknown" with its cause. Raises ValueError for ops the model does not know."""
+    "unknown" with its cause. Raises MalformedOp (a ValueError) for ops the model does not
+    know or cannot read."""
     started = time.monotonic()
     prepared = prepare(ops, model)
     groups = split_by_key(prepared, model)
-    results = _run_keys(groups, model, time_limit, jobs or os.cpu_count() or 1, max_cache_bytes)
+    cores = os.cpu_count() or 1
+    results = _run_keys(groups, model, time_limit, min(jobs or cores, cores), max_cache_bytes)
     order = {key: i for i, key in enumerate(groups)}
     results.sort(key=lambda r: order[r[0]])
     return {

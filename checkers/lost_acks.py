@@ -30,7 +30,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from checkers.result import Validity, merge_valid
-from harness.history import Event, Invocation, freeze, pair_invocations
+from harness.frozen import thaw
+from harness.history import Event, Invocation, MalformedOp, Op, freeze, pair_invocations
 
 WRITE_FS = frozenset({"add", "send"})
 READ_F = "read"
@@ -56,6 +57,22 @@ class FinalRead:
     key: Hashable
     values: tuple[Hashable, ...]
     index: int
+
+
+def reject_malformed(ops: Iterable[Op]) -> None:
+    """Takes a history's ops. Raises MalformedOp for the first this check cannot read: an
+    operation other than add, send and read, or an ok read whose value is not a list."""
+    known = sorted({*WRITE_FS, READ_F})
+    for op in ops:
+        if op.f not in known:
+            raise MalformedOp(
+                op.index,
+                f"{op.f!r} is not an operation of the set model (it has {', '.join(known)})",
+            )
+        if op.f == READ_F and op.type == "ok" and not isinstance(op.value, list):
+            raise MalformedOp(
+                op.index, f"a set read's value must be a list, not {op.value!r}", in_value=True
+            )
 
 
 def writes(invocations: Iterable[Invocation]) -> list[Write]:
@@ -184,7 +201,7 @@ def check_key(key: Hashable, ws: Sequence[Write], reads: Sequence[FinalRead]) ->
     }
     outcomes = Counter(w.outcome for w in ws)
     result: dict[str, Any] = {
-        "key": key,
+        "key": thaw(key),
         "valid": _verdict(anomalies, reads),
         "final_reads": len(reads),
         "attempt_count": len(ws),
@@ -194,10 +211,13 @@ def check_key(key: Hashable, ws: Sequence[Write], reads: Sequence[FinalRead]) ->
         "read_count": len({v for r in reads for v in r.values}),
     }
     for name, cases in anomalies.items():
-        result[name] = _sorted(c["value"] for c in cases)
+        result[name] = [thaw(v) for v in _sorted(c["value"] for c in cases)]
         result[f"{name}_count"] = len(cases)
-    result["duplicated_copies"] = [[c["value"], c["copies"]] for c in anomalies["duplicated"]]
-    result["cases"] = anomalies
+    result["duplicated_copies"] = [[thaw(c["value"]), c["copies"]] for c in anomalies["duplicated"]]
+    result["cases"] = {
+        name: [{**c, "key": thaw(c["key"]), "value": thaw(c["value"])} for c in cases]
+        for name, cases in anomalies.items()
+    }
     return result
 
 

@@ -9,6 +9,8 @@ from collections.abc import Callable, Hashable
 from dataclasses import dataclass, replace
 from typing import Any, Final
 
+from harness.frozen import Exact
+from harness.frozen import thaw as thaw_value
 from harness.history import Op, freeze
 
 State = Any  # any hashable, immutable value
@@ -84,19 +86,14 @@ UNREAD: Final = _Unread()
 ANY_STATE: Final = None  # what `observes` returns when an op depends on every state
 
 
-_SCALARS: Final = frozenset({int, str, bool, float, type(None)})
-_FROZEN: Final = _SCALARS | {tuple, frozenset}
+_FROZEN: Final = frozenset({int, str, type(None), tuple, frozenset, Exact})
 
 
 def thaw(value: Any) -> Any:
     """Takes a state or frozen value. Returns a JSON-serialisable equivalent."""
-    if isinstance(value, tuple):
-        return [thaw(v) for v in value]
-    if isinstance(value, frozenset):
-        return sorted((thaw(v) for v in value), key=repr)
     if isinstance(value, _Unread):
         return repr(value)
-    return value
+    return thaw_value(value)
 
 
 def op_value(op: Op) -> Any:
@@ -137,6 +134,15 @@ def _observes_everything(op: Op) -> frozenset[Any] | None:
     return ANY_STATE
 
 
+def _any_value(op: Op) -> str | None:
+    return None
+
+
+def is_pair(value: Any) -> bool:
+    """Whether a decoded value is a two-element list (or tuple, once frozen)."""
+    return isinstance(value, list | tuple) and len(value) == 2
+
+
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Model:
     """A sequential specification. Only name, init, step and fs are required.
@@ -154,6 +160,8 @@ class Model:
     with f applied to each value it writes. With both, values written but never mentioned
     become UNREAD: no op can tell them apart, and states differing only there merge. Leave
     them None (the default) unless both are exact.
+    malformed(op): why the op's value is not one step can read (a cas value that is not a
+    pair, say), or None; checked for every op before the search, so step may assume it.
     """
 
     name: str
@@ -168,6 +176,7 @@ class Model:
     observes: Callable[[Op], frozenset[Any] | None] = _observes_everything
     mentions: Callable[[Op], frozenset[Any]] | None = None
     rename_written: Callable[[Op, Callable[[Any], Any]], Op] | None = None
+    malformed: Callable[[Op], str | None] = _any_value
 
     def with_(self, **changes: Any) -> Model:
         """Takes fields to change. Returns a copy of this model with them. effect, observes,

@@ -14,6 +14,9 @@ Vocabulary (the `f` and `value` of each `Op`; `fail` ops are dropped before any 
   replace (info value [old, new]; ok value [old, new, applied]),
   remove (info value None; ok value: whether the key existed).
 - set (initial state the empty set): add (value v), read (ok value: every element).
+- kv-append, one key per op (strings; initial state None, meaning never written):
+  get (ok value: the current string; "" or None for a key never written), put (value s),
+  append (value s: the key's string becomes its old string, "" if never written, then s).
 
 An `info` op may take effect at any time after its invoke, or never: `step` applies it
 naturally and accepts whichever outcome it had, so it never returns `Inconsistent`.
@@ -37,6 +40,7 @@ from checkers.model_core import (
     State,
     describe_op,
     describe_state,
+    is_pair,
     op_value,
     thaw,
     with_value,
@@ -46,6 +50,7 @@ from harness.history import Op, freeze
 __all__ = [
     "ANY_STATE",
     "CAS_REGISTER",
+    "KV_APPEND",
     "MAP",
     "MODELS",
     "REGISTER",
@@ -120,6 +125,12 @@ def _register_rename(op: Op, rename: Callable[[Any], Any]) -> Op:
     return op
 
 
+def _register_malformed(op: Op) -> str | None:
+    if op.f == "cas" and not is_pair(op.value):
+        return f"a cas value must be [old, new], not {op.value!r}"
+    return None
+
+
 REGISTER: Final = Model(
     name="register",
     init=None,
@@ -130,6 +141,7 @@ REGISTER: Final = Model(
     observes=_register_observes,
     mentions=_register_mentions,
     rename_written=_register_rename,
+    malformed=_register_malformed,
 )
 CAS_REGISTER: Final = REGISTER.with_(name="cas-register", fs=frozenset({"read", "write", "cas"}))
 
@@ -244,6 +256,20 @@ def _map_rename(op: Op, rename: Callable[[Any], Any]) -> Op:
     return op
 
 
+def _map_malformed(op: Op) -> str | None:
+    value, crashed = op.value, op.type == "info"
+    flagged = isinstance(value, list | tuple) and value and isinstance(value[-1], bool)
+    if op.f == "put-if-absent" and not crashed and not (is_pair(value) and flagged):
+        return f"an ok put-if-absent value must be [value, applied], not {value!r}"
+    if op.f == "replace" and crashed and not (isinstance(value, list | tuple) and len(value) >= 2):
+        return f"a replace value must be [old, new], not {value!r}"
+    if op.f == "replace" and not crashed and not (len(value or ()) == 3 and flagged):
+        return f"an ok replace value must be [old, new, applied], not {value!r}"
+    if op.f == "remove" and not crashed and not isinstance(value, bool):
+        return f"an ok remove value must be true or false (whether the key existed), not {value!r}"
+    return None
+
+
 MAP: Final = Model(
     name="map",
     init=None,
@@ -254,6 +280,7 @@ MAP: Final = Model(
     observes=_map_observes,
     mentions=_map_mentions,
     rename_written=_map_rename,
+    malformed=_map_malformed,
 )
 
 
@@ -272,12 +299,69 @@ def _set_step(state: State, op: Op) -> State | Inconsistent:
     return Inconsistent("unknown operation {!r}", op.f)
 
 
+def _set_malformed(op: Op) -> str | None:
+    if op.f == "read" and op.type == "ok" and not isinstance(op.value, list | tuple):
+        return f"a set read's value must be a list of elements, not {op.value!r}"
+    return None
+
+
 SET: Final = Model(
     name="set",
     init=frozenset(),
     step=_set_step,
     fs=frozenset({"add", "read"}),
     reads=frozenset({"read"}),
+    malformed=_set_malformed,
 )
 
-MODELS: Final[dict[str, Model]] = {m.name: m for m in (REGISTER, CAS_REGISTER, MAP, SET)}
+# --- strings that appends extend (Jepsen's and Porcupine's key-value append) -------------
+
+
+def _kv_append_step(state: State, op: Op) -> State | Inconsistent:
+    f, value = op.f, op.value
+    if f == "get":
+        if value == state or (state is None and value == ""):
+            return state
+        return Inconsistent("get {!r} but value is {}", value, Described(state))
+    if f == "put":
+        return value
+    if f == "append":
+        return (state or "") + value
+    return Inconsistent("unknown operation {!r}", f)
+
+
+def _kv_append_effect(op: Op) -> Any:
+    return op.value if op.f == "put" else UNKNOWN
+
+
+def _kv_append_observes(op: Op) -> frozenset[Any] | None:
+    if op.f == "put":
+        return frozenset()
+    if op.f == "get":
+        return frozenset([None, ""]) if op.value in (None, "") else frozenset([op.value])
+    return ANY_STATE  # an append's result depends on every state
+
+
+def _kv_append_malformed(op: Op) -> str | None:
+    value, read = op.value, op.f == "get"
+    if read and op.type == "ok" and not (value is None or isinstance(value, str)):
+        return f"a get value must be a string or nil, not {value!r}"
+    if not read and not isinstance(value, str):
+        return (
+            f"{'an append' if op.f == 'append' else 'a put'} value must be a string, not {value!r}"
+        )
+    return None
+
+
+KV_APPEND: Final = Model(
+    name="kv-append",
+    init=None,
+    step=_kv_append_step,
+    fs=frozenset({"get", "put", "append"}),
+    reads=frozenset({"get"}),
+    effect=_kv_append_effect,
+    observes=_kv_append_observes,
+    malformed=_kv_append_malformed,
+)
+
+MODELS: Final[dict[str, Model]] = {m.name: m for m in (REGISTER, CAS_REGISTER, MAP, SET, KV_APPEND)}

@@ -6,6 +6,7 @@ right edge; the op that cannot be linearized is red, the prefix's ops blue, the 
 
 from __future__ import annotations
 
+import hashlib
 import html
 import json
 import re
@@ -58,8 +59,17 @@ def _label(op: dict[str, Any]) -> str:
     return f"{op['index']}: {op['f']} {value}"
 
 
-def _slug(key: Any) -> str:
-    return re.sub(r"[^A-Za-z0-9_.-]+", "_", json.dumps(key)).strip("_") or "key"
+SLUG_CHARS = 40  # of the key's text in a file name; a hash of the whole key follows
+
+
+def file_stem(key: Any) -> str:
+    """Takes a report's key. Returns a file name stem unique to the key and bounded in
+    length: a readable prefix, then a hash of its exact JSON (so 1 and "1", or "a/b" and
+    "a b", never share a file)."""
+    exact = json.dumps(key, sort_keys=True)
+    readable = re.sub(r"[^A-Za-z0-9_.-]+", "_", exact).strip("_")[:SLUG_CHARS] or "key"
+    digest = hashlib.sha256(exact.encode()).hexdigest()[:10]
+    return f"counterexample-{readable}-{digest}"
 
 
 def _title(failure: dict[str, Any]) -> str:
@@ -169,7 +179,7 @@ def render_counterexample(failure: dict[str, Any], out_dir: Path) -> list[Path]:
     if failure.get("valid") is not False:
         return []
     out_dir.mkdir(parents=True, exist_ok=True)
-    stem = f"counterexample-{_slug(failure['key'])}"
+    stem = file_stem(failure["key"])
     return [
         draw_png(failure, out_dir / f"{stem}.png"),
         write_html(failure, out_dir / f"{stem}.html"),

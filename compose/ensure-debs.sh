@@ -1,20 +1,32 @@
 #!/usr/bin/env bash
-# Installs the Debian packages the harness needs (docker.io, debootstrap,
-# iptables, maven, python3-venv) when any is missing; runs apt-get update once.
+# Checks Python >= 3.11 first, then installs the Debian (or Ubuntu) packages the
+# harness needs when any is missing (docker.io, iptables, maven, a Java 17 JRE for Spark,
+# chromium for the page tests, the venv module;
+# debootstrap and Debian's keyring unless HARNESS_BASE_IMAGE names a base image to
+# pull instead); runs apt-get update once. PYTHON names the interpreter (python3).
 set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+bash "$here/check-python.sh"
+python=${PYTHON:-python3}
 missing=()
 command -v dockerd >/dev/null 2>&1 || missing+=(docker.io)
-command -v debootstrap >/dev/null 2>&1 || missing+=(debootstrap)
 command -v iptables >/dev/null 2>&1 || missing+=(iptables)
 command -v mvn >/dev/null 2>&1 || missing+=(maven)
-python3 -c 'import ensurepip, venv' >/dev/null 2>&1 || missing+=(python3-venv)
+# Spark (analyze, check --spark) runs on a Java 17 JRE; the page tests use headless Chromium.
+command -v java >/dev/null 2>&1 || missing+=(openjdk-17-jre-headless)
+command -v chromium >/dev/null 2>&1 || missing+=(chromium)
+"$python" -c 'import ensurepip, venv' >/dev/null 2>&1 || missing+=("${python##*/}-venv")
+if [ -z "${HARNESS_BASE_IMAGE:-}" ]; then
+  command -v debootstrap >/dev/null 2>&1 || missing+=(debootstrap)
+  [ -f /usr/share/keyrings/debian-archive-keyring.gpg ] || missing+=(debian-archive-keyring)
+fi
 if [ ${#missing[@]} -eq 0 ]; then
   exit 0
 fi
 if [ "$(id -u)" -ne 0 ]; then
-  echo "missing Debian packages: ${missing[*]}; run as root or install them" >&2
+  echo "missing packages: ${missing[*]}; run as root or install them" >&2
   exit 1
 fi
-echo "installing Debian packages: ${missing[*]}"
+echo "installing packages: ${missing[*]}"
 apt-get update -qq
 DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null

@@ -1,16 +1,33 @@
 #!/bin/sh
 # Starts the role named by the first argument, with the config the harness
-# copied into the container before starting it.
+# copied into the container and the heap it set in HEAP_MIB
+# (harness/cluster/resources.py, which also sets the container's memory limit).
+# A KRaft node (broker, controller or both) formats its storage once, with the
+# cluster id and format arguments the harness set in KRAFT_CLUSTER_ID and
+# KRAFT_FORMAT_ARGS, before its first start; a restart keeps what is there.
 set -e
+heap=${HEAP_MIB:?HEAP_MIB is not set: the harness sets it when it creates the container}
 cp_libs='/opt/kafka/libs/*'
 log="-Dlog4j.configuration=file:/etc/kafka/log4j.properties -Dkafka.logs.dir=/var/log/kafka"
+mem="-Xms$((heap / 2))m -Xmx${heap}m"
+start_kafka() {
+  exec java $mem -XX:+UseG1GC -Djava.awt.headless=true $log \
+    -cp "$cp_libs" kafka.Kafka /etc/kafka/server.properties
+}
 case "$1" in
   kafka)
-    exec java -Xms256m -Xmx512m -XX:+UseG1GC -Djava.awt.headless=true $log \
-      -cp "$cp_libs" kafka.Kafka /etc/kafka/server.properties ;;
+    start_kafka ;;
+  kraft)
+    id=${KRAFT_CLUSTER_ID:?KRAFT_CLUSTER_ID is not set: the harness sets it for KRaft nodes}
+    if [ ! -f /var/lib/kafka/data/meta.properties ]; then
+      # shellcheck disable=SC2086 # the format arguments are words on purpose
+      java -Xmx256m $log -cp "$cp_libs" kafka.tools.StorageTool format \
+        -t "$id" -c /etc/kafka/server.properties ${KRAFT_FORMAT_ARGS:-}
+    fi
+    start_kafka ;;
   zookeeper)
-    exec java -Xms64m -Xmx256m -Djava.awt.headless=true $log -Dzookeeper.admin.enableServer=false \
+    exec java $mem -Djava.awt.headless=true $log -Dzookeeper.admin.enableServer=false \
       -cp "$cp_libs" org.apache.zookeeper.server.quorum.QuorumPeerMain /etc/zookeeper/zoo.cfg ;;
   *)
-    echo "usage: entrypoint.sh kafka|zookeeper" >&2; exit 2 ;;
+    echo "usage: entrypoint.sh kafka|kraft|zookeeper" >&2; exit 2 ;;
 esac

@@ -4,19 +4,21 @@ positive number rejects bad input with the same message (and exit 254)."""
 from __future__ import annotations
 
 import argparse
+import math
 from collections.abc import Callable
 
 
 def positive(kind: type[int] | type[float]) -> Callable[[str], int | float]:
-    """Takes int or float. Returns an argparse type accepting only numbers above zero."""
+    """Takes int or float. Returns an argparse type accepting only finite numbers above zero
+    (NaN compares false with everything, so it would pass a bare `<= 0` test)."""
 
     def parse(text: str) -> int | float:
         try:
             number = kind(text)
         except ValueError:
             raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-        if number <= 0:
-            raise argparse.ArgumentTypeError(f"must be positive: {text!r}")
+        if not math.isfinite(number) or number <= 0:
+            raise argparse.ArgumentTypeError(f"must be a finite number above zero: {text!r}")
         return number
 
     parse.__name__ = kind.__name__  # argparse names the type in its messages

@@ -7,14 +7,18 @@ sets `func(args) -> exit code` on its parser.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+import tempfile
+import traceback
 from collections.abc import Sequence
 
-from harness import check_cli, run_cli
+from harness import check_cli, run_cli, serve, signals
 from harness.cluster import cli as cluster_cli
+from harness.pipeline import analyze
 
 # Jepsen's exit codes: 0 valid, 1 invalid, 2 unknown, 254 bad arguments, 255 crash.
-EXIT_BAD_ARGS = 254
+EXIT_BAD_ARGS, EXIT_CRASH = 254, 255
 
 
 class _Parser(argparse.ArgumentParser):
@@ -32,15 +36,30 @@ def build_parser() -> argparse.ArgumentParser:
     run_cli.add_parser(sub)
     cluster_cli.add_parser(sub)
     check_cli.add_parser(sub)
+    analyze.add_parser(sub)
+    serve.add_parser(sub)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Parses argv and runs the chosen subcommand; returns its exit code."""
+    signals.install()
     args = build_parser().parse_args(argv)
     try:
         code: int = args.func(args)
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    except Exception as err:  # a bug of ours: never exit 1, which means "invalid"
+        return crashed(err)
     return code
+
+
+def crashed(err: BaseException) -> int:
+    """Takes an exception nobody handled. Writes its traceback to a log file, says so in
+    one line, and returns 255 (Jepsen's exit code for a crash)."""
+    fd, path = tempfile.mkstemp(prefix="harness-crash-", suffix=".log")
+    with os.fdopen(fd, "w") as log:
+        traceback.print_exception(err, file=log)
+    print(f"harness: internal error: {err!r} (traceback in {path})", file=sys.stderr)
+    return EXIT_CRASH

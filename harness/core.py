@@ -19,22 +19,32 @@ from typing import Any
 
 from harness import signals
 from harness.cluster.admin import KAFKA_LOG as ADMIN_KAFKA_LOG
-from harness.cluster.docker_cluster import ClusterError, ClusterSpec, DockerCluster
+from harness.cluster.admin import AdminError
+from harness.cluster.config import ELR_FEATURE, PROFILES
+from harness.cluster.docker_cluster import ClusterError, DockerCluster
 from harness.cluster.engine import docker_client
 from harness.cluster.images import ensure_node_image
+from harness.cluster.protocol import Cluster
 from harness.final_phase import final_reads, wait_healthy
 from harness.history import HistoryError, HistoryWriter, load
 from harness.progress import StatusLine
-from harness.results import new_run_folder, point_latest, write_json, write_test_json
+from harness.results import (
+    add_cluster_facts,
+    new_run_folder,
+    point_latest,
+    write_json,
+    write_test_json,
+)
 from harness.runner import Plan, Recorder, Runner
 from harness.spec import TestSpec
 from harness.verdict import check_run, summary_lines, write_outputs
 from kvstore import DEFAULT_TIMEOUTS
 from kvstore.kafka_log import KAFKA_LOG as STORE_KAFKA_LOG
 from nemesis.core import Compose
+from nemesis.process import revive
 from nemesis.schedule import build_nemesis, fault_ops
-from workloads import WORKLOADS
 from workloads.core import Client, Context
+from workloads.registry import WORKLOADS
 
 LOG = logging.getLogger("harness.run")
 EXIT_VALID, EXIT_INVALID, EXIT_UNKNOWN = 0, 1, 2
@@ -90,28 +100,28 @@ class TestRun:
         self.ctx = Context(
             bootstrap="",
             topic=spec.topic,
-            kafka_config=spec.kafka_config,
+            kafka_config=PROFILES[spec.kafka_config].safety,
             store=spec.store,
             keys=spec.keys,
             partitions=spec.partitions,
             replication_factor=min(3, spec.brokers),
             timeouts=DEFAULT_TIMEOUTS,
             check_time_limit=spec.check_time_limit,
+            producer_acks=spec.producer_acks,
+            idempotence=spec.idempotence,
+            consumer_group=spec.consumer_group,
         )
 
     def set_up(self) -> None:
         """Builds the image if needed, starts a fresh cluster and creates the store topic."""
         spec = self.spec
         client = docker_client()
-        ensure_node_image(client, self.line.update)
-        self.cluster = DockerCluster(
-            ClusterSpec(spec.cluster_name, spec.brokers, spec.zookeepers, spec.kafka_config),
-            client,
-        )
+        ensure_node_image(client, self.line.update, spec.kafka_version)
+        self.cluster = DockerCluster(spec.cluster_spec(), client)
         if self.cluster.attach():
             self.line.say(f"replacing the running cluster {spec.cluster_name}")
         try:
-            self.cluster.up(status=self.line.update, timeout=CLUSTER_UP_TIMEOUT_S)
+            self.cluster.up(status=self.line.update, timeout=CLUSTER_UP_TIMEOUT_S, replace=True)
         except ClusterError as err:
             # A loaded machine can starve a starting broker past its ZooKeeper session;
             # one more try on a clean slate tells that apart from a cluster that cannot start.
@@ -119,6 +129,7 @@ class TestRun:
             self.line.say(f"cluster up failed ({str(err).splitlines()[0]}); trying once more")
             self.cluster.up(status=self.line.update, timeout=CLUSTER_UP_TIMEOUT_S)
         self.ctx = dataclasses.replace(self.ctx, bootstrap=self.cluster.bootstrap_servers)
+        add_cluster_facts(self.folder, cluster_facts(self.cluster))
         self.line.update(f"creating topic {spec.topic}")
         self.workload.create_topics(self.cluster.admin(), self.ctx)
         self.nemesis = build_nemesis(spec.nemesis, spec.topic, self.rng)
@@ -155,9 +166,11 @@ class TestRun:
             return
         self.line.update("healing: removing every fault")
         if recorder is not None:
-            heal_all(self.nemesis, recorder)
+            heal_all(self.nemesis, self.cluster, recorder)
         else:
             self.nemesis.teardown()
+            if self.cluster is not None:
+                revive(self.cluster, resume_paused=True)
 
     def finish(self, recorder: Recorder) -> None:
         """Waits for the topic to be whole again and reads every key once."""
@@ -187,11 +200,35 @@ class TestRun:
         return self.interrupts.count > 0
 
 
-def heal_all(nemesis: Compose, recorder: Recorder) -> None:
-    """Tears the nemesis down and records it as the `heal` op."""
+def cluster_facts(cluster: DockerCluster) -> dict[str, Any]:
+    """Returns what the running cluster says about itself that a result depends on: its
+    metadata mode, finalized features, and whether eligible leader replicas (KIP-966)
+    are on (never on ZooKeeper; None when the cluster did not say)."""
+    facts: dict[str, Any] = {
+        "kafka_version": cluster.spec.kafka_version,
+        "metadata": cluster.metadata,
+        "kraft_roles": cluster.spec.kraft_roles if cluster.metadata == "kraft" else None,
+    }
+    if cluster.metadata != "kraft":
+        return facts | {"features": {}, "eligible_leader_replicas": False}
+    try:
+        features = cluster.features()
+    except AdminError as err:
+        return facts | {"features": None, "eligible_leader_replicas": None, "error": str(err)}
+    return facts | {
+        "features": features,
+        "eligible_leader_replicas": features.get(ELR_FEATURE, 0) >= 1,
+    }
+
+
+def heal_all(nemesis: Compose, cluster: Cluster | None, recorder: Recorder) -> None:
+    """Tears the nemesis down, starts or resumes every node that is not running (a broker
+    may have died by itself), and records it all as the `heal` op."""
     recorder.nemesis("invoke", "heal")
     try:
         report = nemesis.teardown()
+        if cluster is not None:
+            report["revived"] = revive(cluster, resume_paused=True)
     except Exception as err:  # recorded: a heal that failed explains later anomalies
         recorder.nemesis("info", "heal", {"failed": repr(err)}, error=repr(err))
         return
@@ -208,11 +245,23 @@ def run_test(spec: TestSpec, results_root: Path, line: StatusLine) -> RunOutcome
     point_latest(results_root, folder)
     with run_log(folder):
         try:
-            return _run(TestRun(spec, folder, line))
+            outcome = _run(TestRun(spec, folder, line))
         except Exception as err:  # a bug of ours: never exit 1, which means "invalid"
             LOG.error("internal error:\n%s", traceback.format_exc())
             line.say(f"harness run: internal error: {err!r} (traceback in {folder}/run.log)")
-            return RunOutcome(folder, None, EXIT_BROKEN)
+            outcome = RunOutcome(folder, None, EXIT_BROKEN)
+        update_index(results_root)
+    return outcome
+
+
+def update_index(results_root: Path) -> None:
+    """Rebuilds results/index.html with this run in it; a failure costs only the page."""
+    try:
+        from harness.report.index import write_index
+
+        write_index(results_root)
+    except Exception:  # the run's own results are written; the index is a convenience
+        LOG.exception("rebuilding %s/index.html failed", results_root)
 
 
 def _run(run: TestRun) -> RunOutcome:
@@ -221,6 +270,8 @@ def _run(run: TestRun) -> RunOutcome:
     recorder: Recorder | None = None
     try:
         run.set_up()
+        if run.interrupted():  # a handler's KeyboardInterrupt swallowed by a library
+            raise KeyboardInterrupt
         # Opened once the cluster is up, so the history's clock starts with the workload.
         writer = HistoryWriter(run.folder / "history.jsonl")
         recorder = Recorder(writer)
@@ -257,6 +308,17 @@ def _conclude(run: TestRun, broke: BaseException | None) -> RunOutcome:
         line.say(f"the run broke: {type(broke).__name__}: {broke} (details in {folder}/run.log)")
         write_json(folder / "results.json", {"valid": "unknown", "error": repr(broke)})
         return RunOutcome(folder, None, EXIT_BROKEN)
+    try:
+        return _check_and_report(run)
+    except KeyboardInterrupt:  # the containers are gone already: only the check is cut short
+        reason = "interrupted while checking: the history is kept, not checked"
+        write_json(folder / "results.json", {"valid": "unknown", "interrupted": reason})
+        line.say(f"{reason} ({folder})")
+        return RunOutcome(folder, None, EXIT_INTERRUPTED)
+
+
+def _check_and_report(run: TestRun) -> RunOutcome:
+    line, folder = run.line, run.folder
     line.update(f"checking {run.spec.keys} keys")
     try:
         history = load(folder / "history.jsonl")

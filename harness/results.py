@@ -16,8 +16,6 @@ from typing import Any
 
 from harness.spec import TestSpec
 
-KAFKA_VERSION = "3.9.1"
-
 
 def new_run_folder(root: Path, name: str, now: float | None = None) -> Path:
     """Takes the results root and a test name. Creates and returns a fresh folder for one
@@ -45,9 +43,9 @@ def point_latest(root: Path, folder: Path) -> None:
     tmp.replace(link)
 
 
-def versions() -> dict[str, str]:
+def versions(kafka_version: str) -> dict[str, str]:
     """Returns the versions a result depends on: Kafka, Python, librdkafka, the harness."""
-    found = {"kafka": KAFKA_VERSION, "python": platform.python_version()}
+    found = {"kafka": kafka_version, "python": platform.python_version()}
     try:
         import confluent_kafka
 
@@ -66,10 +64,16 @@ def write_test_json(folder: Path, spec: TestSpec, started: float) -> None:
     """Writes test.json: the spec, the versions and when the run started."""
     body = {
         "spec": spec.to_json(),
-        "versions": versions(),
+        "versions": versions(spec.kafka_version),
         "started": time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(started)),
     }
     write_json(folder / "test.json", body)
+
+
+def add_cluster_facts(folder: Path, facts: dict[str, Any]) -> None:
+    """Adds the cluster's facts to folder/test.json under "cluster"."""
+    path = folder / "test.json"
+    write_json(path, json.loads(path.read_text()) | {"cluster": facts})
 
 
 def write_json(path: Path, body: Any) -> None:

@@ -12,17 +12,18 @@ from pathlib import Path
 from typing import Any
 
 from harness.argtypes import positive
-from harness.cluster.cli import add_cluster_options
-from harness.core import EXIT_INTERRUPTED, EXIT_INVALID, run_test
+from harness.cluster.cli import add_cluster_options, cluster_spec
 from harness.progress import StatusLine
 from harness.spec import TestSpec, default_name
-from nemesis.schedule import NEMESES, parse_nemeses
-from workloads import WORKLOADS
-from workloads.store_client import STORES
+from nemesis.names import NEMESES
+from workloads.names import STORES, WORKLOAD_NAMES
+
+# The modules that run a test (Docker's, Kafka's and ZooKeeper's clients) are imported
+# by the functions that need them, so that `harness --help` starts fast.
 
 EXIT_BAD_ARGS = 254
-# Docker names: the test name also names folders, so keep it to what both accept.
-_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+-]{0,99}")
+# The test name names folders (and nothing in Docker), so `+` is fine there.
+_TEST_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+-]{0,99}")
 
 
 def add_parser(sub: Any) -> None:
@@ -35,7 +36,7 @@ def add_parser(sub: Any) -> None:
         "Exits 0 valid, 1 invalid, 2 unknown, 130 interrupted, 254 bad arguments, "
         "255 when the run itself broke.",
     )
-    p.add_argument("--workload", choices=sorted(WORKLOADS), default="kv")
+    p.add_argument("--workload", choices=sorted(WORKLOAD_NAMES), default="kv")
     p.add_argument("--store", choices=list(STORES), default="linearizable")
     p.add_argument(
         "--nemesis",
@@ -82,6 +83,22 @@ def add_parser(sub: Any) -> None:
         help="seconds of linearizability search per key before unknown",
     )
     p.add_argument(
+        "--producer-acks",
+        choices=("all", "1"),
+        default="all",
+        help="queue workload: the producers' acks (default all)",
+    )
+    p.add_argument(
+        "--idempotence",
+        action="store_true",
+        help="queue workload: idempotent producers (they retry; default: one attempt each)",
+    )
+    p.add_argument(
+        "--consumer-group",
+        action="store_true",
+        help="queue workload: consumers subscribe in one group instead of being assigned",
+    )
+    p.add_argument(
         "--leave-cluster-running",
         action="store_true",
         help="keep the cluster after the run (faults healed)",
@@ -95,19 +112,28 @@ def add_parser(sub: Any) -> None:
 def spec_from_args(args: argparse.Namespace, seed: int) -> TestSpec:
     """Takes parsed options and a seed. Returns the TestSpec; raises ValueError for
     combinations no parser can refuse alone."""
+    from nemesis.schedule import parse_nemeses
+
     nemesis = parse_nemeses(args.nemesis)
+    if args.idempotence and args.producer_acks != "all":
+        raise ValueError("--idempotence needs --producer-acks all (Kafka refuses it otherwise)")
     name = args.name or default_name(args.workload, args.store, nemesis)
-    for label, text in (("test name", name), ("cluster name", args.cluster_name)):
-        if not _NAME.fullmatch(text):
-            raise ValueError(f"{label} {text!r}: use letters, digits and . _ + - (up to 100)")
+    if not _TEST_NAME.fullmatch(name):
+        raise ValueError(f"test name {name!r}: use letters, digits and . _ + - (up to 100)")
+    # Raises SpecError (a ValueError) for a name, count, release or profile no cluster can have.
+    cluster = cluster_spec(args, args.cluster_name)
     return TestSpec(
         name=name,
         workload=args.workload,
         store=args.store,
         nemesis=nemesis,
         kafka_config=args.kafka_config,
-        brokers=args.brokers,
-        zookeepers=args.zookeepers,
+        brokers=cluster.brokers,
+        zookeepers=cluster.zookeepers,
+        kafka_version=cluster.kafka_version,
+        metadata=cluster.metadata,
+        kraft_roles=cluster.kraft_roles,
+        controllers=cluster.controllers,
         time_limit=args.time_limit,
         concurrency=args.concurrency,
         rate=args.rate,
@@ -118,19 +144,58 @@ def spec_from_args(args: argparse.Namespace, seed: int) -> TestSpec:
         cluster_name=args.cluster_name,
         leave_cluster_running=args.leave_cluster_running,
         check_time_limit=args.check_time_limit,
+        producer_acks=args.producer_acks,
+        idempotence=args.idempotence,
+        consumer_group=args.consumer_group,
+    )
+
+
+def machine_fit_problem(spec: TestSpec) -> str | None:
+    """Returns why the asked cluster does not fit the engine's machine, or None (also when
+    no engine answers yet: set-up then says so)."""
+    from harness.cluster.engine import EngineError, docker_client
+    from harness.cluster.resources import engine_machine, fit_problem
+
+    try:
+        machine = engine_machine(docker_client())
+    except EngineError:
+        return None
+    return fit_problem(spec.cluster_spec(), machine)
+
+
+def fault_shortfall(spec: TestSpec) -> str | None:
+    """Returns a warning when the time limit is too short for every chosen fault to
+    start once, else None."""
+    from nemesis.schedule import faults_started
+
+    started = faults_started(spec.time_limit, spec.nemesis_interval)
+    if started >= len(spec.nemesis):
+        return None
+    needed = (2 * len(spec.nemesis) - 1) * spec.nemesis_interval
+    return (
+        f"note: only {started} of the {len(spec.nemesis)} faults will start: "
+        f"{len(spec.nemesis)} faults at --nemesis-interval {spec.nemesis_interval:g} "
+        f"need a --time-limit over {needed:g} s"
     )
 
 
 def run(args: argparse.Namespace) -> int:
     """Runs the test --test-count times (stopping at the first invalid or interrupted
     run); returns the exit code of the last run."""
+    from harness.core import EXIT_INTERRUPTED, EXIT_INVALID, run_test
+
     first_seed = args.seed if args.seed is not None else int.from_bytes(os.urandom(4), "big")
     try:
         specs = [spec_from_args(args, first_seed + i) for i in range(args.test_count)]
     except ValueError as err:
         print(f"harness run: error: {err}", file=sys.stderr)
         return EXIT_BAD_ARGS
+    if (too_big := machine_fit_problem(specs[0])) is not None:
+        print(f"harness run: error: {too_big}", file=sys.stderr)
+        return EXIT_BAD_ARGS
     line = StatusLine()
+    if (shortfall := fault_shortfall(specs[0])) is not None:
+        line.say(shortfall)
     code = 0
     for i, spec in enumerate(specs, start=1):
         count = f" ({i} of {len(specs)})" if len(specs) > 1 else ""

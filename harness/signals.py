@@ -9,7 +9,7 @@ from __future__ import annotations
 import contextlib
 import signal
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from types import FrameType
 
 _HANDLED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
@@ -35,10 +35,11 @@ _interrupts = Interrupts()
 def install() -> Interrupts:
     """Makes SIGINT, SIGTERM and SIGHUP raise KeyboardInterrupt in the main thread.
 
-    Returns the counter, whose `count` says how many arrived. A no-op (returning
+    Returns the counter, whose `count` says how many arrived since. A no-op (returning
     the counter) outside the main thread, where Python cannot set handlers.
     """
     if threading.current_thread() is threading.main_thread():
+        _interrupts.count = 0
         for sig in _HANDLED:
             signal.signal(sig, _interrupts.handle)
     return _interrupts
@@ -53,3 +54,19 @@ def shielded() -> Iterator[Interrupts]:
         yield _interrupts
     finally:
         _interrupts.shielded = previous
+
+
+@contextlib.contextmanager
+def undone_on_failure(undo: Callable[[], object]) -> Iterator[None]:
+    """Runs a block that makes things (a cluster); when it raises anything, an interrupt
+    included, runs undo shielded from further interrupts, then re-raises.
+
+    A second signal while the first is still on its way out of the block only replaces
+    it: the undo runs either way. Without install() the undo is not shielded from ^C.
+    """
+    try:
+        yield
+    except BaseException:
+        with shielded():
+            undo()
+        raise

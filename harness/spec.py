@@ -6,6 +6,9 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
+from harness.cluster.config import DEFAULT_VERSION, Metadata
+from harness.cluster.layout import ClusterSpec, KraftRoles
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class TestSpec:
@@ -20,6 +23,10 @@ class TestSpec:
     kafka_config: str = "safe"
     brokers: int = 3
     zookeepers: int = 1
+    kafka_version: str = DEFAULT_VERSION
+    metadata: Metadata = "zookeeper"
+    kraft_roles: KraftRoles = "dedicated"
+    controllers: int = 3
     time_limit: float = 60.0
     concurrency: int = 5
     rate: float = 100.0
@@ -30,11 +37,27 @@ class TestSpec:
     cluster_name: str = "harness"
     leave_cluster_running: bool = False
     check_time_limit: float = 60.0
+    producer_acks: str = "all"
+    idempotence: bool = False
+    consumer_group: bool = False
 
     @property
     def topic(self) -> str:
         """Returns the store topic's name: fresh per run, so no run sees another's records."""
         return f"store-{self.seed}"
+
+    def cluster_spec(self) -> ClusterSpec:
+        """Returns the shape of the cluster this test runs on."""
+        return ClusterSpec(
+            self.cluster_name,
+            self.brokers,
+            self.zookeepers,
+            self.kafka_config,
+            kafka_version=self.kafka_version,
+            metadata=self.metadata,
+            kraft_roles=self.kraft_roles,
+            controllers=self.controllers,
+        )
 
     def to_json(self) -> dict[str, Any]:
         """Returns every field, JSON-ready."""
@@ -48,4 +71,6 @@ def default_name(workload: str, store: str, nemesis: tuple[str, ...]) -> str:
     faults = "+".join(nemesis) if nemesis else "none"
     if len(nemesis) > 3:
         faults = f"{len(nemesis)}-faults"
+    if workload == "queue":  # no store in between: the name says only what ran
+        return f"{workload}-{faults}"
     return f"{workload}-{store}-{faults}"

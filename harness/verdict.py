@@ -12,11 +12,12 @@ from typing import Any
 from checkers import faults, perf, stats
 from checkers.result import check_safe, merge_valid
 from harness.history import History
-from harness.report.page import verdict_word, write_report
+from harness.report.page import queue_lines, verdict_word, write_report
 from harness.results import write_json
 from workloads.core import Context, Workload
 
 LOG = logging.getLogger("harness.run")
+MAX_OFFSET_PLOTS = 16
 
 
 def check_run(history: History, workload: Workload, ctx: Context) -> dict[str, Any]:
@@ -55,9 +56,25 @@ def write_outputs(
         rate_plot(samples, windows, folder / "rate.png")
         for failure in results.get("linearizable", {}).get("failures", []):
             drawings[str(failure.get("key"))] = render_counterexample(failure, folder)
+        if isinstance(results.get("queue"), dict) and "error" not in results["queue"]:
+            _queue_plots(folder, history, results["queue"], windows)
     except Exception:  # a drawing must never cost the run its verdict
         LOG.exception("drawing the plots failed")
     return write_report(folder, test, results, drawings)
+
+
+def _queue_plots(
+    folder: Path, history: History, queue: dict[str, Any], windows: list[dict[str, Any]]
+) -> None:
+    from harness.report.queue_plots import lost_acks_plot, offsets_plot
+
+    lost_acks_plot(history.events, queue, windows, folder / "lost-acks.png")
+    partitions = sorted(
+        {e["key"] for e in history.events if e.get("f") in ("send", "drain") and "key" in e},
+        key=repr,
+    )
+    for p in partitions[:MAX_OFFSET_PLOTS]:
+        offsets_plot(history.events, queue, p, folder / f"offsets-{p}.png")
 
 
 def summary_lines(results: dict[str, Any], report: Path) -> list[str]:
@@ -67,7 +84,8 @@ def summary_lines(results: dict[str, Any], report: Path) -> list[str]:
     lines = [
         f"verdict: {verdict_word(results['valid'])}",
         f"  {s.get('count', 0)} ops: {s.get('ok', 0)} ok, {s.get('fail', 0)} fail, "
-        f"{s.get('info', 0)} info; {lin.get('keys', 0)} keys checked",
+        f"{s.get('info', 0)} info"
+        + (f"; {lin.get('keys', 0)} keys checked" if "linearizable" in results else ""),
     ]
     windows = results.get("nemesis", {}).get("windows", [])
     if windows:
@@ -75,6 +93,8 @@ def summary_lines(results: dict[str, Any], report: Path) -> list[str]:
         for w in windows:
             kinds[w["fault"]] = kinds.get(w["fault"], 0) + 1
         lines.append("  faults: " + ", ".join(f"{n} x {k}" for k, n in sorted(kinds.items())))
+    if isinstance(results.get("queue"), dict):
+        lines += [f"  {line}" for line in queue_lines(results["queue"])]
     if "error" in lin:
         lines.append(f"  the linearizability checker failed: {lin['error']}")
     for failure in lin.get("failures", [])[:5]:

@@ -4,7 +4,7 @@ KafkaMap is the correct one; variants.py holds the maps whose anomalies the chec
 """
 
 from kvstore.api import DEFAULT_TIMEOUTS, KVMap, Timeouts
-from kvstore.errors import DefiniteFailure, Indeterminate, StoreError
+from kvstore.errors import DefiniteFailure, Indeterminate, InvalidArgument, StoreError
 from kvstore.kafka_map import KafkaMap
 from kvstore.records import Key, Value
 from kvstore.topic import create_store_topic
@@ -23,6 +23,7 @@ __all__ = [
     "VARIANTS",
     "DefiniteFailure",
     "Indeterminate",
+    "InvalidArgument",
     "KVMap",
     "KafkaMap",
     "Key",

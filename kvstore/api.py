@@ -38,8 +38,16 @@ class KVMap(Protocol):
     """A key-value map shared by every instance on the same topic.
 
     Each method returns its result, raises DefiniteFailure (certainly not
-    applied) or raises Indeterminate (may have been applied).
+    applied; InvalidArgument, a ValueError too, for a key or value that is not
+    a str or an int) or raises Indeterminate (may have been applied). Nothing
+    else leaves a method.
     """
+
+    @property
+    def failure(self) -> str | None:
+        """Why this instance serves no more operations (its log was truncated, its client
+        failed, it was closed), or None. A failed instance is replaced by a fresh one."""
+        ...
 
     def get(self, key: Key) -> Value | None:
         """Returns the key's value, or None if absent."""

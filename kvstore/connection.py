@@ -19,6 +19,11 @@ class Connection(Protocol):
         """The instance's copy of the map, fed from the log in order."""
         ...
 
+    @property
+    def unclean_election(self) -> bool:
+        """Whether the topic allows unclean leader election: its log may then be truncated."""
+        ...
+
     def send(self, partition: int, record: Record, pending: Pending[Any]) -> None:
         """Appends record to partition, without waiting.
 

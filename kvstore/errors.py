@@ -1,13 +1,13 @@
-"""The two ways a store operation can fail: certainly not applied, or unknown.
+"""The ways a store operation can fail: certainly not applied, or unknown.
 
-Workloads record DefiniteFailure as a `fail` op and Indeterminate as `info`.
+Workloads record DefiniteFailure (and InvalidArgument) as a `fail` op and Indeterminate as `info`.
 """
 
 from __future__ import annotations
 
 
 class StoreError(Exception):
-    """Base class of every error the store raises on purpose."""
+    """Base class of every error the store raises: nothing else leaves a store method."""
 
 
 class DefiniteFailure(StoreError):
@@ -18,9 +18,17 @@ class DefiniteFailure(StoreError):
     """
 
 
+class InvalidArgument(DefiniteFailure, ValueError):
+    """A key or value the store cannot hold (only str and int, never bool, float or None).
+
+    Raised before anything is sent, so the operation certainly did not take effect.
+    """
+
+
 class Indeterminate(StoreError):
     """The operation may or may not have taken effect, now or at any later time.
 
-    Raised for timeouts, transport errors, delivery errors after retries, and
-    waits for our own record that ran out of time.
+    Raised for timeouts, transport errors, delivery errors after retries, waits
+    for our own record that ran out of time or whose instance failed or closed,
+    and attempts judged lost while the topic allows unclean leader election.
     """

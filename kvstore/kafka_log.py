@@ -1,6 +1,7 @@
 """The Kafka side of one map instance: a producer, and a consumer thread feeding its replica.
 
-Every librdkafka wait is bounded by the instance's Timeouts.
+Every librdkafka wait is bounded by the instance's Timeouts. Nothing is swallowed: a fatal
+client error, a truncated log or a dead consumer thread fails the replica with its cause.
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ import contextlib
 import logging
 import threading
 import time
+from collections.abc import Callable
 from functools import partial
 from typing import Any
 
@@ -21,18 +23,22 @@ from confluent_kafka import (
     Producer,
     TopicPartition,
 )
+from confluent_kafka.admin import AdminClient, ConfigResource  # type: ignore[attr-defined]
 
 from kvstore.api import DEFAULT_TIMEOUTS, Timeouts
-from kvstore.errors import DefiniteFailure, Indeterminate
+from kvstore.errors import DefiniteFailure, Indeterminate, StoreError
 from kvstore.records import MalformedRecord, Record, decode, encode
 from kvstore.replica import Pending, Replica
 
 # With auto.offset.reset=error these mean the log we applied is not the log the
 # brokers now hold (truncation after an unclean election): the replica is void.
-_FATAL_CONSUMER_ERRORS = frozenset(
+_TRUNCATION_ERRORS = frozenset(
     {KafkaError._AUTO_OFFSET_RESET, KafkaError._LOG_TRUNCATION, KafkaError.OFFSET_OUT_OF_RANGE}
 )
+Fail = Callable[[str], None]
+"""Fails an instance's replica with the reason given."""
 _POLL_S = 0.05
+_BATCH = 1000
 
 # librdkafka logs every refused connection; during faults that is expected noise,
 # so it goes to this logger, silent unless a run attaches a handler.
@@ -41,7 +47,7 @@ KAFKA_LOG.addHandler(logging.NullHandler())
 KAFKA_LOG.propagate = False
 
 
-def _client_config(bootstrap: str, client_id: str, t: Timeouts) -> dict[str, Any]:
+def client_config(bootstrap: str, client_id: str, t: Timeouts) -> dict[str, Any]:
     """Returns what the producer and the consumer share: where, who, and bounded sockets."""
     return {
         "bootstrap.servers": bootstrap,
@@ -57,7 +63,7 @@ def _client_config(bootstrap: str, client_id: str, t: Timeouts) -> dict[str, Any
 
 def producer_config(bootstrap: str, client_id: str, t: Timeouts) -> dict[str, Any]:
     """Returns the producer settings: acks=all and bounded timeouts (KAFKA-NOTES.md)."""
-    return _client_config(bootstrap, f"{client_id}-producer", t) | {
+    return client_config(bootstrap, f"{client_id}-producer", t) | {
         "acks": "all",
         # Without idempotence a retried record could land twice, and a duplicated
         # Command (ReplicaStyleMap) would be applied twice.
@@ -70,7 +76,7 @@ def producer_config(bootstrap: str, client_id: str, t: Timeouts) -> dict[str, An
 
 def consumer_config(bootstrap: str, client_id: str, t: Timeouts) -> dict[str, Any]:
     """Returns the consumer settings: manual assignment, no commits, truncation reported."""
-    return _client_config(bootstrap, f"{client_id}-consumer", t) | {
+    return client_config(bootstrap, f"{client_id}-consumer", t) | {
         # Required by the client but unused: partitions are assigned, never subscribed.
         "group.id": f"kvstore-{client_id}",
         "enable.auto.commit": False,
@@ -85,8 +91,9 @@ def consumer_config(bootstrap: str, client_id: str, t: Timeouts) -> dict[str, An
 class KafkaConnection:
     """One instance's producer and consumer on a store topic.
 
-    Opening it reads the topic from the beginning up to the high watermarks
-    taken at open, so the instance serves only once it has caught up.
+    Opening it reads the topic's settings (compaction, unclean election) and
+    the topic from the beginning up to the high watermarks taken at open, so
+    the instance serves only once it has caught up.
     """
 
     def __init__(
@@ -95,19 +102,27 @@ class KafkaConnection:
         topic: str,
         client_id: str,
         timeouts: Timeouts = DEFAULT_TIMEOUTS,
-        *,
-        compacted: bool = False,
     ) -> None:
         self._topic = topic
         self._timeouts = timeouts
-        self._compacted = compacted
         self._stop = threading.Event()
-        self._consumer = Consumer(consumer_config(bootstrap, client_id, timeouts))
-        self._producer = Producer(producer_config(bootstrap, client_id, timeouts))
+        self._early_failure: str | None = None
+        deadline = time.monotonic() + timeouts.catch_up
+        on_error = partial(client_error, self._fail)
         try:
-            deadline = time.monotonic() + timeouts.catch_up
+            self._consumer = Consumer(
+                consumer_config(bootstrap, client_id, timeouts) | {"error_cb": on_error}
+            )
+            self._producer = Producer(
+                producer_config(bootstrap, client_id, timeouts) | {"error_cb": on_error}
+            )
+            settings = _topic_settings(bootstrap, client_id, topic, timeouts, deadline)
+            self.compacted = "compact" in settings.get("cleanup.policy", "")
+            self.unclean_election = settings.get("unclean.leader.election.enable") == "true"
             partitions = self._partition_count(deadline)
             self._replica = Replica(partitions)
+            if self._early_failure is not None:
+                self._replica.fail(self._early_failure)
             ends = self._high_watermarks(partitions, deadline)
             self._consumer.assign(
                 [TopicPartition(topic, p, OFFSET_BEGINNING) for p in range(partitions)]
@@ -117,6 +132,12 @@ class KafkaConnection:
             )
             self._thread.start()
             self._catch_up(ends, deadline)
+        except StoreError:
+            self.close()
+            raise
+        except Exception as e:  # opening sends nothing, so whatever went wrong, nothing happened
+            self.close()
+            raise DefiniteFailure(f"could not open on {topic}: {e!r}") from e
         except BaseException:
             self.close()
             raise
@@ -128,24 +149,32 @@ class KafkaConnection:
 
     def send(self, partition: int, record: Record, pending: Pending[Any]) -> None:
         """Produces record; a delivery error later fails `pending` as Indeterminate."""
+        if self._stop.is_set():
+            raise DefiniteFailure("instance closed: nothing sent")
         key, value = encode(record)
-        try:
-            self._producer.produce(
-                self._topic, value, key, partition, on_delivery=partial(_delivered, pending)
-            )
-        except (BufferError, KafkaException) as e:
-            raise DefiniteFailure(f"produce rejected before sending: {e}") from e
+        produce(
+            self._producer,
+            self._topic,
+            partition,
+            key,
+            value,
+            partial(delivered, self._fail, pending),
+        )
 
     def discard(self, partition: int, attempt: str) -> None:
         """Produces a tombstone for attempt when the topic is compacted; errors do not matter."""
-        if not self._compacted:
+        if not self.compacted or self._stop.is_set():
             return
-        # A missing tombstone only costs space.
-        with contextlib.suppress(BufferError, KafkaException):
-            self._producer.produce(self._topic, None, attempt.encode(), partition)
+        # A missing tombstone only costs space, and must not turn a won write into an error.
+        with contextlib.suppress(DefiniteFailure):
+            produce(self._producer, self._topic, partition, attempt.encode(), None)
 
     def close(self) -> None:
-        """Stops the consumer thread and releases both clients within Timeouts.close."""
+        """Stops the consumer thread and releases both clients within Timeouts.close.
+
+        Never raises: a client that fails to close is logged (KAFKA_LOG) and left to the
+        garbage collector, since the instance is gone either way.
+        """
         if self._stop.is_set():
             return
         deadline = time.monotonic() + self._timeouts.close
@@ -153,13 +182,31 @@ class KafkaConnection:
         thread = getattr(self, "_thread", None)
         if thread is not None:
             thread.join(max(0.0, deadline - time.monotonic()))
-        self._producer.flush(max(0.0, deadline - time.monotonic()))
-        # Purging leaves nothing for close() to flush, so it cannot block on dead brokers.
-        self._producer.purge()
-        self._producer.poll(0)
-        self._producer.close()
-        if thread is None or not thread.is_alive():
-            self._consumer.close()
+        try:
+            producer = getattr(self, "_producer", None)
+            if producer is not None:
+                producer.flush(max(0.0, deadline - time.monotonic()))
+                # Purging leaves nothing for close() to flush: it cannot block on dead brokers.
+                producer.purge()
+                producer.poll(0)
+                producer.close()
+            consumer = getattr(self, "_consumer", None)
+            if consumer is not None and (thread is None or not thread.is_alive()):
+                close_within(consumer, max(1.0, deadline - time.monotonic()))
+        except (KafkaException, RuntimeError) as e:
+            KAFKA_LOG.warning("closing the clients of %s: %r", self._topic, e)
+
+    def fail(self, reason: str) -> None:
+        """Fails the instance for good with reason (the store found its client broken)."""
+        self._fail(reason)
+
+    def _fail(self, reason: str) -> None:
+        """Fails the replica, or the opening when there is no replica yet."""
+        replica: Replica | None = getattr(self, "_replica", None)
+        if replica is None:
+            self._early_failure = self._early_failure or reason
+        else:
+            replica.fail(reason)
 
     def _catch_up(self, ends: list[int], deadline: float) -> None:
         """Waits until the consumer thread has applied every partition up to ends."""
@@ -201,38 +248,121 @@ class KafkaConnection:
         return ends
 
     def _run(self) -> None:
-        """The consumer thread: applies records in order and serves delivery reports."""
-        while not self._stop.is_set():
-            message = self._consumer.poll(_POLL_S)
-            self._producer.poll(0)
-            if message is None:
+        feed(self._consumer, self._producer, self._handle, self._stop, self._fail)
+
+    def _handle(self, messages: list[Message]) -> None:
+        """Applies a batch of messages in order; reports ends and errors where they fall."""
+        read: list[tuple[int, int, Record | None]] = []
+        for message in messages:
+            error = message.error()
+            partition, offset = message.partition(), message.offset()
+            if error is None:
+                if partition is not None and offset is not None:
+                    read.append((partition, offset, _record(message.value())))
                 continue
-            try:
-                self._handle(message)
-            except Exception as e:  # the thread must not die silently with ops waiting on it
-                self._replica.fail(f"consumer thread crashed: {e!r}")
-                return
-
-    def _handle(self, message: Message) -> None:
-        error = message.error()
-        partition, offset = message.partition(), message.offset()
-        if error is None and partition is not None and offset is not None:
-            try:
-                record = decode(message.value())
-            except MalformedRecord:
-                record = None  # not ours: it has no effect on the map
-            self._replica.apply(partition, offset, record)
-        elif error is None:
-            return
-        elif error.code() == KafkaError._PARTITION_EOF:
-            if partition is not None and offset is not None:
-                self._replica.reached(partition, offset)
-        elif error.fatal() or error.code() in _FATAL_CONSUMER_ERRORS:
-            self._replica.fail(f"consumer error on {self._topic}/{partition}: {error.name()}")
-        # Other consumer errors are transient (brokers down, transport): librdkafka retries.
+            self._replica.apply_all(read)
+            read = []
+            if error.code() == KafkaError._PARTITION_EOF:
+                if partition is not None and offset is not None:
+                    self._replica.reached(partition, offset)
+            elif error.code() in _TRUNCATION_ERRORS:
+                self._fail(
+                    f"log of {self._topic}/{partition} truncated below what this instance"
+                    f" applied ({error.name()}: {error.str()})"
+                )
+            elif error.fatal():
+                self._fail(f"fatal consumer error on {self._topic}/{partition}: {error.name()}")
+            # Other consumer errors are transient (brokers down, transport): librdkafka retries.
+        self._replica.apply_all(read)
 
 
-def _delivered(pending: Pending[Any], error: KafkaError | None, _message: Message) -> None:
-    """Delivery report. With retries an earlier try may have landed: any error is Indeterminate."""
-    if error is not None:
-        pending.fail(Indeterminate(f"delivery failed: {error.name()}: {error.str()}"))
+def _record(value: bytes | None) -> Record | None:
+    try:
+        return decode(value)
+    except MalformedRecord:
+        return None  # not ours: it has no effect on the map
+
+
+def _topic_settings(
+    bootstrap: str, client_id: str, topic: str, t: Timeouts, deadline: float
+) -> dict[str, str]:
+    """Returns the topic's effective settings (broker defaults included), as the brokers say."""
+    admin = AdminClient(client_config(bootstrap, f"{client_id}-admin", t))
+    resource = ConfigResource("topic", topic)
+    remaining = max(0.1, deadline - time.monotonic())
+    try:
+        entries = admin.describe_configs([resource], request_timeout=remaining)[resource].result(
+            timeout=remaining
+        )
+    except (KafkaException, TimeoutError) as e:
+        raise DefiniteFailure(f"no settings for {topic}: {e!r}") from e
+    return {name: entry.value for name, entry in entries.items() if entry.value is not None}
+
+
+def produce(
+    producer: Producer,
+    topic: str,
+    partition: int,
+    key: bytes,
+    value: bytes | None,
+    on_delivery: Callable[[KafkaError | None, Message], None] | None = None,
+) -> None:
+    """Queues one message for sending. Raises DefiniteFailure when the client refuses it
+    (queue full, fatal error state, producer closed): then nothing was sent."""
+    try:
+        producer.produce(topic, value, key, partition, on_delivery=on_delivery)
+    except (BufferError, KafkaException, RuntimeError) as e:
+        raise DefiniteFailure(f"produce rejected before sending: {e!r}") from e
+
+
+def close_within(consumer: Consumer, seconds: float) -> None:
+    """Closes a consumer, waiting at most seconds: librdkafka's close blocks for as long
+    as the group coordinator is unreachable (its broker killed, offsets topic leaderless),
+    and a run must not hang on a client it has finished with. One that does not close in
+    time is left to its daemon thread."""
+    closer = threading.Thread(target=consumer.close, name="consumer-close", daemon=True)
+    closer.start()
+    closer.join(seconds)
+    if closer.is_alive():
+        KAFKA_LOG.warning("a consumer did not close within %g s: left behind", seconds)
+
+
+def client_error(fail: Fail, error: KafkaError) -> None:
+    """librdkafka's error callback: a fatal error fails the instance with the cause; any
+    other is logged (librdkafka retries those itself: brokers down, transport)."""
+    if error.fatal():
+        fail(f"fatal Kafka client error: {error.name()}: {error.str()}")
+    else:
+        KAFKA_LOG.warning("Kafka client error: %s: %s", error.name(), error.str())
+
+
+def delivered(fail: Fail, pending: Pending[Any], error: KafkaError | None, _: Message) -> None:
+    """Delivery report. With retries an earlier try may have landed, so any error is
+    Indeterminate for the attempt; a fatal one also fails the instance."""
+    if error is None:
+        return
+    if error.fatal():
+        fail(f"fatal producer error: {error.name()}: {error.str()}")
+    pending.fail(Indeterminate(f"delivery failed: {error.name()}: {error.str()}"))
+
+
+def feed(
+    consumer: Consumer,
+    producer: Producer,
+    handle: Callable[[list[Message]], None],
+    stop: threading.Event,
+    fail: Fail,
+) -> None:
+    """The consumer thread's loop: hands the messages to handle, in order and in batches,
+    and serves the producer's delivery reports, until stop. Whatever ends it early fails
+    the instance with the cause, so that no operation waits on a dead thread."""
+    try:
+        while not stop.is_set():
+            # consume() waits out its whole timeout unless the batch fills, which put
+            # 50 ms into every operation: wait for one message, then take what is there.
+            first = consumer.poll(_POLL_S)
+            producer.poll(0)
+            if first is not None:
+                handle([first, *consumer.consume(_BATCH - 1, 0)])
+    except Exception as e:
+        fail(f"consumer thread crashed: {e!r}")

@@ -1,10 +1,12 @@
-"""An in-process partitioned log with Kafka's compaction rule, for tests without a cluster.
+"""An in-process partitioned log with Kafka's compaction rule and unclean-election truncation,
+for tests without a cluster.
 
 Delivery to replicas is immediate, or held back until `deliver()` for deterministic interleavings.
 """
 
 from __future__ import annotations
 
+import bisect
 import threading
 from typing import Any
 
@@ -18,11 +20,19 @@ Message = tuple[int, bytes, bytes | None]
 class MemoryLog:
     """A shared log of `partitions` partitions; each `connect()` is one instance."""
 
-    def __init__(self, partitions: int = 1, *, hold: bool = False, compacted: bool = False) -> None:
+    def __init__(
+        self,
+        partitions: int = 1,
+        *,
+        hold: bool = False,
+        compacted: bool = False,
+        unclean_election: bool = False,
+    ) -> None:
         self.partitions: list[list[Message]] = [[] for _ in range(partitions)]
         self._ends = [0] * partitions
         self._hold = hold
         self.compacted = compacted
+        self.unclean_election = unclean_election
         self._lock = threading.RLock()
         self._connections: list[MemoryConnection] = []
 
@@ -69,10 +79,31 @@ class MemoryLog:
                     m for m in messages if last[m[1]] == m[0] and m[2] is not None
                 ]
 
+    def end(self, partition: int = 0) -> int:
+        """Returns the offset the next message of partition will get."""
+        with self._lock:
+            return self._ends[partition]
+
+    def truncate(self, partition: int, end: int) -> None:
+        """Cuts partition back to offset `end`, as an unclean leader election does (later
+        appends reuse the offsets). Every replica that had read past `end` is failed with
+        the cause, as librdkafka reports it (auto.offset.reset=error), and fed no more."""
+        with self._lock:
+            self.partitions[partition] = [m for m in self.partitions[partition] if m[0] < end]
+            self._ends[partition] = min(self._ends[partition], end)
+            for connection in list(self._connections):
+                if connection.read_past(partition, end):
+                    connection.replica.fail(
+                        f"log of partition {partition} truncated at offset {end},"
+                        " below what this instance applied"
+                    )
+                    self._connections.remove(connection)
+
     def disconnect(self, connection: MemoryConnection) -> None:
         """Stops delivering to connection."""
         with self._lock:
-            self._connections.remove(connection)
+            if connection in self._connections:
+                self._connections.remove(connection)
 
 
 class MemoryConnection:
@@ -87,6 +118,15 @@ class MemoryConnection:
     def replica(self) -> Replica:
         """The instance's copy of the map."""
         return self._replica
+
+    @property
+    def unclean_election(self) -> bool:
+        """Whether the log may be truncated (it is the log's setting)."""
+        return self._log.unclean_election
+
+    def read_past(self, partition: int, end: int) -> bool:
+        """Returns whether this instance has applied partition beyond offset `end`."""
+        return self._read[partition] > end
 
     def send(self, partition: int, record: Record, pending: Pending[Any]) -> None:
         """Appends record; an in-process append cannot fail."""
@@ -106,10 +146,11 @@ class MemoryConnection:
         """Applies messages not yet read in offset order: all of them, or at most `limit`."""
         budget = limit
         for p, messages in enumerate(self._log.partitions):
-            for offset, _, value in messages:
+            # Offsets only grow along a partition, so the unread part starts here.
+            start = bisect.bisect_left(messages, self._read[p], key=lambda m: m[0])
+            for offset, _, value in messages[start:]:
                 if budget == 0:
                     return
-                if offset >= self._read[p]:
-                    self._replica.apply(p, offset, decode(value))
-                    self._read[p] = offset + 1
-                    budget = None if budget is None else budget - 1
+                self._replica.apply(p, offset, decode(value))
+                self._read[p] = offset + 1
+                budget = None if budget is None else budget - 1

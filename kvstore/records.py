@@ -8,7 +8,9 @@ from __future__ import annotations
 import json
 import zlib
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, TypeGuard
+
+from kvstore.errors import InvalidArgument
 
 Key = str | int
 Value = str | int
@@ -51,11 +53,17 @@ class MalformedRecord(ValueError):
     """A message on a store topic that is not a record of this module."""
 
 
+BARRIER_KEY = b"~barrier"
+"""The message key of every barrier: compaction keeps only a partition's last barrier."""
+
+
 def encode(record: Record) -> tuple[bytes, bytes]:
     """Takes a record. Returns its Kafka message (key, value).
 
-    The key is the attempt id: unique per record, so compaction removes a
-    record only once a tombstone for its attempt id is written.
+    The key of a write or command is its attempt id: unique per record, so
+    compaction removes it only once a tombstone for its attempt id is written.
+    Barriers, which change nothing, share one key (BARRIER_KEY), so compaction
+    drops all but the last without any tombstone.
     """
     body: dict[str, Any]
     match record:
@@ -65,7 +73,8 @@ def encode(record: Record) -> tuple[bytes, bytes]:
             body = {"t": "c", "k": key, "f": name, "o": old, "n": new, "a": attempt}
         case Barrier(attempt):
             body = {"t": "b", "a": attempt}
-    return record.attempt.encode(), json.dumps(body, separators=(",", ":")).encode()
+    message_key = BARRIER_KEY if isinstance(record, Barrier) else record.attempt.encode()
+    return message_key, json.dumps(body, separators=(",", ":")).encode()
 
 
 def decode(value: bytes | None) -> Record | None:
@@ -91,14 +100,34 @@ def decode(value: bytes | None) -> Record | None:
     raise MalformedRecord(f"unknown record kind: {value[:100]!r}")
 
 
+def is_scalar(raw: object) -> TypeGuard[str | int]:
+    """Returns whether raw is a str or an int (a bool is not): what a key or value can be."""
+    return isinstance(raw, str | int) and not isinstance(raw, bool)
+
+
+def require_key(raw: object) -> Key:
+    """Returns raw if it can be a key. Raises InvalidArgument otherwise."""
+    if is_scalar(raw):
+        return raw
+    raise InvalidArgument(f"a key must be a str or an int, not {type(raw).__name__}: {raw!r}")
+
+
+def require_value(raw: object) -> Value:
+    """Returns raw if it can be a value. Raises InvalidArgument otherwise (None included:
+    absence is what remove makes, never a value to write)."""
+    if is_scalar(raw):
+        return raw
+    raise InvalidArgument(f"a value must be a str or an int, not {type(raw).__name__}: {raw!r}")
+
+
 def _key(raw: object) -> Key:
-    if isinstance(raw, str | int) and not isinstance(raw, bool):
+    if is_scalar(raw):
         return raw
     raise TypeError(f"bad key {raw!r}")
 
 
 def _value(raw: object) -> Value | None:
-    if raw is None or (isinstance(raw, str | int) and not isinstance(raw, bool)):
+    if raw is None or is_scalar(raw):
         return raw
     raise TypeError(f"bad value {raw!r}")
 

@@ -15,7 +15,11 @@ SAFETY_CONFIG: Mapping[Safety, Mapping[str, str]] = {
     "safe": {"min.insync.replicas": "2", "unclean.leader.election.enable": "false"},
     "unsafe": {"min.insync.replicas": "1", "unclean.leader.election.enable": "true"},
 }
-DEFAULT_COMPACTION_LAG_MS = 600_000
+DEFAULT_COMPACTION_LAG_MS = 60_000
+# A segment is compacted only once it is no longer the active one; rolling every 30 s
+# keeps what a fresh instance replays to roughly the last lag + 30 s + the cleaner's
+# 15 s back-off of records, however long the run (BENCHMARKS.md, issue 11).
+COMPACTION_SEGMENT_MS = 30_000
 
 
 class TopicAdmin(Protocol):
@@ -68,7 +72,10 @@ def topic_config(
 
     With compaction, min.compaction.lag.ms must outlast any attempt still in
     flight (timeouts.operation and the producer's message timeout): until an
-    attempt has been decided, every record it races against must stay.
+    attempt has been decided, every record it races against must stay. The lag
+    is measured on the brokers' clock (LogAppendTime). Tombstones mean nothing
+    to a replica (they only let the cleaner drop a record nobody needs), so
+    they need keeping no longer than the lag itself.
     """
     config = dict(SAFETY_CONFIG[safety])
     if compaction:
@@ -80,6 +87,12 @@ def topic_config(
             )
         config["cleanup.policy"] = "compact"
         config["min.compaction.lag.ms"] = str(min_compaction_lag_ms)
+        config["message.timestamp.type"] = "LogAppendTime"
+        config["segment.ms"] = str(COMPACTION_SEGMENT_MS)
+        config["delete.retention.ms"] = str(min_compaction_lag_ms)
+        # Cleans a quiet log too, or its tombstones would wait for more dirty records.
+        config["max.compaction.lag.ms"] = str(2 * min_compaction_lag_ms)
+        config["min.cleanable.dirty.ratio"] = "0.1"
     return config
 
 
@@ -98,9 +111,10 @@ def create_store_topic(
 ) -> list[list[int]]:
     """Creates a store topic and waits until all its replicas are in sync.
 
-    Returns the replica assignment used. Maps on a compacted topic must be
-    opened with compacted=True, so that they write the tombstones compaction
-    relies on.
+    Returns the replica assignment used. Maps read the topic's settings when
+    they open: on a compacted topic they write the tombstones compaction relies
+    on, and under unsafe settings they follow the unclean-election rule
+    (kvstore.kafka_map).
     """
     assignment = replica_assignment(admin.brokers(), partitions, replication_factor, leader)
     config = topic_config(

@@ -9,8 +9,8 @@ from collections.abc import Callable, Sequence
 from typing import TypeVar
 
 from kvstore.errors import DefiniteFailure
-from kvstore.kafka_map import KafkaMap
-from kvstore.records import Command, CommandName, Key, Value, Write, partition_for
+from kvstore.kafka_map import KafkaMap, store_errors
+from kvstore.records import Command, CommandName, Key, Value, Write, partition_for, require_key
 from kvstore.state import MapState, Outcome, precondition_holds
 
 T = TypeVar("T")
@@ -25,14 +25,18 @@ class LocalReadMap(KafkaMap):
     KafkaMap's and stay correct.
     """
 
+    @store_errors
     def get(self, key: Key) -> Value | None:
         """Returns the key's value on the local replica."""
+        require_key(key)
         return self._local(lambda states: states[partition_for(key, len(states))].get(key))
 
+    @store_errors
     def size(self) -> int:
         """Returns the number of keys present on the local replica."""
         return self._local(lambda states: sum(s.size() for s in states))
 
+    @store_errors
     def keys(self) -> set[Key]:
         """Returns the keys present on the local replica."""
         return self._local(lambda states: set().union(*(s.keys() for s in states)))
@@ -64,7 +68,10 @@ class ReplicaStyleMap(LocalReadMap):
             return False
         record = Command(key, name, old, new, self._attempt_id())
         partition = partition_for(key, self._replica.partitions)
-        return self._attempt(partition, record, deadline).applied
+        if self._attempt(partition, record, deadline).applied:
+            return True
+        # Refused where it was applied: under unclean election it may land again elsewhere.
+        return self._refused(f"{name} {key!r} refused when applied", 1)
 
 
 class PublishedRuleMap(KafkaMap):
@@ -78,8 +85,23 @@ class PublishedRuleMap(KafkaMap):
     already removed key returns True although the key stays absent; a replace
     that lost to an equal-valued write returns True; a remove returns True
     although a concurrent write won its version and the key stays present.
+
+    What each needs to be visible: every one is a lost version race, so it needs
+    a concurrent op on the same key whose record reaches the log first for the
+    same version, and a later read of that key to contradict the True.
+    - two True put_if_absent: a concurrent put_if_absent of the same value on an
+      absent key (the kv workload repeats a key's last put-if-absent value for this);
+    - put_if_absent True on an absent key: a concurrent remove of the already
+      removed key (only this remove writes a removal for an absent key), and a get
+      after both that returns None;
+    - replace True without effect: a concurrent put, put_if_absent or replace that
+      writes the same new value (the kv and register workloads write each value
+      once per key, put_if_absent's repeats aside, so only the unit tests show it);
+    - remove True with the key present: a concurrent put, put_if_absent or replace
+      of a present key, and a get after both that returns the written value.
     """
 
+    @store_errors
     def remove(self, key: Key) -> bool:
         """Removes the key as published: returns whether it was present, win or lose.
 
@@ -87,7 +109,7 @@ class PublishedRuleMap(KafkaMap):
         removed, so it can race a put_if_absent for the same version.
         """
         deadline = self._deadline()
-        partition = partition_for(key, self._replica.partitions)
+        partition = partition_for(require_key(key), self._replica.partitions)
         entry = self._barriers([partition], lambda s, _: s.entry(key), deadline)[0]
         if entry is None:
             return False

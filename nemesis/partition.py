@@ -53,6 +53,8 @@ def cut_majorities_ring(cluster: Cluster, topic: str, rng: random.Random) -> Val
 
 def cut_zookeeper(cluster: Cluster, topic: str, rng: random.Random) -> Value:
     """Cuts every broker from every ZooKeeper server; brokers still see each other."""
+    if not cluster.zookeepers:
+        raise Skipped("partition-zookeeper does not apply on KRaft: the cluster has no ZooKeeper")
     return _partition(cluster, g.between(cluster.brokers, cluster.zookeepers), {})
 
 

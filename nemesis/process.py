@@ -1,7 +1,10 @@
 """Process faults: SIGKILL or pause a broker (the current leader, or one at random);
 stop starts or resumes every broker this nemesis took down.
 
-A kill gives no controlled shutdown, so leadership moves only by election.
+A kill gives no controlled shutdown, so leadership moves only by election. A broker can
+also stop by itself (a ZooKeeper session that expires while it starts is fatal to it),
+so stopping a kill, like the final heal, starts every node that is not running
+(Jepsen's idempotent start of all nodes).
 """
 
 from __future__ import annotations
@@ -55,6 +58,25 @@ FAULTS: dict[str, tuple[Action, Pick]] = {
 }
 
 
+DEAD_STATES = ("exited", "created", "dead")
+
+
+def revive(cluster: Cluster, resume_paused: bool) -> dict[str, str]:
+    """Starts every node that is not running (and resumes paused ones if asked).
+    Returns each node brought back with the state it was found in."""
+    found = {node: cluster.state(node) for node in cluster.nodes}
+    revived: dict[str, str] = {}
+    for node, state in found.items():
+        if state in DEAD_STATES:
+            cluster.start(node)
+        elif state == "paused" and resume_paused:
+            cluster.resume(node)
+        else:
+            continue
+        revived[node] = state
+    return revived
+
+
 class ProcessFault(SingleFault):
     """One process fault: start takes a broker down, stop brings every one it took back."""
 
@@ -78,6 +100,8 @@ class ProcessFault(SingleFault):
             if not self._down:
                 raise Skipped(f"no broker is {self._action.verb}")
             done = {"restored": self._restore(cluster)}
+            if self._action is KILL:
+                done["revived"] = revive(cluster, resume_paused=False)
         return {**done, "before": before, "after": partition_states(cluster, self.topic)}
 
     def teardown(self) -> Value:

@@ -4,15 +4,15 @@ fault is started, then stopped one interval later, families taken in seeded turn
 
 from __future__ import annotations
 
+import math
 import random
 from collections.abc import Iterator, Sequence
 
 from nemesis.core import Compose, Nemesis
+from nemesis.isr import IsrShrink
+from nemesis.names import ISR_SHRINK, NEMESES
 from nemesis.partition import CUTS, NetworkFault
-from nemesis.process import FAULTS, ProcessFault
-
-NEMESES: tuple[str, ...] = (*CUTS, *FAULTS)
-"""Every fault the harness can inject, by the name `--nemesis` takes."""
+from nemesis.process import ProcessFault
 
 
 def parse_nemeses(text: str) -> tuple[str, ...]:
@@ -35,10 +35,21 @@ def parse_nemeses(text: str) -> tuple[str, ...]:
 def build_nemesis(names: Sequence[str], topic: str, rng: random.Random) -> Compose:
     """Takes fault names, the topic whose leaders they target, and a seeded random source.
     Returns one nemesis that injects them all."""
-    parts: list[Nemesis] = [
-        NetworkFault(n, topic, rng) if n in CUTS else ProcessFault(n, topic, rng) for n in names
-    ]
-    return Compose(parts)
+    return Compose([_nemesis(name, topic, rng) for name in names])
+
+
+def _nemesis(name: str, topic: str, rng: random.Random) -> Nemesis:
+    if name in CUTS:
+        return NetworkFault(name, topic, rng)
+    if name == ISR_SHRINK:
+        return IsrShrink(topic, rng)
+    return ProcessFault(name, topic, rng)
+
+
+def faults_started(time_limit: float, interval: float) -> int:
+    """Takes the workload's length and the nemesis interval. Returns how many faults
+    start before the workload ends: the k-th (from 0) starts at (2k + 1) intervals."""
+    return max(0, math.ceil((time_limit / interval - 1) / 2))
 
 
 def fault_ops(names: Sequence[str], rng: random.Random) -> Iterator[str]:

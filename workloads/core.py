@@ -51,6 +51,12 @@ class Context:
     timeouts: Timeouts
     check_time_limit: float
     """Seconds of search per key before a linearizability verdict is unknown."""
+    producer_acks: str = "all"
+    """The queue workload's producer acks: all or 1."""
+    idempotence: bool = False
+    """Whether the queue workload's producers are idempotent (and so retry)."""
+    consumer_group: bool = False
+    """Whether the queue workload's consumers subscribe in one group (else they are assigned)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -1,6 +1,8 @@
 """The store under test as a workload's client: a Client over one store instance turning
 its outcomes into completions (a result is ok, DefiniteFailure is fail, anything else is
 info), and what the kv and register workloads share: topic, clients, final reads, check.
+A store instance that fails (truncated log, fatal client error) says so in `failure`, and
+the runner replaces it with a fresh one under a new process id.
 
 Only an error the store can prove means "not applied" becomes fail; an unexpected
 exception is info, since nothing says the op did not happen.
@@ -18,14 +20,7 @@ from harness.history import History
 from kvstore import VARIANTS, DefiniteFailure, Indeterminate, KVMap, create_store_topic
 from kvstore.topic import TopicAdmin
 from workloads.core import Client, Context, OpDict, fail, info
-
-STORES: dict[str, str] = {
-    "linearizable": "kafka",
-    "local-read": "local-read",
-    "replica-style": "replica-style",
-    "published-rule": "published-rule",
-}
-"""The `--store` names, each the key of its map class in kvstore.VARIANTS."""
+from workloads.names import STORES
 
 Handler = Callable[[KVMap, Any, Any], OpDict]
 """Takes the store, an op's key and value; returns the completion (ok or fail)."""
@@ -52,9 +47,9 @@ class StoreClient:
 
     @property
     def failure(self) -> str | None:
-        """Returns why the store instance serves no more ops, or None."""
-        failure: str | None = getattr(self._store, "failure", None)
-        return failure
+        """Returns why the store instance serves no more ops (e.g. its log was truncated),
+        or None; the runner then opens a fresh instance under a new process id."""
+        return self._store.failure
 
     def close(self) -> None:
         """Closes the store instance."""
@@ -62,13 +57,16 @@ class StoreClient:
 
 
 def create_topic(admin: TopicAdmin, ctx: Context) -> None:
-    """Creates the store's topic with the run's partitions and safety settings."""
+    """Creates the store's topic with the run's partitions and safety settings, compacted
+    so that a fresh instance's replay stays short however long the run (kvstore.topic)."""
     create_store_topic(
         admin,
         ctx.topic,
         ctx.partitions,
         ctx.replication_factor,
+        compaction=True,
         safety="unsafe" if ctx.kafka_config == "unsafe" else "safe",
+        timeouts=ctx.timeouts,
     )
 
 

@@ -9,7 +9,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from confluent_kafka import KafkaException
+from confluent_kafka import ElectionType, KafkaException, TopicPartition
 from confluent_kafka.admin import AdminClient
 from confluent_kafka.cimpl import NewTopic
 
@@ -32,6 +32,8 @@ class PartitionState:
     leader: int
     replicas: tuple[int, ...]
     isr: tuple[int, ...]
+    leader_epoch: int = -1
+    """-1 where the source does not say (librdkafka's metadata)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,6 +97,23 @@ class Admin:
             return self.metadata().topics[topic]
         except KeyError:
             raise AdminError(f"no topic {topic!r} in the cluster's metadata") from None
+
+    def elect_preferred_leaders(self, topic: str) -> dict[int, str]:
+        """Moves each partition of topic's leadership to its preferred replica (the first
+        of its assignment) where that replica is in sync. Returns partition -> "" when it
+        was moved or already there, else the broker's reason."""
+        parts = [TopicPartition(topic, p.partition) for p in self.partitions(topic)]
+        # No timeout arguments: confluent-kafka 2.16's binding rejects them (SystemError);
+        # the wait on the result below bounds the call instead.
+        future = self._client.elect_leaders(ElectionType.PREFERRED, parts)
+        try:
+            answers = future.result(timeout=self._timeout * 2)
+        except KafkaException as err:
+            raise AdminError(f"preferred leader election on {topic!r} failed: {err}") from err
+        return {
+            tp.partition: "" if err is None or "ELECTION_NOT_NEEDED" in str(err) else str(err)
+            for tp, err in answers.items()
+        }
 
     def create_topic(
         self, name: str, assignment: list[list[int]], config: dict[str, str] | None = None

@@ -1,16 +1,51 @@
-"""Renders broker and ZooKeeper configuration from the templates in compose/.
+"""Renders Kafka and ZooKeeper configuration from the templates in compose/, and says
+what each Kafka release can do.
 
-The templates hold every setting; a profile (safe or unsafe) fills only the
-few values that differ, so no setting is written in two places.
+The templates hold every setting: compose/server.properties.tmpl what every Kafka node
+shares, zookeeper.properties.tmpl and kraft.properties.tmpl what one metadata mode
+adds. A profile (safe or unsafe, with or without eligible leader replicas) fills only
+the few values that differ, so no setting is written in two places.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from string import Template
+from typing import Literal
 
 COMPOSE_DIR = Path(__file__).resolve().parents[2] / "compose"
+CONTROLLER_PORT = 9093
+Metadata = Literal["zookeeper", "kraft"]
+METADATA_MODES: tuple[Metadata, ...] = ("zookeeper", "kraft")
+ELR_FEATURE = "eligible.leader.replicas.version"
+"""KIP-966's feature flag (Kafka 4.x): level 1 turns eligible leader replicas on."""
+
+
+@dataclass(frozen=True, slots=True)
+class Release:
+    """A Kafka release the harness runs, and what it can do."""
+
+    version: str
+    zookeeper_mode: bool
+    """Whether it can keep its metadata in ZooKeeper (removed in 4.0)."""
+    elr_feature: bool
+    """Whether storage format can set eligible leader replicas (ELR_FEATURE); where it
+    cannot, ELR is off."""
+
+
+RELEASES: dict[str, Release] = {
+    "3.9.1": Release("3.9.1", zookeeper_mode=True, elr_feature=False),
+    "4.4.0": Release("4.4.0", zookeeper_mode=False, elr_feature=True),
+}
+DEFAULT_VERSION = "3.9.1"
+
+
+def default_metadata(version: str) -> Metadata:
+    """Returns the metadata mode a release runs in unless asked otherwise: ZooKeeper where
+    it still can (3.9, as before KRaft was added here), else KRaft."""
+    return "zookeeper" if RELEASES[version].zookeeper_mode else "kraft"
 
 
 @dataclass(frozen=True, slots=True)
@@ -20,37 +55,120 @@ class Profile:
     name: str
     min_insync_replicas: int
     unclean_leader_election: bool
+    eligible_leader_replicas: bool | None = None
+    """KIP-966 on a KRaft cluster of a release that has it, set when its storage is
+    formatted; None leaves the release's default (on for new 4.x clusters)."""
+
+    @property
+    def safety(self) -> str:
+        """Returns "unsafe" when unclean election is allowed, else "safe": the topic
+        settings the workloads create their topics with."""
+        return "unsafe" if self.unclean_leader_election else "safe"
 
 
-PROFILES: dict[str, Profile] = {
-    "safe": Profile("safe", min_insync_replicas=2, unclean_leader_election=False),
-    "unsafe": Profile("unsafe", min_insync_replicas=1, unclean_leader_election=True),
-}
+def _profiles() -> dict[str, Profile]:
+    base = {"safe": (2, False), "unsafe": (1, True)}
+    found: dict[str, Profile] = {}
+    for name, (min_isr, unclean) in base.items():
+        found[name] = Profile(name, min_isr, unclean)
+        for suffix, elr in (("elr", True), ("no-elr", False)):
+            found[f"{name}-{suffix}"] = Profile(f"{name}-{suffix}", min_isr, unclean, elr)
+    return found
 
 
-def _render(template_name: str, values: dict[str, object]) -> str:
-    text = (COMPOSE_DIR / template_name).read_text()
+PROFILES: dict[str, Profile] = _profiles()
+
+
+def profile_problem(profile: Profile, version: str, metadata: Metadata) -> str | None:
+    """Returns why a profile cannot run on a release in a metadata mode, or None."""
+    if profile.eligible_leader_replicas is None:
+        return None
+    if metadata != "kraft" or not RELEASES[version].elr_feature:
+        return (
+            f"kafka config {profile.name!r} sets eligible leader replicas, which only "
+            f"KRaft on Kafka {', '.join(v for v, r in RELEASES.items() if r.elr_feature)} has"
+        )
+    return None
+
+
+def _render(template_names: Sequence[str], values: dict[str, object]) -> str:
+    text = "\n".join((COMPOSE_DIR / name).read_text() for name in template_names)
     # substitute() rather than safe_substitute(): a missing value is a bug here.
     return Template(text).substitute({k: str(v) for k, v in values.items()})
+
+
+def _shared_values(brokers: int, profile: Profile) -> dict[str, object]:
+    replication_factor = min(3, brokers)
+    return {
+        "replication_factor": replication_factor,
+        # min.insync.replicas above the replication factor would refuse every write.
+        "min_insync_replicas": min(profile.min_insync_replicas, replication_factor),
+        "unclean_leader_election": str(profile.unclean_leader_election).lower(),
+    }
 
 
 def server_properties(
     *, broker_id: int, address: str, zookeeper_connect: str, brokers: int, profile: Profile
 ) -> str:
-    """Takes one broker's identity and the cluster's shape; returns its server.properties."""
-    replication_factor = min(3, brokers)
+    """Takes one ZooKeeper-mode broker's identity and the cluster's shape; returns its
+    server.properties."""
     return _render(
-        "server.properties.tmpl",
+        ("zookeeper.properties.tmpl", "server.properties.tmpl"),
         {
             "broker_id": broker_id,
             "address": address,
             "zookeeper_connect": zookeeper_connect,
-            "replication_factor": replication_factor,
-            # min.insync.replicas above the replication factor would refuse every write.
-            "min_insync_replicas": min(profile.min_insync_replicas, replication_factor),
-            "unclean_leader_election": str(profile.unclean_leader_election).lower(),
+            **_shared_values(brokers, profile),
         },
     )
+
+
+def kraft_properties(
+    *,
+    node_id: int,
+    address: str,
+    broker: bool,
+    controller: bool,
+    quorum_voters: str,
+    brokers: int,
+    profile: Profile,
+) -> str:
+    """Takes one KRaft node's identity and roles (broker, controller or both), the
+    quorum's voters and the cluster's shape; returns its server.properties."""
+    roles = [r for r, has in (("broker", broker), ("controller", controller)) if has]
+    listeners = [
+        listener
+        for listener, has in (
+            ("PLAINTEXT://0.0.0.0:9092", broker),
+            (f"CONTROLLER://0.0.0.0:{CONTROLLER_PORT}", controller),
+        )
+        if has
+    ]
+    advertised = f"advertised.listeners=PLAINTEXT://{address}:9092" if broker else ""
+    return _render(
+        ("kraft.properties.tmpl", "server.properties.tmpl"),
+        {
+            "process_roles": ",".join(roles),
+            "node_id": node_id,
+            "quorum_voters": quorum_voters,
+            "listeners": ",".join(listeners),
+            "advertised_listeners": advertised,
+            **_shared_values(brokers, profile),
+        },
+    )
+
+
+def quorum_voters(voters: Sequence[tuple[int, str]]) -> str:
+    """Takes the controllers' (node id, address). Returns controller.quorum.voters."""
+    return ",".join(f"{node_id}@{address}:{CONTROLLER_PORT}" for node_id, address in voters)
+
+
+def storage_format_args(profile: Profile, version: str) -> list[str]:
+    """Returns the extra arguments of `kafka-storage format` for a profile on a release:
+    the eligible leader replicas feature level when the profile sets it."""
+    if profile.eligible_leader_replicas is None or not RELEASES[version].elr_feature:
+        return []
+    return ["--feature", f"{ELR_FEATURE}={int(profile.eligible_leader_replicas)}"]
 
 
 def zoo_cfg(addresses: list[str]) -> str:
@@ -60,7 +178,7 @@ def zoo_cfg(addresses: list[str]) -> str:
         servers = "\n".join(
             f"server.{i}={addr}:2888:3888" for i, addr in enumerate(addresses, start=1)
         )
-    return _render("zoo.cfg.tmpl", {"servers": servers})
+    return _render(("zoo.cfg.tmpl",), {"servers": servers})
 
 
 def zookeeper_connect(addresses: list[str]) -> str:

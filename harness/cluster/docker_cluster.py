@@ -1,66 +1,60 @@
-"""A Kafka + ZooKeeper cluster as Docker containers on a private bridge network
-with fixed addresses, driven through the docker SDK.
+"""A Kafka cluster (brokers with ZooKeeper, or with KRaft controllers) as Docker
+containers on a private bridge network with fixed addresses, driven through the
+docker SDK.
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import io
-import ipaddress
+import shlex
 import tarfile
-import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
 
 import docker
-from docker.errors import APIError, NotFound
+from docker.errors import APIError, ImageNotFound, NotFound
 from docker.models.containers import Container
 
-from harness.cluster import config
-from harness.cluster.admin import Admin, AdminError, PartitionState
+from harness import signals
+from harness.cluster import readiness, resources
+from harness.cluster.admin import Admin
 from harness.cluster.engine import docker_client
-from harness.cluster.images import NODE_IMAGE
-from harness.cluster.labels import CLUSTER_LABEL, HARNESS_LABEL, NODE_LABEL
-from harness.cluster.zookeeper import zookeeper_mode
+from harness.cluster.errors import ClusterError, ClusterExists, ClusterRefused
+from harness.cluster.images import node_image
+from harness.cluster.labels import (
+    CHECKOUT,
+    CHECKOUT_LABEL,
+    CLUSTER_LABEL,
+    HARNESS_LABEL,
+    METADATA_LABEL,
+    NODE_LABEL,
+    VERSION_LABEL,
+)
+from harness.cluster.layout import (
+    BROKER_ROLES,
+    CONTROLLER_ROLES,
+    ROLES,
+    ClusterSpec,
+    Node,
+    Role,
+    plan_nodes,
+)
+from harness.cluster.network import create_network
+from harness.cluster.node_setup import new_cluster_id, node_command, node_env, node_files
+from harness.cluster.queries import ClusterQueries
 
-Role = Literal["kafka", "zookeeper"]
-PROBE_TOPIC = "harness-probe"
-# Our networks take /24s from here, skipping any Docker or the host already use.
-_SUBNET_POOL = ipaddress.ip_network("172.30.0.0/16")
+_SERVER_LOG = "/var/log/kafka/server.log"
 
-
-class ClusterError(RuntimeError):
-    """The cluster could not be brought to the asked state; the message says why."""
-
-
-@dataclass(frozen=True, slots=True)
-class ClusterSpec:
-    """The shape of a cluster: its name, node counts and Kafka profile."""
-
-    name: str = "harness"
-    brokers: int = 3
-    zookeepers: int = 1
-    kafka_config: str = "safe"
-
-
-@dataclass(frozen=True, slots=True)
-class Node:
-    """One container of the cluster."""
-
-    name: str
-    role: Role
-    id: int
-    address: str
-
-
-def plan_nodes(spec: ClusterSpec, subnet: ipaddress.IPv4Network) -> list[Node]:
-    """Takes a spec and its subnet; returns the nodes with fixed addresses, brokers first."""
-    hosts = list(subnet.hosts())
-    brokers = [Node(f"n{i}", "kafka", i, str(hosts[99 + i])) for i in range(1, spec.brokers + 1)]
-    zks = [Node(f"zk{i}", "zookeeper", i, str(hosts[9 + i])) for i in range(1, spec.zookeepers + 1)]
-    return brokers + zks
+__all__ = [
+    "ClusterError",
+    "ClusterExists",
+    "ClusterRefused",
+    "ClusterSpec",
+    "DockerCluster",
+    "cluster_names",
+]
 
 
 def _tar(files: dict[str, str]) -> bytes:
@@ -74,26 +68,25 @@ def _tar(files: dict[str, str]) -> bytes:
     return buf.getvalue()
 
 
-def cluster_names(client: docker.DockerClient) -> list[str]:
-    """Returns the names of every cluster the harness made that still has a container
-    or a network."""
+def cluster_names(client: docker.DockerClient, checkout: str | None = None) -> list[str]:
+    """Returns the names of every cluster the harness made (from checkout, if given)
+    that still has a container or a network."""
+    label = HARNESS_LABEL if checkout is None else f"{CHECKOUT_LABEL}={checkout}"
     names = {
         c.labels.get(CLUSTER_LABEL, "")
-        for c in client.containers.list(all=True, filters={"label": HARNESS_LABEL})
+        for c in client.containers.list(all=True, filters={"label": label})
     }
     names |= {
         n.attrs["Labels"].get(CLUSTER_LABEL, "")
-        for n in client.networks.list(filters={"label": HARNESS_LABEL})
+        for n in client.networks.list(filters={"label": label})
     }
     return sorted(n for n in names if n)
 
 
-class DockerCluster:
+class DockerCluster(ClusterQueries):
     """A cluster named spec.name: containers {name}-n1.., {name}-zk1.., network {name}-net."""
 
     def __init__(self, spec: ClusterSpec, client: docker.DockerClient | None = None) -> None:
-        if spec.kafka_config not in config.PROFILES:
-            raise ValueError(f"unknown kafka config {spec.kafka_config!r}")
         self.spec = spec
         self._client = client or docker_client()
         self._nodes: dict[str, Node] = {}
@@ -111,7 +104,13 @@ class DockerCluster:
         return f"{self.spec.name}-{node}"
 
     def _labels(self, node: Node | None = None) -> dict[str, str]:
-        labels = {HARNESS_LABEL: "1", CLUSTER_LABEL: self.spec.name}
+        labels = {
+            HARNESS_LABEL: "1",
+            CLUSTER_LABEL: self.spec.name,
+            CHECKOUT_LABEL: CHECKOUT,
+            VERSION_LABEL: self.spec.kafka_version,
+            METADATA_LABEL: self.spec.metadata,
+        }
         if node is not None:
             labels |= {
                 NODE_LABEL: node.name,
@@ -127,16 +126,32 @@ class DockerCluster:
         )
         return found
 
+    def _networks(self) -> list[docker.models.networks.Network]:
+        found: list[docker.models.networks.Network] = self._client.networks.list(
+            filters={"label": f"{CLUSTER_LABEL}={self.spec.name}"}
+        )
+        return found
+
     def attach(self) -> bool:
-        """Reads the nodes of an existing cluster of this name; returns False if none."""
+        """Reads the nodes, Kafka version and metadata mode of an existing cluster of this
+        name; returns False if none."""
         self._nodes = {}
         for c in self._containers():
             lab = c.labels
-            role: Role = "kafka" if lab["kafka-harness.role"] == "kafka" else "zookeeper"
+            role = next((r for r in ROLES if r == lab["kafka-harness.role"]), None)
+            if role is None:
+                raise ClusterError(f"{c.name}: unknown role {lab['kafka-harness.role']!r}")
             node = Node(
                 lab[NODE_LABEL], role, int(lab["kafka-harness.id"]), lab["kafka-harness.address"]
             )
             self._nodes[node.name] = node
+            # Clusters made before these labels existed were 3.9.1 on ZooKeeper.
+            self.spec = dataclasses.replace(
+                self.spec,
+                kafka_version=lab.get(VERSION_LABEL, self.spec.kafka_version),
+                metadata="kraft" if lab.get(METADATA_LABEL) == "kraft" else "zookeeper",
+                kraft_roles="combined" if role == "combined" else self.spec.kraft_roles,
+            )
         return bool(self._nodes)
 
     def _container(self, node: str) -> Container:
@@ -146,26 +161,28 @@ class DockerCluster:
             raise ClusterError(f"node {node} of cluster {self.spec.name} does not exist") from None
         return container
 
+    def _named(self, roles: tuple[Role, ...]) -> list[str]:
+        return [n.name for n in sorted(self._nodes.values(), key=lambda n: n.id) if n.role in roles]
+
     @property
     def nodes(self) -> list[str]:
         """Returns every node's name, brokers first."""
-        return self.brokers + self.zookeepers
+        return self.brokers + self._named(("zookeeper", "controller"))
 
     @property
     def brokers(self) -> list[str]:
         """Returns the broker nodes' names in id order."""
-        return [
-            n.name for n in sorted(self._nodes.values(), key=lambda n: n.id) if n.role == "kafka"
-        ]
+        return self._named(BROKER_ROLES)
 
     @property
     def zookeepers(self) -> list[str]:
         """Returns the ZooKeeper nodes' names in id order."""
-        return [
-            n.name
-            for n in sorted(self._nodes.values(), key=lambda n: n.id)
-            if n.role == "zookeeper"
-        ]
+        return self._named(("zookeeper",))
+
+    @property
+    def controllers(self) -> list[str]:
+        """Returns the KRaft quorum's voters in id order (none on ZooKeeper)."""
+        return self._named(CONTROLLER_ROLES)
 
     def node(self, name: str) -> Node:
         """Returns the Node called name."""
@@ -179,79 +196,25 @@ class DockerCluster:
         return self.node(node).address
 
     def broker_id(self, node: str) -> int:
-        """Returns the Kafka broker id of a broker node."""
+        """Returns the Kafka node id of a broker or KRaft controller node."""
         return self.node(node).id
 
     def node_of_broker(self, broker_id: int) -> str:
-        """Returns the node name of a Kafka broker id."""
+        """Returns the node name of a Kafka node id (a broker's or a KRaft controller's)."""
+        for n in self._nodes.values():
+            if n.id == broker_id and n.role != "zookeeper":
+                return n.name
         return f"n{broker_id}"
-
-    @property
-    def bootstrap_servers(self) -> str:
-        """Returns the "host:port,..." string clients connect to."""
-        return ",".join(f"{self.ip(b)}:9092" for b in self.brokers)
-
-    def admin(self, timeout: float = 5.0) -> Admin:
-        """Returns an Admin client for this cluster."""
-        return Admin(self.bootstrap_servers, timeout=timeout)
-
-    def partitions(self, topic: str) -> list[PartitionState]:
-        """Returns each partition of topic with its leader, replicas and ISR, asked now."""
-        return self._query_admin().partitions(topic)
-
-    def controller(self) -> int:
-        """Returns the controller's broker id, asked now (-1 while there is none)."""
-        return self._query_admin().controller()
-
-    def _query_admin(self) -> Admin:
-        # One client for the many queries a run makes: each new one opens sockets anew.
-        if self._admin is None:
-            self._admin = self.admin(timeout=3.0)
-        return self._admin
 
     # ---- lifecycle ---------------------------------------------------------------------
 
-    def _free_subnet(self) -> ipaddress.IPv4Network:
-        used = []
-        for net in self._client.networks.list():
-            for cfg in (net.attrs.get("IPAM") or {}).get("Config") or []:
-                if "Subnet" in cfg and ":" not in cfg["Subnet"]:
-                    used.append(ipaddress.ip_network(cfg["Subnet"]))
-        for candidate in _SUBNET_POOL.subnets(new_prefix=24):
-            if not any(candidate.overlaps(u) for u in used):
-                return ipaddress.IPv4Network(candidate)
-        raise ClusterError(f"no free /24 left in {_SUBNET_POOL} for the cluster network")
-
-    def _create_network(self) -> ipaddress.IPv4Network:
-        subnet = self._free_subnet()
-        pool = docker.types.IPAMPool(subnet=str(subnet), gateway=str(next(subnet.hosts())))
-        self._client.networks.create(
-            self.network_name,
-            driver="bridge",
-            ipam=docker.types.IPAMConfig(pool_configs=[pool]),
-            labels=self._labels(),
-        )
-        return subnet
-
-    def _node_files(self, node: Node) -> dict[str, str]:
-        zk_addresses = [self.ip(z) for z in self.zookeepers]
-        if node.role == "zookeeper":
-            return {
-                "/etc/zookeeper/zoo.cfg": config.zoo_cfg(zk_addresses),
-                "/var/lib/zookeeper/myid": f"{node.id}\n",
-            }
-        props = config.server_properties(
-            broker_id=node.id,
-            address=node.address,
-            zookeeper_connect=config.zookeeper_connect(zk_addresses),
-            brokers=self.spec.brokers,
-            profile=config.PROFILES[self.spec.kafka_config],
-        )
-        return {"/etc/kafka/server.properties": props}
-
-    def _create_container(self, node: Node) -> None:
+    def _create_container(
+        self, node: Node, image: str, machine: resources.Machine, cluster_id: str
+    ) -> None:
         api = self._client.api
-        host_config = api.create_host_config(cap_add=["NET_ADMIN"], init=True)
+        host_config = api.create_host_config(
+            cap_add=["NET_ADMIN"], init=True, **resources.host_limits(node.role, machine)
+        )
         networking = api.create_networking_config(
             {
                 self.network_name: api.create_endpoint_config(
@@ -259,96 +222,97 @@ class DockerCluster:
                 )
             }
         )
-        created = api.create_container(
-            NODE_IMAGE,
-            command=[node.role],
-            name=self.container_name(node.name),
-            hostname=node.name,
-            labels=self._labels(node),
-            host_config=host_config,
-            networking_config=networking,
-        )
-        api.put_archive(created["Id"], "/", _tar(self._node_files(node)))
-
-    def up(self, status: Callable[[str], None] = lambda _: None, timeout: float = 120.0) -> None:
-        """Creates and starts the cluster, then waits until every broker is registered and
-        a probe topic has a full ISR; raises ClusterError (with the failing node's log
-        tail) after timeout seconds. A cluster of the same name is removed first."""
-        self.down()
-        deadline = time.monotonic() + timeout
-        subnet = self._create_network()
-        self._nodes = {n.name: n for n in plan_nodes(self.spec, subnet)}
-        for name in self.nodes:
-            self._create_container(self.node(name))
-        for name in self.zookeepers:
-            self._container(name).start()
-        self._wait_zookeeper(deadline, status)
-        for name in self.brokers:
-            self._container(name).start()
-        self._wait_brokers(deadline, status)
-        self._wait_probe_topic(deadline, status)
-
-    def _fail(self, what: str, node: str | None) -> ClusterError:
-        if node is None:
-            return ClusterError(what)
-        return ClusterError(f"{what}\n--- last lines of {node}'s log ---\n{self.log_tail(node)}")
-
-    def _check_running(self, nodes: list[str]) -> None:
-        for name in nodes:
-            state = self._container(name).attrs["State"]
-            if not state["Running"]:
-                raise self._fail(
-                    f"{name} exited with code {state['ExitCode']} while starting", name
-                )
-
-    def _wait_zookeeper(self, deadline: float, status: Callable[[str], None]) -> None:
-        while True:
-            modes = {z: zookeeper_mode(self.ip(z)) for z in self.zookeepers}
-            if all(m in ("standalone", "leader", "follower") for m in modes.values()):
-                return
-            self._check_running(self.zookeepers)
-            waiting = [z for z, m in modes.items() if m is None or m == "not serving"]
-            status(f"cluster {self.spec.name}: waiting for ZooKeeper ({', '.join(waiting)})")
-            if time.monotonic() > deadline:
-                raise self._fail("ZooKeeper did not start serving in time", waiting[0])
-            time.sleep(0.5)
-
-    def _wait_brokers(self, deadline: float, status: Callable[[str], None]) -> None:
-        admin = self.admin(timeout=2.0)
-        want = {self.broker_id(b) for b in self.brokers}
-        while True:
-            try:
-                md = admin.metadata()
-                live, controller = set(md.brokers), md.controller
-            except AdminError:
-                live, controller = set(), -1
-            if live == want and controller >= 0:
-                return
-            self._check_running(self.nodes)
-            missing = sorted(want - live)
-            status(f"cluster {self.spec.name}: {len(live)}/{len(want)} brokers registered")
-            if time.monotonic() > deadline:
-                node = self.node_of_broker(missing[0]) if missing else None
-                raise self._fail(f"brokers {missing} did not register in time", node)
-            time.sleep(0.5)
-
-    def _wait_probe_topic(self, deadline: float, status: Callable[[str], None]) -> None:
-        status(f"cluster {self.spec.name}: waiting for a full ISR")
-        admin = self.admin()
-        ids = [self.broker_id(b) for b in self.brokers]
-        rf = min(3, len(ids))
         try:
-            admin.create_topic(PROBE_TOPIC, [ids[:rf]])
-            admin.wait_full_isr(PROBE_TOPIC, timeout=max(1.0, deadline - time.monotonic()))
-        except AdminError as err:
-            raise self._fail(f"cluster did not become ready: {err}", None) from err
-        replicas = [self.node_of_broker(i) for i in ids[:rf]]
-        while missing := [n for n in replicas if not self.has_log(n, PROBE_TOPIC, 0)]:
-            if time.monotonic() > deadline:
-                raise self._fail(
-                    f"{missing[0]} never created its replica of the probe topic", missing[0]
+            created = api.create_container(
+                image,
+                command=node_command(self.spec, node),
+                name=self.container_name(node.name),
+                hostname=node.name,
+                labels=self._labels(node),
+                environment=node_env(self.spec, node, cluster_id),
+                host_config=host_config,
+                networking_config=networking,
+            )
+        except ImageNotFound:
+            raise ClusterError(
+                f"no node image {image}: `harness cluster image` builds it"
+            ) from None
+        except APIError as err:
+            raise ClusterError(f"docker refused container {node.name}: {err}") from err
+        files = node_files(self.spec, node, list(self._nodes.values()))
+        api.put_archive(created["Id"], "/", _tar(files))
+
+    def exists(self) -> int:
+        """Returns how many containers and networks a cluster of this name has now."""
+        return len(self._containers()) + len(self._networks())
+
+    def up(
+        self,
+        status: Callable[[str], None] = lambda _: None,
+        timeout: float = 120.0,
+        replace: bool = False,
+    ) -> None:
+        """Creates and starts the cluster, then waits until every broker is registered and
+        a probe topic has a full ISR.
+
+        Raises ClusterRefused, having made nothing, when the cluster does not fit the
+        machine, or when a cluster of this name exists and replace is False (with
+        replace, that cluster is removed first). Raises ClusterError (with the failing
+        node's log tail) when a node fails or timeout seconds pass. On any failure or
+        interrupt, everything made here is removed again before the error goes on.
+        """
+        if not timeout > 0:
+            raise ValueError(f"timeout must be a positive number of seconds, not {timeout}")
+        deadline = readiness.Deadline.after(timeout)
+        machine = resources.engine_machine(self._client)
+        problem = resources.fit_problem(self.spec, machine)
+        if problem is not None:
+            raise ClusterRefused(f"cluster {self.spec.name} does not fit: {problem}")
+        if self.exists():
+            if not replace:
+                raise ClusterExists(
+                    f"cluster {self.spec.name} already exists; `cluster down --name "
+                    f"{self.spec.name}` removes it, `cluster up --replace` replaces it"
                 )
-            time.sleep(0.2)
+            status(f"cluster {self.spec.name}: removing the existing cluster")
+            self.down()
+        with signals.undone_on_failure(self.down):
+            self._start(deadline, machine, status)
+
+    def _start(
+        self,
+        deadline: readiness.Deadline,
+        machine: resources.Machine,
+        status: Callable[[str], None],
+    ) -> None:
+        def in_time(doing: str) -> None:
+            if deadline.passed():
+                raise ClusterError(deadline.missed(self.spec.name, doing))
+
+        image = node_image(self.spec.kafka_version)
+        subnet = create_network(self._client, self.network_name, self._labels())
+        self._nodes = {n.name: n for n in plan_nodes(self.spec, subnet)}
+        cluster_id = new_cluster_id()
+        for i, name in enumerate(self.nodes, start=1):
+            in_time(f"created {i - 1} of {len(self._nodes)} containers")
+            status(f"cluster {self.spec.name}: creating {name} ({i} of {len(self._nodes)})")
+            self._create_container(self.node(name), image, machine, cluster_id)
+        # The metadata store first: ZooKeeper must serve before brokers start (a broker
+        # gives up on it); KRaft brokers wait for their quorum themselves, so they start
+        # with the controllers, each node formatting its storage meanwhile.
+        for name in self._named(("zookeeper", "controller")):
+            in_time(f"starting {name}")
+            self._container(name).start()
+        if self.zookeepers:
+            readiness.wait_zookeeper(self, deadline, status)
+        for i, name in enumerate(self.brokers, start=1):
+            in_time(f"started {i - 1} of {len(self.brokers)} brokers")
+            status(f"cluster {self.spec.name}: starting {name}")
+            self._container(name).start()
+        if self.metadata == "kraft":
+            readiness.wait_quorum(self, deadline, status)
+        readiness.wait_brokers(self, deadline, status)
+        readiness.wait_probe_topic(self, deadline, status)
 
     def down(self) -> int:
         """Removes the cluster's containers and network; returns how many containers
@@ -357,9 +321,7 @@ class DockerCluster:
         for c in containers:
             with contextlib.suppress(NotFound):
                 c.remove(force=True, v=True)
-        for net in self._client.networks.list(
-            filters={"label": f"{CLUSTER_LABEL}={self.spec.name}"}
-        ):
+        for net in self._networks():
             with contextlib.suppress(NotFound):
                 net.remove()
         self._nodes = {}
@@ -369,8 +331,9 @@ class DockerCluster:
     # ---- node operations ---------------------------------------------------------------
 
     def exec(self, node: str, cmd: list[str]) -> tuple[int, str]:
-        """Runs cmd inside node; returns its exit code and combined output."""
-        result = self._container(node).exec_run(cmd)
+        """Runs cmd inside node as root (the nodes' JVMs run unprivileged; iptables
+        needs root); returns its exit code and combined output."""
+        result = self._container(node).exec_run(cmd, user="root")
         output: bytes = result.output or b""
         return int(result.exit_code), output.decode(errors="replace")
 
@@ -405,6 +368,17 @@ class DockerCluster:
         code, _ = self.exec(node, ["test", "-d", f"/var/lib/kafka/data/{topic}-{partition}"])
         return code == 0
 
+    def server_log(self, node: str, pattern: str, lines: int = 50) -> list[str]:
+        """Returns the last lines of node's server log matching pattern (grep -E)."""
+        script = f"grep -hE {shlex.quote(pattern)} {_SERVER_LOG} | tail -n {int(lines)}"
+        _, out = self.exec(node, ["sh", "-c", script])
+        return out.splitlines()
+
+    def node_states(self) -> dict[str, str]:
+        """Returns every node's container state (running, paused, exited, ...) in one
+        query of the engine."""
+        return {c.labels[NODE_LABEL]: str(c.status) for c in self._containers()}
+
     def state(self, node: str) -> str:
         """Returns node's container state: running, paused, exited, ..."""
         container = self._container(node)
@@ -432,46 +406,3 @@ class DockerCluster:
             with tarfile.open(fileobj=io.BytesIO(data)) as tar:
                 tar.extractall(target, filter="data")
             (target / "docker.log").write_text(self.log_tail(name, lines=100000) + "\n")
-
-    def describe(self) -> dict[str, Any]:
-        """Returns the JSON-ready status: brokers (alive or not), controller, ZooKeeper
-        servers and each topic's partitions with leader and ISR."""
-        live: set[int] = set()
-        controller = -1
-        topics: dict[str, list[dict[str, Any]]] = {}
-        try:
-            md = self.admin(timeout=3.0).metadata()
-            live, controller = set(md.brokers), md.controller
-            topics = {
-                name: [
-                    {"partition": p.partition, "leader": p.leader, "isr": list(p.isr)}
-                    for p in parts
-                ]
-                for name, parts in md.topics.items()
-            }
-        except AdminError:
-            pass
-        brokers = [
-            {
-                "id": self.broker_id(b),
-                "node": b,
-                "address": f"{self.ip(b)}:9092",
-                "alive": self.broker_id(b) in live,
-            }
-            for b in self.brokers
-        ]
-        zookeeper = [
-            {
-                "id": self.node(z).id,
-                "node": z,
-                "address": f"{self.ip(z)}:2181",
-                "mode": zookeeper_mode(self.ip(z)),
-            }
-            for z in self.zookeepers
-        ]
-        return {
-            "brokers": brokers,
-            "controller": controller,
-            "zookeeper": zookeeper,
-            "topics": topics,
-        }

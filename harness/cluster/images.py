@@ -1,5 +1,10 @@
-"""Makes sure the node image exists: Kafka jars from Maven Central, the
-debootstrapped base image, then `docker build` of compose/Dockerfile.
+"""Makes sure the node image of a Kafka release exists: its jars from Maven Central,
+the debootstrapped base image, then `docker build` of compose/Dockerfile.
+
+The node image's tag carries the digest of its inputs, so checkouts of different
+versions on one engine each use their own image instead of rebuilding over each
+other's, and a change to any input builds a new one. On the bootstrapped base the
+build runs without a network: it must never need one.
 """
 
 from __future__ import annotations
@@ -7,19 +12,23 @@ from __future__ import annotations
 import hashlib
 import os
 import subprocess
+import tarfile
+import tempfile
 from collections.abc import Callable
+from typing import BinaryIO
 
 import docker
 from docker.errors import ImageNotFound
 
-from harness.cluster.config import COMPOSE_DIR
+from harness.cluster.config import COMPOSE_DIR, DEFAULT_VERSION
 from harness.cluster.labels import HARNESS_LABEL
 
-NODE_IMAGE = "harness-kafka:3.9.1"
+NODE_IMAGE_REPO = "harness-kafka"
 DEFAULT_BASE_IMAGE = "harness-base:bookworm"
 INPUTS_LABEL = "kafka-harness.inputs"
-# Everything the image is built from; a change to any of them rebuilds it.
-_IMAGE_INPUTS = ("Dockerfile", "entrypoint.sh", "log4j.properties", "lib/.complete")
+# Everything the image is built from besides its release's jars; a change to any of
+# them rebuilds it (the jars' folder has a stamp holding the digest of their pom).
+_IMAGE_FILES = ("Dockerfile", "entrypoint.sh", "log4j.properties")
 
 
 class ImageError(RuntimeError):
@@ -41,45 +50,85 @@ def _run_step(script: str, *args: str) -> None:
         raise ImageError(f"compose/{script} failed: " + " | ".join(tail))
 
 
-def inputs_digest() -> str:
-    """Returns a digest of the files the node image is built from, and of its base."""
+def jar_folder(version: str) -> str:
+    """Returns the folder under compose/ that holds a release's jars."""
+    return f"lib/{version}"
+
+
+def inputs_digest(version: str = DEFAULT_VERSION) -> str:
+    """Returns a digest of the files a release's node image is built from, and of its
+    base."""
     digest = hashlib.sha256(base_image().encode())
-    for name in _IMAGE_INPUTS:
+    for name in (*_IMAGE_FILES, f"{jar_folder(version)}/.complete"):
         digest.update((COMPOSE_DIR / name).read_bytes())
     return digest.hexdigest()[:16]
 
 
-def _image_is_current(client: docker.DockerClient, want: str) -> bool:
+def node_image(version: str = DEFAULT_VERSION) -> str:
+    """Returns the tag of a release's node image for the current inputs."""
+    return f"{NODE_IMAGE_REPO}:{version}-{inputs_digest(version)}"
+
+
+def _image_is_current(client: docker.DockerClient, tag: str, want: str) -> bool:
     try:
-        image = client.images.get(NODE_IMAGE)
+        image = client.images.get(tag)
     except ImageNotFound:
         return False
     labels = image.labels or {}
     return bool(labels.get(INPUTS_LABEL) == want)
 
 
-def ensure_node_image(client: docker.DockerClient, say: Callable[[str], None]) -> str:
-    """Fetches jars, bootstraps the base image and builds the node image, each only if
-    missing or stale; returns the node image's tag."""
-    _run_step("fetch-kafka.sh")
+def ensure_node_image(
+    client: docker.DockerClient, say: Callable[[str], None], version: str = DEFAULT_VERSION
+) -> str:
+    """Fetches a release's jars, bootstraps the base image and builds the release's node
+    image, each only if missing or stale; returns the node image's tag."""
+    _run_step("fetch-kafka.sh", version)
     if base_image() == DEFAULT_BASE_IMAGE:
         try:
             client.images.get(DEFAULT_BASE_IMAGE)
         except ImageNotFound:
-            _run_step("bootstrap-base.sh", DEFAULT_BASE_IMAGE)
-    want = inputs_digest()
-    if _image_is_current(client, want):
-        return NODE_IMAGE
-    say(f"building {NODE_IMAGE}")
+            try:
+                _run_step("bootstrap-base.sh", DEFAULT_BASE_IMAGE)
+            except ImageError as err:
+                raise ImageError(
+                    f"{err} (where a container registry is reachable, "
+                    "HARNESS_BASE_IMAGE=debian:bookworm builds on a stock image instead)"
+                ) from err
+    want = inputs_digest(version)
+    tag = node_image(version)
+    if _image_is_current(client, tag, want):
+        return tag
+    say(f"building {tag}")
+    # The context is packed here (the one list of what `docker build` is given: there is
+    # no .dockerignore), following symlinks, with the release's jars as lib/.
+    with tempfile.TemporaryFile() as context:
+        with tarfile.open(fileobj=context, mode="w", dereference=True) as tar:
+            for name in _IMAGE_FILES:
+                tar.add(COMPOSE_DIR / name, arcname=name)
+            tar.add(COMPOSE_DIR / jar_folder(version), arcname="lib", filter=_without_stamp)
+        context.seek(0)
+        _build(client, context, tag, want)
+    return tag
+
+
+def _without_stamp(member: tarfile.TarInfo) -> tarfile.TarInfo | None:
+    return None if member.name.endswith("/.complete") else member
+
+
+def _build(client: docker.DockerClient, context: BinaryIO, tag: str, want: str) -> None:
+    # The bootstrapped base has everything; a stock base installs the JRE with apt.
+    network = "none" if base_image() == DEFAULT_BASE_IMAGE else None
     try:
         client.images.build(
-            path=str(COMPOSE_DIR),
-            tag=NODE_IMAGE,
+            fileobj=context,
+            custom_context=True,
+            tag=tag,
             buildargs={"BASE_IMAGE": base_image()},
             labels={HARNESS_LABEL: "1", INPUTS_LABEL: want},
+            network_mode=network,
             rm=True,
             forcerm=True,
         )
-    except docker.errors.BuildError as err:
-        raise ImageError(f"docker build of {NODE_IMAGE} failed: {err}") from err
-    return NODE_IMAGE
+    except (docker.errors.BuildError, docker.errors.APIError) as err:
+        raise ImageError(f"docker build of {tag} failed: {err}") from err

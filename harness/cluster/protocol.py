@@ -46,7 +46,8 @@ class Cluster(Protocol):
         ...
 
     def exec(self, node: str, cmd: list[str]) -> tuple[int, str]:
-        """Runs cmd inside node; returns its exit code and output."""
+        """Runs cmd inside node as root (iptables needs it; the node's own processes run
+        unprivileged); returns its exit code and output."""
         ...
 
     def kill(self, node: str) -> None:
@@ -65,6 +66,10 @@ class Cluster(Protocol):
         """Thaws a paused node."""
         ...
 
+    def state(self, node: str) -> str:
+        """Returns node's state: running, paused, exited, ..."""
+        ...
+
     def partitions(self, topic: str) -> list[PartitionState]:
         """Returns each partition of topic with its leader, replicas and ISR, asked now.
 
@@ -72,6 +77,24 @@ class Cluster(Protocol):
         """
         ...
 
+    def committed_partitions(self, topic: str) -> list[PartitionState]:
+        """Returns each partition of topic as the controller committed it (leader, leader
+        epoch, ISR), read from the metadata store: unlike `partitions`, never a stale
+        copy held by a broker cut off from the controller. Raises AdminError when the
+        store cannot say."""
+        ...
+
     def controller(self) -> int:
         """Returns the controller's broker id, asked now (-1 while there is none)."""
+        ...
+
+    def elect_preferred_leaders(self, topic: str) -> dict[int, str]:
+        """Moves each partition of topic's leadership to its preferred replica (the first
+        of its assignment) where that replica is in sync. Returns partition -> "" when it
+        leads there now, else the reason it does not."""
+        ...
+
+    def server_log(self, node: str, pattern: str, lines: int = 50) -> list[str]:
+        """Returns the last lines of broker node's server log matching a regular
+        expression (grep -E), oldest first."""
         ...

@@ -43,7 +43,9 @@ def _link(folder: Path, path: Path) -> str:
 
 
 def _anomalies(results: dict[str, Any], drawings: dict[str, list[Path]], folder: Path) -> str:
-    failures = results.get("linearizable", {}).get("failures", [])
+    if "linearizable" not in results:
+        return ""
+    failures = results["linearizable"].get("failures", [])
     if not failures:
         return "<p>No key was found non-linearizable.</p>"
     parts = []
@@ -65,6 +67,52 @@ def _anomalies(results: dict[str, Any], drawings: dict[str, list[Path]], folder:
             else:
                 parts.append(f"<p>interactive timeline: {_link(folder, path)}</p>")
     return "".join(parts)
+
+
+def queue_lines(queue: dict[str, Any]) -> list[str]:
+    """Takes the queue checker's section. Returns "N acknowledged, M lost (P%)" and one
+    line per anomaly kind, the kinds that make a run invalid marked as such."""
+    if "error" in queue:
+        return [f"the queue checker failed: {queue['error']}"]
+    acked, lost = queue.get("acknowledged", 0), queue.get("lost", 0)
+    share = f"{100 * lost / acked:.1f}%" if acked else "n/a"
+    lines = [f"{acked} acknowledged, {lost} lost ({share})"]
+    for kind, found in sorted(queue.get("kinds", {}).items()):
+        weight = "invalid" if found.get("invalidating") else "reported"
+        lines.append(f"{kind}: {found.get('count', 0)} ({weight})")
+    return lines
+
+
+def _queue(results: dict[str, Any], folder: Path) -> str:
+    queue = results.get("queue")
+    if not isinstance(queue, dict):
+        return ""
+    items = "".join(f"<li>{_e(line)}</li>" for line in queue_lines(queue))
+    cases = [
+        (kind, case)
+        for kind, found in sorted(queue.get("kinds", {}).items())
+        for case in found.get("cases", [])[:3]
+    ]
+    plots = "".join(
+        f'<img src="{html.escape(p.name)}" alt="{html.escape(p.stem)}">'
+        for p in sorted(folder.glob("offsets-*.png"))
+    )
+    return (
+        f"<h2>Queue</h2><ul>{items}</ul>"
+        + (_table(cases, ["anomaly", "case"]) if cases else "")
+        + plots
+    )
+
+
+def _section_summary(name: str, section: dict[str, Any]) -> str:
+    word = verdict_word(section.get("valid"))
+    if name == "linearizable":
+        return f"{word} over {section.get('keys', 0)} keys"
+    if name == "queue":
+        return f"{word}: {queue_lines(section)[0]}"
+    if "lost_count" in section:
+        return f"{word}: {section['ack_count']} acknowledged, {section['lost_count']} lost"
+    return word
 
 
 def _op_text(op: Any) -> str:
@@ -128,20 +176,18 @@ def write_report(
             "operations",
             f"{stats.get('count', 0)}: {stats.get('ok', 0)} ok, "
             f"{stats.get('fail', 0)} fail, {stats.get('info', 0)} info",
-        ),
-        (
-            "linearizable",
-            f"{verdict_word(results.get('linearizable', {}).get('valid'))} over "
-            f"{results.get('linearizable', {}).get('keys', 0)} keys",
-        ),
-        ("final phase", _final(results.get("final", {}))),
+        )
     ]
+    for section in ("linearizable", "queue", "lost-acks"):
+        if isinstance(results.get(section), dict):
+            summary.append((section, _section_summary(section, results[section])))
+    summary.append(("final phase", _final(results.get("final", {}))))
     if "interrupted" in results:
         summary.append(("interrupted", results["interrupted"]))
     files = sorted(p for p in folder.rglob("*") if p.is_file() and p.name != "report.html")
     plots = "".join(
         f'<h3>{name}</h3><img src="{name}" alt="{name}">'
-        for name in ("latency.png", "rate.png")
+        for name in ("latency.png", "rate.png", "lost-acks.png")
         if (folder / name).exists()
     )
     colour = VERDICT_COLOURS[word]
@@ -150,6 +196,7 @@ def write_report(
 <h1>{_e(spec.get("name", "run"))} <span class="v" style="background:{colour}">{word}</span></h1>
 {_table(summary)}
 <h2>Plots</h2>{plots or "<p>No plot (no completed operation).</p>"}
+{_queue(results, folder)}
 <h2>Anomalies</h2>{_anomalies(results, drawings, folder)}
 <h2>Nemesis</h2>{_nemesis(results)}
 <h2>Options</h2>{_table(sorted(spec.items()))}

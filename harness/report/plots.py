@@ -26,12 +26,26 @@ def _fault_colour(fault: str, faults: list[str]) -> str:
 
 
 def shade_faults(ax: Axes, windows: Sequence[dict[str, Any]], end: float) -> None:
-    """Takes an axis and fault windows. Shades each window and labels it at the top."""
+    """Takes an axis and fault windows. Shades each window and labels it at the top; a
+    fault made of steps (isr-shrink) gets a dashed line and a label at each step."""
     faults = sorted({w["fault"] for w in windows})
     for w in windows:
         stop = w["stop"] if w["stop"] is not None else end
         colour = _fault_colour(w["fault"], faults)
         ax.axvspan(w["start"], stop, color=colour, alpha=0.15, lw=0)
+        for step in w.get("steps", ()):
+            ax.axvline(step["time"], color=colour, lw=0.8, ls="--", alpha=0.7)
+            ax.text(
+                step["time"],
+                0.0,
+                f" {step['step']}",
+                transform=ax.get_xaxis_transform(),
+                fontsize=6,
+                va="bottom",
+                ha="left",
+                color=colour,
+                rotation=90,
+            )
         ax.text(
             w["start"],
             1.0,
@@ -71,7 +85,7 @@ def latency_plot(samples: Sequence[Sample], windows: Sequence[dict[str, Any]], p
     ax.set_title("Latency of every operation")
     if samples:
         ax.legend(fontsize=7, markerscale=2, loc="upper left", bbox_to_anchor=(1.0, 1.0))
-    return _save(fig, path)
+    return save(fig, path)
 
 
 def rate_plot(samples: Sequence[Sample], windows: Sequence[dict[str, Any]], path: Path) -> Path:
@@ -93,14 +107,15 @@ def rate_plot(samples: Sequence[Sample], windows: Sequence[dict[str, Any]], path
     ax.set_title("Throughput by outcome")
     if samples:
         ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))
-    return _save(fig, path)
+    return save(fig, path)
 
 
 def _end(samples: Sequence[Sample]) -> float:
     return max((s.time_s + s.latency_ms / 1000 for s in samples), default=1.0)
 
 
-def _save(fig: Any, path: Path) -> Path:
+def save(fig: Any, path: Path) -> Path:
+    """Saves a figure as every plot of a run is saved; returns the file."""
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)

@@ -14,7 +14,9 @@ from harness.cluster.docker_cluster import ClusterSpec, DockerCluster, cluster_n
 from harness.cluster.engine import docker_client
 from harness.cluster.images import ensure_node_image
 
-PREFIX = f"it{os.getpid()}"
+# HARNESS_IT_PREFIX lets a run share an engine with others' test clusters under a
+# prefix of its own (the default it<pid> is what check-no-leftovers.sh counts).
+PREFIX = f"{os.environ.get('HARNESS_IT_PREFIX', 'it')}{os.getpid()}"
 _serial = itertools.count(1)
 
 

@@ -1,6 +1,8 @@
-"""The store on the real 3-broker cluster: cross-instance reads, forced races, a checked run.
+"""The store on the real 3-broker cluster: cross-instance reads, forced races, a checked run,
+surfaced client errors, and the ISR-shrink truncation under the unsafe configuration.
 
-Every test uses its own topic and closes its instances, so tests share the session cluster.
+Every test uses its own topic and closes its instances, so tests share the session cluster;
+the ones that break nodes have a cluster of their own.
 """
 
 from __future__ import annotations
@@ -13,10 +15,12 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 
+import docker
 import pytest
 
 from checkers.linearizable import check
 from checkers.models import MODELS
+from harness.cluster.admin import Admin, AdminError, PartitionState
 from harness.cluster.docker_cluster import DockerCluster
 from harness.history import pair
 from kvstore import (
@@ -30,7 +34,13 @@ from kvstore import (
 )
 from kvstore.records import Key
 from kvstore.state import Entry
+from nemesis.net import apply_grudge, heal
+from tests.integration.conftest import _started as started_cluster
 from tests.unit.test_kvstore_simulation import Recorder, run_all
+from tests.unit.test_kvstore_truncation import ScriptedHistory
+from workloads.core import OpDict
+from workloads.kv import HANDLERS
+from workloads.store_client import StoreClient
 
 pytestmark = pytest.mark.integration
 M = TypeVar("M", bound=KafkaMap)
@@ -108,12 +118,12 @@ def test_a_compacted_topic_serves_with_tombstones(cluster: DockerCluster) -> Non
     topic = f"kv-compacted-{uuid.uuid4().hex[:8]}"
     create_store_topic(cluster.admin(), topic, compaction=True)
     bootstrap = cluster.bootstrap_servers
-    maps = [KafkaMap(bootstrap, topic, f"{topic}-{i}", TIMEOUTS, compacted=True) for i in range(2)]
+    maps = [KafkaMap(bootstrap, topic, f"{topic}-{i}", TIMEOUTS) for i in range(2)]
     try:
         a, b = maps
         a.put("k", 1)
         assert b.replace("k", 1, 2) and not a.put_if_absent("k", 3)
-        maps.append(KafkaMap(bootstrap, topic, f"{topic}-late", TIMEOUTS, compacted=True))
+        maps.append(KafkaMap(bootstrap, topic, f"{topic}-late", TIMEOUTS))
         assert maps[-1]._local_entry("k") == a._local_entry("k")
         assert maps[-1].get("k") == 2
     finally:
@@ -222,3 +232,99 @@ def test_a_fault_free_concurrent_run_is_linearizable(
     completions = [e for e in recorder.events if e["type"] != "invoke"]
     assert len(completions) > 1000
     assert sum(e["type"] == "ok" for e in completions) > 0.99 * len(completions)
+
+
+# --- the ISR-shrink data loss under the unsafe configuration, step by step ---------------
+
+
+@pytest.fixture
+def unsafe_cluster(engine: docker.DockerClient) -> Iterator[DockerCluster]:
+    """A running 3-broker unsafe cluster (unclean election) of this test's own."""
+    yield from started_cluster(engine, kafka_config="unsafe")
+
+
+def wait_until(what: str, predicate: Callable[[], bool], timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < deadline, f"no {what} within {timeout:.0f} s"
+        time.sleep(0.25)
+
+
+def partition_seen_by(cluster: DockerCluster, nodes: list[str], topic: str) -> PartitionState:
+    """Asks only these brokers: a broker cut off from the controller has stale metadata."""
+    admin = Admin(",".join(f"{cluster.ip(n)}:9092" for n in nodes), timeout=2.0)
+    try:
+        return admin.partitions(topic)[0]
+    except AdminError:
+        return PartitionState(0, -1, (), ())
+
+
+def test_an_unclean_election_truncates_and_the_store_reports_the_loss(
+    unsafe_cluster: DockerCluster, tmp_path: Path
+) -> None:
+    """KAFKA-NOTES.md "The ISR-shrink data loss", by hand: the leader (the controller,
+    so it can still shrink its ISR) is cut off from its followers only, acknowledges a
+    write alone, is killed, a follower is elected uncleanly, the old leader returns and
+    truncates. The instance that read the lost write fails with the cause, its op in
+    flight is info, and a fresh instance reads the older value: invalid."""
+    cluster = unsafe_cluster
+    leader_id = cluster.controller()
+    leader = cluster.node_of_broker(leader_id)
+    followers = [n for n in cluster.brokers if n != leader]
+    topic = f"kv-truncated-{uuid.uuid4().hex[:8]}"
+    create_store_topic(cluster.admin(), topic, safety="unsafe", leader=leader_id)
+    # Long waits, so that only the truncation ends the op in flight.
+    patient = Timeouts(operation=60.0, catch_up=30.0, message_ms=50_000)
+    history = ScriptedHistory(tmp_path / "history.jsonl")
+    clients: list[StoreClient] = []
+
+    def open_client(client_id: str) -> StoreClient:
+        clients.append(
+            StoreClient(KafkaMap(cluster.bootstrap_servers, topic, client_id, patient), HANDLERS)
+        )
+        return clients[-1]
+
+    try:
+        first = open_client("p0")
+        assert history.invoke(0, first, "put", 1, 10)["type"] == "ok"
+        assert history.invoke(0, first, "get", 1)["value"] == 10
+        apply_grudge(cluster, {leader: followers} | {f: [leader] for f in followers})
+        # A follower falls out of the ISR only once it misses a write: this put waits for
+        # the shrink, then is acknowledged by the leader alone.
+        assert history.invoke(0, first, "put", 1, 11)["type"] == "ok"
+        wait_until(  # the metadata follows the leader's own view a little later
+            "ISR of the leader alone",
+            lambda: partition_seen_by(cluster, [leader], topic).isr == (leader_id,),
+            30,
+        )
+        assert history.invoke(0, first, "get", 1)["value"] == 11
+        cluster.kill(leader)
+        in_flight: list[OpDict] = []
+        writer = threading.Thread(
+            target=lambda: in_flight.append(history.invoke(0, first, "put", 2, 20))
+        )
+        writer.start()
+        wait_until(
+            "unclean election of a follower",
+            lambda: (
+                partition_seen_by(cluster, followers, topic).leader
+                in map(cluster.broker_id, followers)
+            ),
+            60,
+        )
+        heal(cluster, followers)
+        cluster.start(leader)
+        writer.join(patient.operation + 10)
+        (completion,) = in_flight
+        failure = first.failure
+        assert failure is not None, "the instance that read the lost write has failed"
+        assert completion["type"] == "info" and failure in completion["error"], completion
+        fresh = open_client("p1")
+        assert history.invoke(1, fresh, "get", 1)["value"] == 10, "the acknowledged 11 was lost"
+        result = history.linearizable()
+        assert result["valid"] is False
+        assert [f["key"] for f in result["failures"]] == [1]
+    finally:
+        for c in clients:
+            c.close()
+        heal(cluster, cluster.brokers)

@@ -14,6 +14,7 @@ class FakeCluster:
         self.actions: list[tuple[str, str]] = []
         self.execs: list[tuple[str, list[str]]] = []
         self.fail_start: set[str] = set()
+        self.states = dict.fromkeys(self.nodes, "running")
 
     @property
     def nodes(self) -> list[str]:
@@ -46,20 +47,37 @@ class FakeCluster:
 
     def kill(self, node: str) -> None:
         self.actions.append(("kill", node))
+        self.states[node] = "exited"
 
     def start(self, node: str) -> None:
         if node in self.fail_start:
             raise RuntimeError(f"{node} will not start")
         self.actions.append(("start", node))
+        self.states[node] = "running"
 
     def pause(self, node: str) -> None:
         self.actions.append(("pause", node))
+        self.states[node] = "paused"
 
     def resume(self, node: str) -> None:
         self.actions.append(("resume", node))
+        self.states[node] = "running"
+
+    def state(self, node: str) -> str:
+        return self.states[node]
+
+    def committed_partitions(self, topic: str) -> list[PartitionState]:
+        return self.partitions(topic)
 
     def partitions(self, topic: str) -> list[PartitionState]:
         return [PartitionState(0, self.leader, (1, 2, 3), (1, 2, 3) if self.leader > 0 else ())]
 
     def controller(self) -> int:
         return 1
+
+    def elect_preferred_leaders(self, topic: str) -> dict[int, str]:
+        self.actions.append(("elect", topic))
+        return {0: ""}
+
+    def server_log(self, node: str, pattern: str, lines: int = 50) -> list[str]:
+        return []

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from checkers import lost_acks
-from harness import check_cli
+from harness import check_file
 from harness.cli import main
 from harness.history import load
 
@@ -55,9 +55,9 @@ def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
 def test_valid_set_history(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run(capsys, str(set_history(tmp_path, [1, 2])))
     assert code == 0
+    path = tmp_path / "history.jsonl"
     lines = out.splitlines()
-    assert lines[0].startswith("VALID (set model, jsonl history")
-    assert lines[1].startswith("checked 3 ops over 1 key in ")
+    assert lines[0].startswith(f"VALID   {path}: set model, jsonl, 3 ops over 1 key, ")
 
 
 def test_invalid_set_history(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -122,7 +122,7 @@ def test_ctrl_c_exits_with_a_message(
     ],
 )
 def test_default_model(tmp_path: Path, events: list[tuple[Any, ...]], model: str) -> None:
-    assert check_cli.default_model(load(history_file(tmp_path, events))) == model
+    assert check_file.default_model(load(history_file(tmp_path, events))) == model
 
 
 # --- the linearizable models -----------------------------------------------------
@@ -151,9 +151,8 @@ def test_stale_read_is_invalid_and_explained(
     code, out, _ = run(capsys, str(path), "--time-limit", "2.5", "--jobs", "1")
     assert code == 1
     lines = out.splitlines()
-    assert lines[0] == f"INVALID (cas-register model, jsonl history {path})"
-    assert lines[1].startswith("checked 3 ops over 1 key in ")
-    assert any("read" in line for line in lines[2:])
+    assert lines[0].startswith(f"INVALID {path}: cas-register model, jsonl, 3 ops over 1 key, ")
+    assert any("read" in line for line in lines[1:])
     drawn = [line.split("timeline: ")[1] for line in lines if "timeline: " in line]
     assert sorted(Path(p).suffix for p in drawn) == [".html", ".png"]
     assert all(Path(p).parent == path.parent and Path(p).stat().st_size > 0 for p in drawn)
@@ -176,12 +175,20 @@ def test_counterexamples_go_to_out(tmp_path: Path, capsys: pytest.CaptureFixture
     assert all(Path(p).parent == tmp_path / "drawings" for p in drawn)
 
 
-def test_model_option_picks_the_model(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = run(capsys, str(DATA / "register.jsonl"), "--model", "register", "--json")
-    result = json.loads(out)
-    assert result["model"] == "register"
-    # The history has a cas, which the plain register model cannot apply.
-    assert (code, result["valid"]) == (2, "unknown")
+def test_model_option_picks_the_model(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = history_file(tmp_path, [(0, "invoke", "write", 1), (0, "ok", "write", 1)])
+    code, out, _ = run(capsys, str(path), "--model", "register", "--json")
+    assert (code, json.loads(out)["model"]) == (0, "register")
+
+
+def test_an_op_the_model_does_not_have_is_bad_input(capsys: pytest.CaptureFixture[str]) -> None:
+    # The history has a cas (on line 6), which the plain register model cannot apply.
+    path = DATA / "register.jsonl"
+    code, out, err = run(capsys, str(path), "--model", "register")
+    assert (code, out) == (254, "")
+    assert (
+        err == f"{path}:6: 'cas' is not an operation of the register model (it has read, write)\n"
+    )
 
 
 # --- bad arguments and bad input: 254 --------------------------------------------
@@ -191,12 +198,16 @@ def test_model_option_picks_the_model(capsys: pytest.CaptureFixture[str]) -> Non
     "argv",
     [
         [],
-        ["h.jsonl", "--model", "queue"],
+        ["h.jsonl", "--model", "fifo"],
         ["h.jsonl", "--time-limit", "0"],
         ["h.jsonl", "--time-limit", "soon"],
         ["h.jsonl", "--jobs", "-1"],
         ["h.jsonl", "--jobs", "1.5"],
         ["h.jsonl", "--frobnicate"],
+        ["h.jsonl", "--time-limit", "nan"],
+        ["h.jsonl", "--time-limit", "inf"],
+        ["h.jsonl", "--time-limit", "-inf"],
+        ["h.jsonl", "--jobs", "0"],
     ],
 )
 def test_bad_arguments(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:

@@ -8,7 +8,8 @@ import pytest
 
 from harness.cli import build_parser
 from harness.cluster import config
-from harness.cluster.docker_cluster import ClusterSpec, DockerCluster, plan_nodes
+from harness.cluster.docker_cluster import DockerCluster
+from harness.cluster.layout import ClusterSpec, plan_nodes
 from harness.cluster.protocol import Cluster
 
 

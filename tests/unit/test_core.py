@@ -6,8 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from harness import core
+from harness import core, signals
 from harness.progress import StatusLine
+from harness.runner import Recorder
 from harness.spec import TestSpec
 
 
@@ -70,3 +71,27 @@ def test_interrupted_during_set_up_is_130(tmp_path: Path, monkeypatch: pytest.Mo
     outcome, said = _run(tmp_path)
     assert outcome.exit_code == 130
     assert "interrupted before the workload started" in said
+
+
+def test_interrupted_while_checking_is_130_and_keeps_the_history(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def one_op(self: core.TestRun, recorder: Recorder) -> None:
+        recorder.invoke(0, {"f": "get", "key": 1})
+        recorder.complete(0, {"f": "get", "key": 1}, {"type": "ok", "value": None})
+
+    def interrupted(*_: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(signals.install(), "count", 0)  # no earlier test's interrupt
+    monkeypatch.setattr(core.TestRun, "set_up", lambda self: None)
+    monkeypatch.setattr(core.TestRun, "run_workload", one_op)
+    monkeypatch.setattr(core.TestRun, "finish", lambda self, recorder: None)
+    monkeypatch.setattr(core.TestRun, "tear_down", lambda self: None)
+    monkeypatch.setattr(core, "check_run", interrupted)
+    outcome, said = _run(tmp_path)
+    assert outcome.exit_code == 130 and outcome.valid is None
+    assert "interrupted while checking" in said
+    results = (outcome.folder / "results.json").read_text()
+    assert '"valid": "unknown"' in results and "not checked" in results
+    assert len((outcome.folder / "history.jsonl").read_text().splitlines()) == 2

@@ -235,11 +235,13 @@ VALUES = st.recursive(
 )
 
 
-def to_edn(value: Any) -> str:
+def to_edn(value: Any, *, comments: bool = False) -> str:
+    """EDN text for a value; with comments, one between every two elements of a vector."""
     if value is None:
         return "nil"
     if isinstance(value, list):
-        return "[" + " ".join(to_edn(v) for v in value) + "]"
+        between = " ; between\n " if comments else " "
+        return "[" + between.join(to_edn(v, comments=comments) for v in value) + "]"
     if isinstance(value, str):
         return json.dumps(value)
     return str(value)
@@ -280,10 +282,11 @@ def test_three_formats_agree(
     jsonl = write(folder, "".join(json.dumps(e) + "\n" for e in history), "a")
     edn_lines = [
         f"{{:index {e['index']}, :time {e['time']}, :type :{e['type']}, :f :{e['f']}, "
-        f":process {e['process']}, :value {to_edn(e['value'])}}}\n"
+        f":process {e['process']}, ; a comment inside\n "
+        f":value {to_edn(e['value'], comments=True)}}} ; after\n"
         for e in history
     ]
-    edn_h = write(folder, "".join(edn_lines), "b")
+    edn_h = write(folder, "; a history\n" + "".join(edn_lines) + "; the end", "b")
     log_lines = [
         f"INFO  jepsen.util - {e['process']}\t:{e['type']}\t:{e['f']}\t{to_edn(e['value'])}\n"
         for e in history

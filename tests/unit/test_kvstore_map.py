@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 import threading
 import time
 from collections.abc import Callable
@@ -34,16 +35,21 @@ def wait_for(predicate: Callable[[], bool]) -> None:
 
 
 class Call(threading.Thread):
-    """One operation running in its own thread, as a client of its own."""
+    """One operation running in its own thread, as a client of its own; keeps its result
+    or the exception it raised."""
 
     def __init__(self, op: Callable[[], Any]) -> None:
         super().__init__()
         self._op = op
         self.result: Any = None
+        self.error: Exception | None = None
         self.start()
 
     def run(self) -> None:
-        self.result = self._op()
+        try:
+            self.result = self._op()
+        except Exception as e:
+            self.error = e
 
 
 def finish(log: MemoryLog, calls: list[Call]) -> list[Any]:
@@ -218,6 +224,8 @@ def test_timeouts_are_indeterminate_for_writes_and_definite_for_reads() -> None:
 class _StubConnection:
     """Sends go nowhere: `refuse` raises before sending, otherwise delivery fails."""
 
+    unclean_election = False
+
     def __init__(self, refuse: bool) -> None:
         self.refuse = refuse
         self.replica = Replica(1)
@@ -261,5 +269,48 @@ def test_compaction_with_tombstones_keeps_every_instance_in_agreement() -> None:
     assert late._local_entry("k") == before
     finish(log, [Call(lambda: b.put("k", "c"))])
     log.compact()
-    assert log.length() == 1  # only the live winner is left
+    assert log.length() == 2  # only the live winner and the last barrier are left
     assert KafkaMap.over(log.connect(), "later", QUICK)._local_entry("k") == a._local_entry("k")
+
+
+def random_ops(m: KafkaMap, rng: random.Random, n: int, keys: int = 4) -> None:
+    for _ in range(n):
+        key, value = f"k{rng.randrange(keys)}", rng.randrange(1000)
+        match rng.choice(["get", "get", "put", "put-if-absent", "replace", "remove"]):
+            case "get":
+                m.get(key)
+            case "put":
+                m.put(key, value)
+            case "put-if-absent":
+                m.put_if_absent(key, value)
+            case "replace":
+                m.replace(key, m.get(key) or 0, value)
+            case _:
+                m.remove(key)
+
+
+@pytest.mark.parametrize("partitions", [1, 3])
+def test_compaction_bounds_the_log_by_the_keys_however_many_ops(partitions: int) -> None:
+    log = MemoryLog(partitions, compacted=True)
+    maps = instances(KafkaMap, log, 3)
+    rng = random.Random(7)
+    for _ in range(3):
+        for m in maps:
+            random_ops(m, rng, 200)
+    log.compact()
+    # One record per key written (its current entry) and one barrier per partition.
+    assert log.length() <= 4 + partitions
+    fresh = KafkaMap.over(log.connect(), "fresh", QUICK)
+    for key in [f"k{i}" for i in range(4)]:
+        assert fresh._local_entry(key) == maps[0]._local_entry(key)
+
+
+def test_where_unclean_election_is_allowed_only_barriers_are_compacted() -> None:
+    log = MemoryLog(compacted=True, unclean_election=True)
+    (m,) = instances(KafkaMap, log, 1)
+    for i in range(50):
+        m.put("k", i)
+        assert m.get("k") == i
+    log.compact()
+    assert log.length() == 50 + 1  # every write, and the last barrier
+    assert KafkaMap.over(log.connect(), "fresh", QUICK).get("k") == 49

@@ -38,6 +38,10 @@ def test_compaction_lag_must_outlast_every_attempt() -> None:
     config = topic_config(compaction=True, min_compaction_lag_ms=60_000)
     assert config["cleanup.policy"] == "compact"
     assert config["min.compaction.lag.ms"] == "60000"
+    # The lag on the brokers' clock, segments that roll, tombstones kept no longer than it.
+    assert config["message.timestamp.type"] == "LogAppendTime"
+    assert int(config["segment.ms"]) <= 60_000
+    assert config["delete.retention.ms"] == "60000"
     with pytest.raises(ValueError):
         topic_config(compaction=True, min_compaction_lag_ms=9_000)
     with pytest.raises(ValueError):

@@ -28,7 +28,7 @@ def op(f: str, value: Any, type_: OpType = "ok") -> Op:
 
 
 def test_models_are_keyed_by_name() -> None:
-    assert set(MODELS) == {"register", "cas-register", "map", "set"}
+    assert set(MODELS) == {"register", "cas-register", "map", "set", "kv-append"}
     assert all(m.name == name for name, m in MODELS.items())
 
 

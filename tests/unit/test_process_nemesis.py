@@ -9,7 +9,7 @@ import pytest
 
 from harness.cluster.protocol import Cluster
 from nemesis.core import Skipped
-from nemesis.process import ProcessFault
+from nemesis.process import ProcessFault, revive
 from tests.unit.fake_cluster import FakeCluster
 
 
@@ -60,3 +60,22 @@ def test_pause_random_never_picks_a_broker_already_down() -> None:
     assert paused == {"n1", "n2", "n3"}
     with pytest.raises(Skipped, match="every broker"):
         fault.invoke("start-pause-random")
+
+
+def test_stopping_a_kill_also_starts_a_broker_that_died_by_itself() -> None:
+    cluster = FakeCluster(leader=2)
+    fault = _fault("kill-leader", cluster)
+    fault.invoke("start-kill-leader")
+    cluster.states["n3"] = "exited"  # e.g. its ZooKeeper session expired while starting
+    cluster.states["n1"] = "paused"  # another fault's business: left alone during the run
+    done = fault.invoke("stop-kill-leader")
+    assert done["restored"] == ["n2"] and done["revived"] == {"n3": "exited"}
+    assert cluster.states == {"n1": "paused", "n2": "running", "n3": "running", "zk1": "running"}
+
+
+def test_revive_for_the_final_heal_starts_and_resumes_every_node() -> None:
+    cluster = FakeCluster()
+    cluster.states |= {"n1": "exited", "n3": "paused", "zk1": "dead"}
+    assert revive(cluster, resume_paused=True) == {"n1": "exited", "n3": "paused", "zk1": "dead"}
+    assert set(cluster.states.values()) == {"running"}
+    assert revive(cluster, resume_paused=True) == {}

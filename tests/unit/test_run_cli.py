@@ -8,10 +8,17 @@ import random
 
 import pytest
 
+from harness import core
 from harness.cli import build_parser, main
-from harness.run_cli import spec_from_args
+from harness.cluster import engine, resources
+from harness.cluster.resources import Machine
+from harness.run_cli import fault_shortfall, spec_from_args
+from harness.spec import TestSpec
+from kvstore import VARIANTS
 from workloads.kv import kv_ops
+from workloads.names import STORES, WORKLOAD_NAMES
 from workloads.register import register_ops
+from workloads.registry import WORKLOADS
 
 
 @pytest.mark.parametrize(
@@ -21,6 +28,8 @@ from workloads.register import register_ops
         ["--nemesis", ""],
         ["--name", "bad/name"],
         ["--cluster-name", "-x"],
+        ["--cluster-name", "a+b"],
+        ["--brokers", "156"],
         ["--rate", "0"],
         ["--time-limit", "-1"],
         ["--store", "nope"],
@@ -38,6 +47,18 @@ def test_bad_options_exit_254_with_one_line(
     assert code == 254
     err = capsys.readouterr().err.strip().splitlines()
     assert err and "error" in err[-1]
+
+
+def test_a_cluster_too_big_for_the_machine_is_254_before_anything_starts(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # run_cli imports these where it calls them, so they are replaced in their modules.
+    monkeypatch.setattr(engine, "docker_client", lambda: None)
+    monkeypatch.setattr(resources, "engine_machine", lambda _: Machine(memory_mib=4096, cpus=2))
+    monkeypatch.setattr(core, "run_test", lambda *_: pytest.fail("a run started"))
+    assert main(["run", "--brokers", "5"]) == 254
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "5 brokers and 1 ZooKeeper need" in err[0]
 
 
 def test_spec_carries_every_option() -> None:
@@ -73,7 +94,18 @@ def test_spec_carries_every_option() -> None:
     assert spec.leave_cluster_running and spec.seed == 7
     assert spec.to_json()["nemesis"] == ["kill-leader", "pause-random"]
     everything = spec_from_args(build_parser().parse_args(["run", "--nemesis", "all"]), seed=1)
-    assert everything.name == "kv-linearizable-9-faults"
+    assert everything.name == "kv-linearizable-10-faults"
+
+
+def test_a_time_limit_too_short_for_every_fault_is_said() -> None:
+    def spec(*argv: str) -> TestSpec:
+        return spec_from_args(build_parser().parse_args(["run", *argv]), seed=1)
+
+    short = fault_shortfall(spec("--nemesis", "all", "--time-limit", "120"))
+    assert short is not None and "only 6 of the 10 faults" in short and "over 190 s" in short
+    fits = spec("--nemesis", "all", "--time-limit", "120", "--nemesis-interval", "6")
+    assert fault_shortfall(fits) is None
+    assert fault_shortfall(spec("--nemesis", "none")) is None
 
 
 @pytest.mark.parametrize("ops", [kv_ops, register_ops])
@@ -89,3 +121,21 @@ def test_written_values_are_unique_per_key(ops: object) -> None:
             seen.add((op["key"], new))
         assert 0 <= op["key"] < 4
     assert len(seen) > 1000
+
+
+def test_queue_options_reach_the_spec_and_kafkas_rule_on_idempotence_is_kept() -> None:
+    def spec(*argv: str) -> TestSpec:
+        return spec_from_args(build_parser().parse_args(["run", *argv]), seed=1)
+
+    queue = spec("--workload", "queue", "--nemesis", "isr-shrink", "--idempotence")
+    assert queue.name == "queue-isr-shrink"
+    assert (queue.producer_acks, queue.idempotence, queue.consumer_group) == ("all", True, False)
+    grouped = spec("--workload", "queue", "--producer-acks", "1", "--consumer-group")
+    assert (grouped.producer_acks, grouped.consumer_group) == ("1", True)
+    with pytest.raises(ValueError, match="--idempotence needs --producer-acks all"):
+        spec("--workload", "queue", "--producer-acks", "1", "--idempotence")
+
+
+def test_the_light_name_lists_agree_with_the_workloads_and_stores() -> None:
+    assert tuple(WORKLOADS) == WORKLOAD_NAMES
+    assert set(STORES.values()) <= set(VARIANTS)

@@ -11,11 +11,12 @@ from typing import Any
 import pytest
 
 from checkers import faults, perf, stats
+from checkers.timeline import file_stem
 from harness.history import HistoryWriter, load
 from harness.results import new_run_folder, point_latest, write_json
 from harness.verdict import check_run, summary_lines, write_outputs
 from tests.unit.test_runner import context
-from workloads import WORKLOADS
+from workloads.registry import WORKLOADS
 
 
 def _history(tmp_path: Path, events: list[dict[str, Any]]) -> Path:
@@ -59,7 +60,7 @@ def test_a_stale_read_gives_invalid_results_and_a_complete_report(tmp_path: Path
     assert window["fault"] == "partition-leader" and window["start"] < window["stop"]
     test = {"spec": {"name": "t", "workload": "kv"}, "versions": {"kafka": "3.9.1"}}
     report = write_outputs(tmp_path, history, test, results)
-    for name in ("results.json", "latency.png", "rate.png", "counterexample-1.png"):
+    for name in ("results.json", "latency.png", "rate.png", f"{file_stem(1)}.png"):
         assert (tmp_path / name).stat().st_size > 0, name
     page = report.read_text()
     assert "INVALID" in page and "get 1 but value is 2" in page.replace("&#x27;", "'")

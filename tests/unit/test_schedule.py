@@ -8,13 +8,16 @@ import random
 import pytest
 
 from nemesis.core import Compose, split_f
-from nemesis.schedule import NEMESES, build_nemesis, fault_ops, parse_nemeses
+from nemesis.isr import FAULT as ISR_FAULT
+from nemesis.partition import CUTS
+from nemesis.process import FAULTS
+from nemesis.schedule import NEMESES, build_nemesis, fault_ops, faults_started, parse_nemeses
 
 
 def test_parse_none_all_and_lists() -> None:
     assert parse_nemeses("none") == ()
     assert parse_nemeses("all") == NEMESES
-    assert len(NEMESES) == 9
+    assert len(NEMESES) == 10
     assert parse_nemeses("kill-leader, partition-leader,kill-leader") == (
         "kill-leader",
         "partition-leader",
@@ -51,3 +54,17 @@ def test_build_routes_every_fault() -> None:
 def test_split_f_refuses_other_names(f: str) -> None:
     with pytest.raises(ValueError):
         split_f(f)
+
+
+@pytest.mark.parametrize(
+    ("time_limit", "interval", "started"),
+    [(120, 10, 6), (120, 6, 10), (60, 10, 3), (10, 10, 0), (10.5, 10, 1), (5, 10, 0)],
+)
+def test_faults_started_counts_starts_before_the_end(
+    time_limit: float, interval: float, started: int
+) -> None:
+    assert faults_started(time_limit, interval) == started
+
+
+def test_every_nemesis_name_has_its_fault_and_every_fault_its_name() -> None:
+    assert (*CUTS, *FAULTS, ISR_FAULT) == NEMESES

@@ -1,0 +1,225 @@
+"""Jepsen's Kafka anomaly catalogue on a queue history: lost writes, unseen sends,
+duplicates, inconsistent offsets, nonmonotonic or skipping polls, nonmonotonic sends.
+
+What each kind means (the finders are in checkers/queue_cases.py):
+
+- lost-write: an acknowledged send that the last ok drain of its partition does not hold.
+  Decided by checkers.lost_acks on the history seen as a set (send M to key P; the drain
+  of P as the final read of P), so `lost_acks` in the result counts exactly the same;
+- unseen: an acknowledged send no poll received by the end, with the count over time;
+- duplicate: one message seen at two (partition, offset) positions;
+- inconsistent-offsets: two messages seen at one offset of one partition, by any two
+  observers (a send's acknowledgement, a poll, a drain);
+- nonmonotonic-poll: a consumer receives from a partition an offset at or below the one
+  it received before, with no boundary between (an assign or rebalance that moved the
+  partition, a seek, a subscribe, a failed consumer op);
+- poll-skip: a consumer steps over offsets that hold values someone observed, with no
+  boundary between (offsets may be sparse: transaction markers, compaction);
+- nonmonotonic-send: a producer's acknowledged sends to a partition get an offset at or
+  below its previous one.
+
+Which kinds make the history invalid is set in one place, `INVALIDATING`. Lost writes
+need drains: no drain at all, or a partition that had sends but no ok drain after they
+settled, makes the result "unknown", with the reason in `unknown`. Result layout:
+
+    {"valid", "idempotent",
+     "kinds": {kind: {"count", "cases": the first CASES_KEPT, "invalidating"}},
+     "sends", "acknowledged", "lost", "lost_fraction", "lost_messages": every lost
+     message, "unseen_over_time": [[t_ns, count], ...], "unknown": [reason, ...],
+     "partitions", "polls", "time" (s), "lost_acks": checkers.lost_acks's result}
+
+An op index in a case is the index of the op's invoke event.
+"""
+
+from __future__ import annotations
+
+import gc
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+from checkers import lost_acks
+from checkers.queue_cases import (
+    Case,
+    consumer_jumps,
+    duplicate_cases,
+    first_polled,
+    inconsistent_offset_cases,
+    index_offsets,
+    lost_write_cases,
+    nonmonotonic_poll_cases,
+    nonmonotonic_send_cases,
+    observed_offsets,
+    poll_skip_cases,
+    unseen_cases,
+    unseen_over_time,
+)
+from checkers.queue_explain import explain
+from checkers.queue_history import (
+    DRAIN,
+    SEND,
+    Message,
+    Poll,
+    QueueHistory,
+    observations,
+    read_queue_history,
+)
+from checkers.result import Validity, merge_valid
+from harness.history import Event
+
+__all__ = [
+    "CASES_KEPT",
+    "INVALIDATING",
+    "KINDS",
+    "check",
+    "explain",
+    "find_cases",
+    "invalidating",
+    "lost_acks_events",
+]
+
+KINDS = (
+    "lost-write",
+    "unseen",
+    "duplicate",
+    "inconsistent-offsets",
+    "nonmonotonic-poll",
+    "poll-skip",
+    "nonmonotonic-send",
+)
+ALWAYS, IDEMPOTENT = "always", "with idempotence"
+INVALIDATING = {
+    "lost-write": ALWAYS,
+    "inconsistent-offsets": ALWAYS,
+    # Without idempotence a producer's retry may land twice or out of order by design.
+    "duplicate": IDEMPOTENT,
+    "nonmonotonic-send": IDEMPOTENT,
+}
+"""Kinds that make the history invalid, and when; the others are reported only."""
+CASES_KEPT = 20
+
+
+def invalidating(kind: str, *, idempotent: bool) -> bool:
+    """Takes an anomaly kind and whether the producers were idempotent. Returns whether
+    one case of it makes the history invalid."""
+    when = INVALIDATING.get(kind)
+    return when == ALWAYS or (when == IDEMPOTENT and idempotent)
+
+
+def check(events: Sequence[Event], *, idempotent: bool) -> dict[str, Any]:
+    """Takes a queue history's events and whether its producers were idempotent. Returns
+    the result laid out as the module docstring says.
+
+    Raises HistoryError when the events are not a well-formed queue history.
+    """
+    with _collector_paused():
+        return _check(events, idempotent)
+
+
+def _check(events: Sequence[Event], idempotent: bool) -> dict[str, Any]:
+    started = time.monotonic()
+    history = read_queue_history(events)
+    lost_view = lost_acks.check(lost_acks_events(events, history))
+    polled = first_polled(history)
+    cases = find_cases(history, lost_view, polled)
+    acknowledged = sum(1 for s in history.sends if s.outcome == "ok")
+    lost = cases["lost-write"]
+    unknown = unjudged(history, lost_view)
+    kinds = {
+        kind: {
+            "count": len(found),
+            "cases": found[:CASES_KEPT],
+            "invalidating": invalidating(kind, idempotent=idempotent),
+        }
+        for kind, found in cases.items()
+    }
+    found_invalid = any(k["count"] and k["invalidating"] for k in kinds.values())
+    valid: Validity = merge_valid(not found_invalid, "unknown" if unknown else True)
+    return {
+        "valid": valid,
+        "idempotent": idempotent,
+        "kinds": kinds,
+        "sends": len(history.sends),
+        "acknowledged": acknowledged,
+        "lost": len(lost),
+        "lost_fraction": len(lost) / acknowledged if acknowledged else 0.0,
+        "lost_messages": sorted(c["value"] for c in lost),
+        "unseen_over_time": unseen_over_time(history.sends, polled),
+        "unknown": unknown,
+        "partitions": len({s.partition for s in history.sends} | set(history.drains)),
+        "polls": sum(1 for op in history.consumer_ops if isinstance(op, Poll)),
+        "time": time.monotonic() - started,
+        "lost_acks": lost_view,
+    }
+
+
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    # Checking a long history makes millions of small objects and no cycles; the cyclic
+    # collector would rescan the whole history every few thousand of them, for nothing
+    # (a third of the time on a 100,000-op history). Everything but the result is freed
+    # by reference counting before the collector runs again.
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def find_cases(
+    history: QueueHistory, lost_view: dict[str, Any], polled: dict[Message, int]
+) -> dict[str, list[Case]]:
+    """Takes a QueueHistory, lost-acks' result on it and first_polled's map. Returns every
+    case of every kind."""
+    lost = {(r["key"], c["value"]) for r in lost_view["by_key"] for c in r["cases"]["lost"]}
+    offsets = index_offsets(observations(history))
+    jumps = list(consumer_jumps(history))
+    return {
+        "lost-write": lost_write_cases(history.sends, lost),
+        "unseen": unseen_cases(history.sends, polled),
+        "duplicate": duplicate_cases(observations(history)),
+        "inconsistent-offsets": inconsistent_offset_cases(offsets),
+        "nonmonotonic-poll": nonmonotonic_poll_cases(jumps),
+        "poll-skip": poll_skip_cases(jumps, observed_offsets(offsets)),
+        "nonmonotonic-send": nonmonotonic_send_cases(history.sends),
+    }
+
+
+def unjudged(history: QueueHistory, lost_view: dict[str, Any]) -> list[str]:
+    """Takes a QueueHistory and lost-acks' result on it. Returns why losses could not be
+    judged: no drain at all, or one reason per partition not drained after its sends."""
+    if not history.drains:
+        return ["no partition was drained: losses cannot be judged"]
+    return [
+        f"partition {r['key']} was not drained after its sends settled: its losses cannot be judged"
+        for r in lost_view["by_key"]
+        if r["valid"] == "unknown"
+    ]
+
+
+def lost_acks_events(events: Sequence[Event], history: QueueHistory) -> list[Event]:
+    """Takes a queue history's events and its QueueHistory. Returns the history lost-acks
+    reads: every send event as it is and the last ok drain of each partition as a `read`
+    of that partition returning its messages; nothing else."""
+    reads: dict[int, Event] = {}
+    for d in history.drains.values():
+        invoke = {"index": d.index, "time": d.invoked, "process": d.process, "key": d.partition}
+        reads[d.index] = invoke | {"type": "invoke", "f": lost_acks.READ_F, "value": None}
+        reads[d.completion] = invoke | {
+            "index": d.completion,
+            "time": d.time,
+            "type": "ok",
+            "f": lost_acks.READ_F,
+            "value": [value for _, value in d.records],
+        }
+    out: list[Event] = []
+    for e in events:
+        f = e.get("f")
+        if f == SEND:
+            out.append(e)
+        elif f == DRAIN and e.get("index") in reads:
+            out.append(reads[e["index"]])
+    return out

@@ -1,0 +1,288 @@
+"""A queue history read into plain records: sends, the consumers' polls and repositionings,
+and the final drains; plus every observation of a value at an offset, by any observer.
+
+The queue checker's finders (checkers/queue_cases.py) read these records, never raw events.
+A poll's `rebalanced` partitions, an assign's new or dropped partitions, a seek, a
+subscribe and any consumer op that did not complete ok are boundaries: after one, the
+consumer's position in those partitions is not known from what it read before.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any, NoReturn
+
+from harness.history import Event, HistoryError, Invocation, pair_invocations
+
+SEND, POLL, ASSIGN, SEEK, SUBSCRIBE, DRAIN = "send", "poll", "assign", "seek", "subscribe", "drain"
+QUEUE_FS = frozenset({SEND, POLL, ASSIGN, SEEK, SUBSCRIBE, DRAIN})
+
+Message = int | str
+Record = Sequence[Any]
+"""One record as a consumer received it: [offset, message], an int and a Message."""
+
+
+@dataclass(frozen=True, slots=True)
+class Send:
+    """One send attempt: its message and partition, its outcome (ok, fail, or info, which
+    includes one still in flight at the end), and the acknowledged offset and time if ok."""
+
+    index: int
+    process: int | str
+    partition: int
+    value: Message
+    outcome: str
+    offset: int | None
+    invoked: int
+    acked: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class Poll:
+    """One ok poll: per partition the records in the order received, the partitions the
+    group moved during it (before its records), and when it completed (ns)."""
+
+    index: int
+    process: int | str
+    time: int
+    records: dict[int, list[Record]]
+    moved: frozenset[int]
+
+
+@dataclass(frozen=True, slots=True)
+class Reposition:
+    """A consumer op after which its position is unknown in `partitions` (None: in every
+    partition); `seek` holds, per partition, the offset its next record is at or after."""
+
+    index: int
+    process: int | str
+    partitions: frozenset[int] | None
+    seek: dict[int, int]
+
+
+@dataclass(frozen=True, slots=True)
+class Drain:
+    """One ok final read of a partition: every record from the beginning to the high
+    watermark; its invoke's and completion's indexes and times (ns), and its process."""
+
+    index: int
+    completion: int
+    process: int | str
+    partition: int
+    invoked: int
+    time: int
+    records: list[Record]
+
+
+@dataclass(frozen=True, slots=True)
+class QueueHistory:
+    """A queue history's records: sends and consumer ops in invoke order, and the last ok
+    drain of each partition (an earlier one was retried or superseded)."""
+
+    sends: list[Send]
+    consumer_ops: list[Poll | Reposition]
+    drains: dict[int, Drain]
+
+
+Observation = tuple[int, int, Message, str, int]
+"""A value seen at an offset: (partition, offset, message, by, index), `by` naming the
+observer (a send's acknowledgement, a poll or a drain) and `index` its op's invoke index.
+Plain tuples: a long history holds millions."""
+
+
+def read_queue_history(events: Sequence[Event]) -> QueueHistory:
+    """Takes a history's events. Returns its QueueHistory.
+
+    Raises HistoryError for a malformed history or a value not of the queue format, with
+    the 1-based position of the offending event as its line.
+    """
+    invocations, _ = pair_invocations(events)
+    reader = _Reader(events)
+    for inv in invocations:
+        reader.add(inv)
+    return QueueHistory(reader.sends, reader.consumer_ops, reader.final_drains())
+
+
+class _Reader:
+    """One pass over the invocations: what each consumer is assigned, and the records."""
+
+    def __init__(self, events: Sequence[Event]) -> None:
+        self.events = events
+        self.sends: list[Send] = []
+        self.consumer_ops: list[Poll | Reposition] = []
+        self.drains: dict[int, Drain] = {}
+        # Per process the partitions it reads; a new consumer reads none, and after a
+        # failed or crashed consumer op nothing is known (None).
+        self.assigned: dict[Any, set[int] | None] = {}
+        self.partitions: dict[Any, int] = {}  # as written (an int or a string) -> partition
+
+    def add(self, inv: Invocation) -> None:
+        f = inv.invoke["f"]
+        if f not in QUEUE_FS:
+            self.malformed(inv.invoke, f"{f!r} is not a queue op ({', '.join(sorted(QUEUE_FS))})")
+        done = inv.completion
+        ok = done if done is not None and done["type"] == "ok" else None
+        if f == SEND:
+            self.sends.append(self.send(inv.invoke, done))
+        elif f == DRAIN:
+            if ok is not None:
+                self.drain(inv.invoke, ok)
+        elif ok is None:
+            self.lose_position(inv.invoke)
+        elif f == POLL:
+            self.poll(inv.invoke, ok)
+        else:
+            self.reposition(inv.invoke, ok)
+
+    def send(self, invoke: Event, done: Event | None) -> Send:
+        partition, message = self.partition(invoke, invoke.get("key")), invoke.get("value")
+        if not isinstance(message, int | str) or isinstance(message, bool):
+            self.malformed(invoke, f"send value {message!r} is not a message (int or string)")
+        outcome = "info" if done is None else str(done["type"])
+        offset: int | None = None
+        if done is not None and outcome == "ok":
+            offset, acked = self.record(done, done.get("value"))
+            if acked != message:
+                self.malformed(done, f"ok send acknowledges {acked!r}, not the sent {message!r}")
+        return Send(
+            index=invoke["index"],
+            process=invoke["process"],
+            partition=partition,
+            value=message,
+            outcome=outcome,
+            offset=offset,
+            invoked=invoke["time"],
+            acked=done["time"] if offset is not None and done is not None else None,
+        )
+
+    def poll(self, invoke: Event, ok: Event) -> None:
+        value = ok.get("value") or {}
+        if not isinstance(value, dict):
+            self.malformed(ok, f"ok poll value {value!r} is not a map of partition to records")
+        records = {self.partition(ok, p): self.records(ok, rs) for p, rs in value.items()}
+        moved = self.rebalanced(ok)
+        self.consumer_ops.append(
+            Poll(invoke["index"], invoke["process"], ok["time"], records, moved)
+        )
+
+    def rebalanced(self, ok: Event) -> frozenset[int]:
+        moves = ok.get("rebalanced")
+        if moves is None:
+            return frozenset()
+        if not isinstance(moves, dict):
+            self.malformed(ok, f"rebalanced {moves!r} is not a map")
+        gained = {self.partition(ok, p) for p in moves.get("assigned") or ()}
+        lost = {self.partition(ok, p) for p in moves.get("revoked") or ()}
+        held = self.assigned.get(ok["process"], set())
+        if held is not None:
+            self.assigned[ok["process"]] = (held - lost) | gained
+        return frozenset(gained | lost)
+
+    def reposition(self, invoke: Event, ok: Event) -> None:
+        process, f, value = invoke["process"], invoke["f"], ok.get("value")
+        partitions: frozenset[int] | None = None
+        seek: dict[int, int] = {}
+        if f == ASSIGN:
+            if not isinstance(value, list):
+                self.malformed(ok, f"assign value {value!r} is not a list of partitions")
+            wanted = {self.partition(ok, p) for p in value}
+            held = self.assigned.get(process, set())
+            # Kept partitions read on from where they were; only changes are boundaries.
+            partitions = None if held is None else frozenset(wanted ^ held)
+            self.assigned[process] = wanted
+        elif f == SEEK:
+            if not isinstance(value, dict):
+                self.malformed(ok, f"seek value {value!r} is not a map of partition to offset")
+            seek = {self.partition(ok, p): self.offset(ok, o) for p, o in value.items()}
+            partitions = frozenset(seek)
+        else:  # subscribe: partitions now come and go through rebalances
+            self.assigned[process] = set()
+        self.consumer_ops.append(Reposition(invoke["index"], process, partitions, seek))
+
+    def lose_position(self, invoke: Event) -> None:
+        # A consumer op that failed or crashed may have moved or reassigned anything.
+        self.assigned[invoke["process"]] = None
+        self.consumer_ops.append(Reposition(invoke["index"], invoke["process"], None, {}))
+
+    def drain(self, invoke: Event, ok: Event) -> None:
+        partition = self.partition(invoke, invoke.get("key"))
+        drain = Drain(
+            index=invoke["index"],
+            completion=ok["index"],
+            process=invoke["process"],
+            partition=partition,
+            invoked=invoke["time"],
+            time=ok["time"],
+            records=self.records(ok, ok.get("value")),
+        )
+        if partition not in self.drains or self.drains[partition].completion < drain.completion:
+            self.drains[partition] = drain
+
+    def final_drains(self) -> dict[int, Drain]:
+        return dict(sorted(self.drains.items()))
+
+    def records(self, event: Event, value: Any) -> list[Record]:
+        if not isinstance(value, list):
+            self.malformed(event, f"{value!r} is not a list of [offset, message] records")
+        r: Any
+        for r in value:
+            # The common shape, checked inline: a history holds millions of records.
+            if r.__class__ is list and len(r) == 2:
+                offset, message = r
+                if (
+                    offset.__class__ is int
+                    and offset >= 0
+                    and (message.__class__ is int or message.__class__ is str)
+                ):
+                    continue
+            return [self.record(event, r) for r in value]
+        return value  # as read, not copied: a long history holds millions of records
+
+    def record(self, event: Event, value: Any) -> Record:
+        if not isinstance(value, list | tuple) or len(value) != 2:
+            self.malformed(event, f"{value!r} is not an [offset, message] record")
+        offset, message = value
+        if not isinstance(message, int | str) or isinstance(message, bool):
+            self.malformed(event, f"record {value!r}: message is not an int or string")
+        return self.offset(event, offset), message
+
+    def offset(self, event: Event, value: Any) -> int:
+        if type(value) is not int or value < 0:
+            self.malformed(event, f"offset {value!r} is not a non-negative integer")
+        return value
+
+    def partition(self, event: Event, value: Any) -> int:
+        try:
+            return self.partitions[value]  # a history names few partitions, very often
+        except (KeyError, TypeError):
+            pass
+        if type(value) is int and value >= 0:
+            partition = value
+        elif isinstance(value, str) and value.isdigit():  # JSON object keys are strings
+            partition = int(value)
+        else:
+            self.malformed(event, f"partition {value!r} is not a non-negative integer")
+        self.partitions[value] = partition
+        return partition
+
+    def malformed(self, event: Event, problem: str) -> NoReturn:
+        line = next((i + 1 for i, e in enumerate(self.events) if e is event), 0)
+        raise HistoryError("<events>", line, f"index {event.get('index')}: {problem}")
+
+
+def observations(history: QueueHistory) -> Iterator[Observation]:
+    """Takes a QueueHistory. Yields every value seen at an offset: each ok send's
+    acknowledgement, then every polled record, then every drained record."""
+    for s in history.sends:
+        if s.offset is not None:
+            yield (s.partition, s.offset, s.value, SEND, s.index)
+    for op in history.consumer_ops:
+        if isinstance(op, Poll):
+            index = op.index
+            for partition, records in op.records.items():
+                for offset, value in records:
+                    yield (partition, offset, value, POLL, index)
+    for d in history.drains.values():
+        for offset, value in d.records:
+            yield (d.partition, offset, value, DRAIN, d.index)

@@ -1,0 +1,69 @@
+"""What one node's container is made with: the files copied in before its first start,
+the entrypoint command and its environment, by role and metadata mode.
+"""
+
+from __future__ import annotations
+
+import base64
+import uuid
+from collections.abc import Sequence
+
+from harness.cluster import config
+from harness.cluster.layout import BROKER_ROLES, CONTROLLER_ROLES, ClusterSpec, Node
+from harness.cluster.resources import node_environment
+
+
+def new_cluster_id() -> str:
+    """Returns a fresh KRaft cluster id (a random UUID, base64url without padding, as
+    `kafka-storage random-uuid` prints it)."""
+    return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+
+
+def node_files(spec: ClusterSpec, node: Node, nodes: Sequence[Node]) -> dict[str, str]:
+    """Takes the spec, one node and every node of the cluster. Returns path -> text of
+    the configuration files the node starts with."""
+    profile = config.PROFILES[spec.kafka_config]
+    if node.role == "zookeeper":
+        addresses = [n.address for n in nodes if n.role == "zookeeper"]
+        return {
+            "/etc/zookeeper/zoo.cfg": config.zoo_cfg(addresses),
+            "/var/lib/zookeeper/myid": f"{node.id}\n",
+        }
+    if spec.metadata == "zookeeper":
+        zookeepers = [n.address for n in nodes if n.role == "zookeeper"]
+        props = config.server_properties(
+            broker_id=node.id,
+            address=node.address,
+            zookeeper_connect=config.zookeeper_connect(zookeepers),
+            brokers=spec.brokers,
+            profile=profile,
+        )
+    else:
+        voters = [(n.id, n.address) for n in nodes if n.role in CONTROLLER_ROLES]
+        props = config.kraft_properties(
+            node_id=node.id,
+            address=node.address,
+            broker=node.role in BROKER_ROLES,
+            controller=node.role in CONTROLLER_ROLES,
+            quorum_voters=config.quorum_voters(voters),
+            brokers=spec.brokers,
+            profile=profile,
+        )
+    return {"/etc/kafka/server.properties": props}
+
+
+def node_command(spec: ClusterSpec, node: Node) -> list[str]:
+    """Returns the entrypoint's arguments for node: its role's start command."""
+    if node.role == "zookeeper":
+        return ["zookeeper"]
+    return ["kraft"] if spec.metadata == "kraft" else ["kafka"]
+
+
+def node_env(spec: ClusterSpec, node: Node, cluster_id: str) -> dict[str, str]:
+    """Returns node's environment: its heap, and on KRaft the cluster id and storage
+    format arguments of the first start."""
+    env = node_environment(node.role)
+    if spec.metadata == "kraft":
+        args = config.storage_format_args(config.PROFILES[spec.kafka_config], spec.kafka_version)
+        env |= {"KRAFT_CLUSTER_ID": cluster_id, "KRAFT_FORMAT_ARGS": " ".join(args)}
+    return env

@@ -1,0 +1,69 @@
+"""What `harness check --spark` does once its arguments are parsed: start a quiet Spark
+session, check the history as Spark tasks, and report as the local check does."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+import traceback
+from pathlib import Path
+
+from harness.history import HistoryError
+from harness.progress import StatusLine
+
+MASTER_VARIABLE = "HARNESS_SPARK_MASTER"
+EXIT_BAD_INPUT, EXIT_CRASH = 254, 255
+
+
+def spark_master() -> str:
+    """Returns the Spark master for `check --spark`: $HARNESS_SPARK_MASTER, else local[*]."""
+    from harness.pipeline.session import DEFAULT_MASTER
+
+    return os.environ.get(MASTER_VARIABLE) or DEFAULT_MASTER
+
+
+def run_spark(args: argparse.Namespace) -> int:
+    """Takes parsed `check` arguments. Checks the history with Spark; prints the verdict
+    as the local path does; returns the exit code."""
+    from harness import check_cli, check_file
+    from harness.pipeline.session import spark_session
+    from harness.pipeline.spark_check import check_with_spark
+
+    log = Path(tempfile.gettempdir()) / f"harness-spark-{os.getuid()}" / "spark.log"
+    if len(args.paths) != 1:
+        print("harness check: error: --spark checks one history at a time", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    path = args.paths[0]
+    line = StatusLine()
+    master = spark_master()
+    try:
+        line.update(f"starting Spark ({master}); its log: {log}")
+        with spark_session(master, log) as spark:
+            line.update(f"checking {path} as Spark tasks")
+            history, result = check_with_spark(spark, path, args.model, args.time_limit)
+    except (HistoryError, ValueError) as err:
+        line.clear()
+        print(str(err), file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except Exception as err:  # one line here, the traceback in the log
+        with open(log, "a", encoding="utf-8") as f:
+            f.write(traceback.format_exc())
+        line.say(f"harness check --spark: internal error: {err!r} (traceback in {log})")
+        return EXIT_CRASH
+    line.clear()
+    out_dir = Path(args.out) if args.out else Path(history.path).parent
+    warnings: list[str] = []
+    drawn = check_file.draw_counterexamples(result, out_dir, warnings)
+    outcome = {
+        "path": history.path,
+        "format": history.format,
+        **result,
+        "ops": result.get("ops", 0),
+        "seconds": result.get("time", 0.0),
+        "counterexamples": drawn,
+        "warnings": warnings,
+    }
+    check_cli.report(outcome, args.json, lone=True)
+    return check_cli.exit_code([outcome])

@@ -1,0 +1,111 @@
+"""The run folders' files as Spark DataFrames, read with Spark's own JSON reader and the
+explicit schemas, each row tagged with its run id (`<test>/<stamp>`, from the file path).
+
+From the histories: one row per completed client op, paired with its invoke by process
+(an invoke and the next event of the same process), with its latency.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from harness.pipeline.folders import HISTORY, RESULTS, TEST, Listing
+from harness.pipeline.schemas import CORRUPT, history_schema, results_schema, test_schema
+
+EVENT_COLUMNS = ("run", "client", "process", "index", "type", "f", "time", CORRUPT)
+"""The history columns the analysis uses."""
+CLIENT_PROCESS = r"^-?[0-9]+$"
+"""Client processes are integers; the nemesis and other named actors are not."""
+
+
+def run_id() -> Any:
+    """Returns the column holding a row's run id, from the path of the file it came from."""
+    from pyspark.sql import functions as F
+
+    folder = F.regexp_extract(F.col("_metadata.file_path"), r"([^/]+/[^/]+)/[^/]+$", 1)
+    # The path is a URI: decode it, keeping a literal '+' (a URL decoder makes it a space).
+    return F.url_decode(F.regexp_replace(folder, r"\+", "%2B"))
+
+
+def _reader(spark: Any, schema: Any, *, whole_file: bool) -> Any:
+    return (
+        spark.read.schema(schema)
+        .option("mode", "PERMISSIVE")
+        .option("columnNameOfCorruptRecord", CORRUPT)
+        .option("multiLine", whole_file)
+    )
+
+
+def read_tests(spark: Any, listing: Listing) -> Any:
+    """Returns test.json of every complete run: run, spec, versions, started, corrupt."""
+    df = _reader(spark, test_schema(), whole_file=True).json(listing.files(TEST))
+    return df.withColumn("run", run_id())
+
+
+def read_results(spark: Any, listing: Listing) -> Any:
+    """Returns results.json of every complete run, one row each."""
+    df = _reader(spark, results_schema(), whole_file=True).json(listing.files(RESULTS))
+    return df.withColumn("run", run_id())
+
+
+def read_events(spark: Any, listing: Listing) -> Any:
+    """Returns every line of every complete run's history: the schema's columns, `run`,
+    and `client` (whether the line is a client op's event)."""
+    from pyspark.sql import functions as F
+
+    df = _reader(spark, history_schema(), whole_file=False).json(listing.files(HISTORY))
+    return df.withColumn("run", run_id()).withColumn(
+        "client", F.col("process").rlike(CLIENT_PROCESS)
+    )
+
+
+def completions(events: Any) -> Any:
+    """Takes the events. Returns one row per client completion that follows an invoke of
+    its process: run, f, type (ok, fail, info), t_s (completion time, s), latency_ms."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    by_process = Window.partitionBy("run", "process").orderBy("index")
+    paired = (
+        events.filter(F.col("client"))
+        .select("run", "process", "index", "type", "f", "time")
+        .withColumn("invoke_type", F.lag("type").over(by_process))
+        .withColumn("invoke_time", F.lag("time").over(by_process))
+    )
+    return paired.filter((F.col("type") != "invoke") & (F.col("invoke_type") == "invoke")).select(
+        "run",
+        "f",
+        "type",
+        (F.col("time") / 1e9).alias("t_s"),
+        ((F.col("time") - F.col("invoke_time")) / 1e6).alias("latency_ms"),
+    )
+
+
+def history_counts(events: Any) -> Any:
+    """Takes the events. Returns per run: ops (client invokes), ok, fail, info (an invoke
+    never completed counts as info), start_s and end_s of the client ops, bad_lines."""
+    from pyspark.sql import functions as F
+
+    client = F.col("client")
+
+    def count_of(kind: str) -> Any:
+        return F.sum(F.when(client & (F.col("type") == kind), 1).otherwise(0))
+
+    counted = events.groupBy("run").agg(
+        count_of("invoke").alias("ops"),
+        count_of("ok").alias("ok"),
+        count_of("fail").alias("fail"),
+        F.min(F.when(client, F.col("time"))).alias("first_ns"),
+        F.max(F.when(client, F.col("time"))).alias("last_ns"),
+        F.count(CORRUPT).alias("bad_lines"),
+    )
+    return counted.select(
+        "run",
+        "ops",
+        "ok",
+        "fail",
+        (F.col("ops") - F.col("ok") - F.col("fail")).alias("info"),
+        (F.col("first_ns") / 1e9).alias("start_s"),
+        (F.col("last_ns") / 1e9).alias("end_s"),
+        "bad_lines",
+    )

@@ -1,0 +1,119 @@
+"""The explicit Spark schemas of a run folder's files: history.jsonl, test.json and
+results.json, each reading only what the pipeline uses (other fields are ignored).
+
+`key` and `value` are strings: Spark keeps a number, list or object there as its JSON
+text. `valid` is a string too ("true", "false" or "unknown"). A line or file that is not
+JSON lands in `_corrupt_record`, which is how a truncated history is told apart.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+CORRUPT = "_corrupt_record"
+
+
+def _types() -> Any:
+    from pyspark.sql import types
+
+    return types
+
+
+def history_schema() -> Any:
+    """Returns the schema of one history.jsonl line."""
+    t = _types()
+    return t.StructType(
+        [
+            t.StructField("index", t.LongType()),
+            t.StructField("time", t.LongType()),
+            t.StructField("process", t.StringType()),
+            t.StructField("type", t.StringType()),
+            t.StructField("f", t.StringType()),
+            t.StructField("key", t.StringType()),
+            t.StructField("value", t.StringType()),
+            t.StructField("error", t.StringType()),
+            t.StructField(CORRUPT, t.StringType()),
+        ]
+    )
+
+
+def test_schema() -> Any:
+    """Returns the schema of test.json (harness.results.write_test_json)."""
+    t = _types()
+    spec = t.StructType(
+        [
+            t.StructField("name", t.StringType()),
+            t.StructField("workload", t.StringType()),
+            t.StructField("store", t.StringType()),
+            t.StructField("nemesis", t.ArrayType(t.StringType())),
+            t.StructField("kafka_config", t.StringType()),
+            t.StructField("seed", t.LongType()),
+            t.StructField("time_limit", t.DoubleType()),
+            t.StructField("concurrency", t.LongType()),
+            t.StructField("rate", t.DoubleType()),
+        ]
+    )
+    versions = t.StructType(
+        [
+            t.StructField(name, t.StringType())
+            for name in ("kafka", "python", "librdkafka", "harness")
+        ]
+    )
+    return t.StructType(
+        [
+            t.StructField("spec", spec),
+            t.StructField("versions", versions),
+            t.StructField("started", t.StringType()),
+            t.StructField(CORRUPT, t.StringType()),
+        ]
+    )
+
+
+def _lost_acks() -> Any:
+    t = _types()
+    counts = ("ack_count", "lost_count", "recovered_count", "unexpected_count", "duplicated_count")
+    return t.StructType(
+        [t.StructField("valid", t.StringType())]
+        + [t.StructField(name, t.LongType()) for name in counts]
+    )
+
+
+LOST_ACKS_SECTIONS = ("lost-acks", "lost_acks")
+"""The results.json sections in checkers.lost_acks' shape, by the workloads that write one."""
+
+
+def results_schema() -> Any:
+    """Returns the schema of results.json (harness.verdict.check_run's sections)."""
+    t = _types()
+    failure = t.StructType(
+        [
+            t.StructField("key", t.StringType()),
+            t.StructField("valid", t.StringType()),
+            t.StructField("message", t.StringType()),
+        ]
+    )
+    linearizable = t.StructType(
+        [
+            t.StructField("valid", t.StringType()),
+            t.StructField("keys", t.LongType()),
+            t.StructField("failures", t.ArrayType(failure)),
+        ]
+    )
+    window = t.StructType(
+        [
+            t.StructField("fault", t.StringType()),
+            t.StructField("start", t.DoubleType()),
+            t.StructField("stop", t.DoubleType()),
+        ]
+    )
+    nemesis = t.StructType([t.StructField("windows", t.ArrayType(window))])
+    return t.StructType(
+        [
+            t.StructField("valid", t.StringType()),
+            t.StructField("error", t.StringType()),
+            t.StructField("linearizable", linearizable),
+            t.StructField("nemesis", nemesis),
+            *(t.StructField(name, _lost_acks()) for name in LOST_ACKS_SECTIONS),
+            t.StructField(CORRUPT, t.StringType()),
+        ]
+    )

@@ -1,0 +1,162 @@
+"""The analysis tables, as Spark DataFrames: one row per run, aggregates per
+configuration, throughput and errors inside fault windows against outside, and trends.
+
+A configuration is (workload, store, nemesis, kafka_config). Latencies are of ok ops.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from harness.pipeline.schemas import CORRUPT, LOST_ACKS_SECTIONS
+
+CONFIG = ("workload", "store", "nemesis", "kafka_config")
+QUANTILES = (0.5, 0.95, 0.99)
+QUANTILE_NAMES = ("p50_ms", "p95_ms", "p99_ms")
+ACCURACY = 10_000  # percentile_approx's: rank error at most 1/10,000 of the ops
+Z95 = 1.959964
+
+
+def _f() -> Any:
+    from pyspark.sql import functions
+
+    return functions
+
+
+def latency_quantiles(completions: Any, *group: str) -> Any:
+    """Takes completions. Returns p50_ms, p95_ms and p99_ms of the ok ops' latency per group."""
+    F = _f()
+    q = F.percentile_approx("latency_ms", list(QUANTILES), ACCURACY)
+    grouped = completions.filter(F.col("type") == "ok").groupBy(*group).agg(q.alias("q"))
+    return grouped.select(
+        *group, *(F.round(F.col("q")[i], 3).alias(n) for i, n in enumerate(QUANTILE_NAMES))
+    )
+
+
+def _section_count(name: str) -> Any:
+    F = _f()
+    return F.coalesce(*(F.col(f"`{s}`.{name}") for s in LOST_ACKS_SECTIONS))
+
+
+def _keys_with(verdict: str) -> Any:
+    F = _f()
+    failures = F.coalesce(F.col("linearizable.failures"), F.array())
+    return F.size(F.filter(failures, lambda x: x["valid"] == verdict))
+
+
+def verdict_word(valid: Any) -> Any:
+    """Takes a `valid` string column ("true", "false", other). Returns VALID, INVALID or
+    UNKNOWN."""
+    F = _f()
+    return F.when(valid == "true", "VALID").when(valid == "false", "INVALID").otherwise("UNKNOWN")
+
+
+def _started(tests: Any) -> Any:
+    F = _f()
+    stamp = F.regexp_extract(F.col("run"), r"/(\d{8}T\d{6})", 1)
+    return F.coalesce(
+        F.try_to_timestamp(F.col("started"), F.lit("yyyy-MM-dd'T'HH:mm:ssZ")),
+        F.try_to_timestamp(stamp, F.lit("yyyyMMdd'T'HHmmss")),
+    )
+
+
+def run_rows(tests: Any, results: Any, counts: Any, latency: Any) -> Any:
+    """Takes test.json, results.json, history counts and per-run latency quantiles.
+    Returns one row per run, with `broken` saying why a run cannot be used (else null)."""
+    F = _f()
+    t = tests.select(
+        "run",
+        F.col("spec.name").alias("test"),
+        _started(tests).alias("start_time"),
+        F.col("spec.workload").alias("workload"),
+        F.col("spec.store").alias("store"),
+        F.when(F.size("spec.nemesis") > 0, F.concat_ws(",", F.col("spec.nemesis")))
+        .otherwise("none")
+        .alias("nemesis"),
+        F.col("spec.kafka_config").alias("kafka_config"),
+        F.col("spec.seed").alias("seed"),
+        F.col("versions.kafka").alias("kafka_version"),
+        F.col("versions.librdkafka").alias("librdkafka_version"),
+        F.col("versions.harness").alias("harness_version"),
+        F.col(CORRUPT).alias("test_corrupt"),
+    )
+    r = results.select(
+        "run",
+        verdict_word(F.col("valid")).alias("verdict"),
+        _section_count("ack_count").alias("acknowledged"),
+        _section_count("lost_count").alias("lost"),
+        _section_count("recovered_count").alias("recovered"),
+        _section_count("unexpected_count").alias("unexpected"),
+        _section_count("duplicated_count").alias("duplicated"),
+        _keys_with("false").alias("nonlinearizable_keys"),
+        _keys_with("unknown").alias("unknown_keys"),
+        F.col(CORRUPT).alias("results_corrupt"),
+    )
+    joined = t.join(r, "run", "full").join(counts, "run", "left").join(latency, "run", "left")
+    broken = (
+        F.when(F.col("test_corrupt").isNotNull(), "test.json is not JSON")
+        .when(F.col("results_corrupt").isNotNull(), "results.json is not JSON")
+        .when(
+            F.col("bad_lines") > 0,
+            F.format_string("history.jsonl truncated (%d lines not JSON)", F.col("bad_lines")),
+        )
+        .when(F.col("workload").isNull(), "test.json has no spec")
+    )
+    return joined.withColumn("broken", broken).drop("test_corrupt", "results_corrupt")
+
+
+RUN_COLUMNS = (
+    "run",
+    "test",
+    "start_time",
+    *CONFIG,
+    "seed",
+    "kafka_version",
+    "librdkafka_version",
+    "harness_version",
+    "ops",
+    "ok",
+    "fail",
+    "info",
+    "acknowledged",
+    "lost",
+    "recovered",
+    "unexpected",
+    "duplicated",
+    "nonlinearizable_keys",
+    "unknown_keys",
+    "verdict",
+    *QUANTILE_NAMES,
+)
+
+
+def aggregates(runs: Any, completions: Any) -> Any:
+    """Takes the usable runs and the completions. Returns per configuration: runs, invalid,
+    unknown, invalid_rate with its 95% Wilson interval, lost per run (mean, max), and the
+    latency quantiles of all its ok ops."""
+    F = _f()
+    n = F.col("runs")
+    p = F.try_divide(F.col("invalid"), n)
+    z2 = Z95 * Z95
+    centre = (p + z2 / (2 * n)) / (1 + z2 / n)
+    half = Z95 * F.sqrt(p * (1 - p) / n + z2 / (4 * n * n)) / (1 + z2 / n)
+    counted = runs.groupBy(*CONFIG).agg(
+        F.count("*").alias("runs"),
+        F.sum(F.when(F.col("verdict") == "INVALID", 1).otherwise(0)).alias("invalid"),
+        F.sum(F.when(F.col("verdict") == "UNKNOWN", 1).otherwise(0)).alias("unknown"),
+        F.round(F.avg("lost"), 3).alias("lost_mean"),
+        F.max("lost").alias("lost_max"),
+    )
+    rated = counted.select(
+        *CONFIG,
+        "runs",
+        "invalid",
+        "unknown",
+        F.round(p, 4).alias("invalid_rate"),
+        F.round(F.greatest(F.lit(0.0), centre - half), 4).alias("invalid_rate_low"),
+        F.round(F.least(F.lit(1.0), centre + half), 4).alias("invalid_rate_high"),
+        "lost_mean",
+        "lost_max",
+    )
+    with_config = completions.join(runs.select("run", *CONFIG), "run")
+    return rated.join(latency_quantiles(with_config, *CONFIG), list(CONFIG), "left")

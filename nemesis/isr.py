@@ -1,0 +1,251 @@
+"""The 2013 ISR-shrink data loss as a fault (KAFKA-NOTES.md): the leader, cut from its
+followers only, shrinks its ISR to itself and acknowledges alone, then dies; with unclean
+election allowed an out-of-sync follower leads, and the old leader truncates on return.
+
+The leader must still reach the controller while its ISR shrinks (its AlterPartition
+goes there), so each start makes the controller lead: a preferred-leader election, then
+the partitions the controller leads are the targets (the workload's preferred leaders
+rotate over the brokers). Every step is read from the cluster, never assumed, and
+recorded with its time since the start op was invoked (`after_s`). A step that does not
+happen within its bound is recorded with the reason and the sequence stops there: no
+loss is ever reported that was never set up. Stop (step 4) heals the network, starts
+the old leader, waits for it to rejoin the ISR and records its truncation log lines.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from harness.cluster.protocol import Cluster
+from nemesis import grudge as g
+from nemesis import net
+from nemesis.core import SingleFault, Skipped, Value, split_f
+from nemesis.names import ISR_SHRINK as FAULT
+from nemesis.process import revive
+
+ISR_SHRINK_WAIT_S = 20.0
+"""Bound on step 2: replica.lag.time.max.ms (4 s, checked every 2 s) and the ISR change."""
+ACK_ALONE_S = 4.0
+"""How long the leader acknowledges alone before it is killed."""
+ELECTION_WAIT_S = 25.0
+"""Bound on step 3: the dead controller's ZooKeeper session (6 s), then the election."""
+REJOIN_WAIT_S = 40.0
+POLL_S = 0.5
+TRUNCATION_LINES = 20
+
+
+class IsrShrink(SingleFault):
+    """The four steps of the ISR-shrink sequence: start does 1-3, stop does 4."""
+
+    def __init__(
+        self,
+        topic: str,
+        rng: random.Random,
+        sleep: Callable[[float], None] = time.sleep,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        super().__init__(FAULT, topic, rng)
+        self._sleep = sleep
+        self._clock = clock
+        self._leader: str | None = None
+        self._killed = False
+        self._targets: list[int] = []
+        self._cut = False
+
+    def invoke(self, f: str) -> Value:
+        """Runs steps 1-3 (start) or step 4 (stop); returns every step it recorded."""
+        action, _ = split_f(f)
+        if action == "start":
+            if self._cut or self._killed:
+                raise Skipped(f"{FAULT} is already in force")
+            return self._start(Steps(self.cluster, self.topic, self._clock))
+        if not (self._cut or self._killed):
+            raise Skipped(f"{FAULT} is not in force")
+        return self._stop(Steps(self.cluster, self.topic, self._clock))
+
+    def teardown(self) -> Value:
+        """Removes every rule and starts every node that is down."""
+        if self._cluster is None:
+            return {}
+        errors = net.remove_chain(self._cluster, self._cluster.nodes)
+        revived = revive(self._cluster, resume_paused=False)
+        self._cut = self._killed = False
+        return {FAULT: {"healed": True, "unreachable": errors, "revived": revived}}
+
+    def _start(self, steps: Steps) -> Value:
+        cluster = self.cluster
+        leader_id, targets = self._place(steps)
+        leader = cluster.node_of_broker(leader_id)
+        followers = sorted(
+            {
+                cluster.node_of_broker(r)
+                for p in cluster.partitions(self.topic)
+                if p.partition in targets
+                for r in p.replicas
+            }
+            - {leader}
+        )
+        self._leader, self._targets = leader, targets
+        # Marked first: a cut that fails half-way must still be healed.
+        self._cut = True
+        grudge = g.between([leader], followers)
+        net.apply_grudge(cluster, grudge)
+        steps.record(
+            "cut-from-followers",
+            leader=leader,
+            followers=followers,
+            partitions=targets,
+            verified=net.verify_grudge(cluster, grudge),
+            state=steps.state(),
+        )
+        # Step 2, as the controller committed it (the cut-off followers' metadata is stale).
+        alone = (leader_id,)
+        if not self._wait(
+            lambda: _isr_of(cluster, self.topic, targets) == dict.fromkeys(targets, alone),
+            ISR_SHRINK_WAIT_S,
+        ):
+            steps.record("isr-did-not-shrink", within_s=ISR_SHRINK_WAIT_S, state=steps.state())
+            return steps.result(leader=leader, partitions=targets, set_up=False)
+        steps.record("isr-shrunk", state=steps.state())
+        self._sleep(ACK_ALONE_S)
+        # Step 3: SIGKILL, so no controlled shutdown moves leadership first.
+        self._killed = True
+        cluster.kill(leader)
+        steps.record("killed", node=leader, acked_alone_s=ACK_ALONE_S)
+        elected = self._wait(
+            lambda: _all_led_by_others(cluster, self.topic, targets, exclude=leader_id),
+            ELECTION_WAIT_S,
+        )
+        state = steps.state()
+        if not elected:
+            steps.record("no-leader-elected", within_s=ELECTION_WAIT_S, state=state)
+            return steps.result(leader=leader, partitions=targets, set_up=False)
+        steps.record("out-of-sync-follower-elected", state=state, controller=_controller(cluster))
+        return steps.result(leader=leader, partitions=targets, set_up=True)
+
+    def _place(self, steps: Steps) -> tuple[int, list[int]]:
+        """Makes the controller lead what it prefers to; returns its id and the
+        partitions it leads. Raises Skipped when it leads none."""
+        cluster = self.cluster
+        controller = cluster.controller()
+        if controller < 0:
+            raise Skipped("no controller known")
+        try:
+            moved = cluster.elect_preferred_leaders(self.topic)
+        except Exception as err:  # the controller may already lead enough: go on
+            moved = {-1: str(err)}
+        targets = [p.partition for p in cluster.partitions(self.topic) if p.leader == controller]
+        steps.record(
+            "placed",
+            controller=cluster.node_of_broker(controller),
+            not_moved={str(p): why for p, why in moved.items() if why},
+        )
+        if not targets:
+            raise Skipped(
+                f"no partition of {self.topic} is led by the controller "
+                f"{cluster.node_of_broker(controller)}"
+            )
+        return controller, targets
+
+    def _stop(self, steps: Steps) -> Value:
+        cluster = self.cluster
+        errors = net.heal(cluster, cluster.nodes)
+        self._cut = False
+        revived = revive(cluster, resume_paused=False)
+        self._killed = False
+        steps.record("healed", unreachable=errors, revived=revived)
+        leader, targets = self._leader, self._targets
+        if leader is None:
+            return steps.result()
+        leader_id = cluster.broker_id(leader)
+        back = self._wait(
+            lambda: all(leader_id in isr for isr in _isr_of(cluster, self.topic, targets).values()),
+            REJOIN_WAIT_S,
+        )
+        # Kafka logs "Truncating partition T-P with TruncationState(offset=..." when a
+        # replica cuts its log back to the new leader's epoch end (KIP-101).
+        names = "|".join(re.escape(f"{self.topic}-{p}") for p in targets)
+        truncated = cluster.server_log(leader, f"[Tt]runcat.*({names})([^0-9]|$)", TRUNCATION_LINES)
+        steps.record(
+            "rejoined" if back else "did-not-rejoin",
+            node=leader,
+            within_s=REJOIN_WAIT_S,
+            state=steps.state(),
+            truncation=truncated,
+        )
+        return steps.result(leader=leader, partitions=targets)
+
+    def _wait(self, done: Callable[[], bool], bound: float) -> bool:
+        deadline = self._clock() + bound
+        while True:
+            try:
+                if done():
+                    return True
+            except Exception:  # metadata is briefly unavailable during failover: ask again
+                pass
+            if self._clock() >= deadline:
+                return False
+            self._sleep(POLL_S)
+
+
+class Steps:
+    """The steps of one op as they happen, each stamped with seconds since the op began."""
+
+    def __init__(self, cluster: Cluster, topic: str, clock: Callable[[], float]) -> None:
+        self._cluster = cluster
+        self._topic = topic
+        self._clock = clock
+        self._began = clock()
+        self.steps: list[Value] = []
+
+    def record(self, step: str, **detail: Any) -> None:
+        """Appends a step with its time and what was seen."""
+        self.steps.append(
+            {"step": step, "after_s": round(self._clock() - self._began, 2), **detail}
+        )
+
+    def state(self) -> Value:
+        """Returns each partition's leader, leader epoch and ISR by node name, as the
+        controller has committed them now, or {"error": ...}."""
+        c = self._cluster
+        try:
+            parts = c.committed_partitions(self._topic)
+        except Exception as err:  # reported as seen: no answer is an answer here
+            return {"error": str(err)}
+        return {
+            str(p.partition): {
+                "leader": c.node_of_broker(p.leader) if p.leader >= 0 else None,
+                "epoch": p.leader_epoch,
+                "isr": [c.node_of_broker(b) for b in p.isr],
+            }
+            for p in parts
+        }
+
+    def result(self, **fields: Any) -> Value:
+        """Returns the op's value: the fields given and every step."""
+        return {**fields, "steps": self.steps}
+
+
+def _isr_of(cluster: Cluster, topic: str, targets: Sequence[int]) -> dict[int, tuple[int, ...]]:
+    parts = cluster.committed_partitions(topic)
+    return {p.partition: p.isr for p in parts if p.partition in targets}
+
+
+def _all_led_by_others(cluster: Cluster, topic: str, targets: Sequence[int], exclude: int) -> bool:
+    parts = cluster.committed_partitions(topic)
+    leaders = {p.partition: p.leader for p in parts if p.partition in targets}
+    return len(leaders) == len(targets) and all(
+        lead not in (-1, exclude) for lead in leaders.values()
+    )
+
+
+def _controller(cluster: Cluster) -> str | None:
+    try:
+        controller = cluster.controller()
+    except Exception:  # recorded as unknown
+        return None
+    return cluster.node_of_broker(controller) if controller >= 0 else None

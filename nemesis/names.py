@@ -1,0 +1,26 @@
+"""The names `--nemesis` takes, in a module that imports nothing: the command line lists
+them without loading the fault code (Kafka's and ZooKeeper's clients).
+
+nemesis.schedule builds each named fault; tests/unit/test_schedule.py checks that every
+name has its fault and every fault its name.
+"""
+
+from __future__ import annotations
+
+NETWORK_FAULTS: tuple[str, ...] = (
+    "partition-leader",
+    "partition-random-halves",
+    "partition-majorities-ring",
+    "partition-zookeeper",
+    "flaky-leader",
+)
+"""Faults of nemesis.partition (iptables)."""
+
+PROCESS_FAULTS: tuple[str, ...] = ("kill-leader", "kill-random", "pause-leader", "pause-random")
+"""Faults of nemesis.process (SIGKILL, SIGSTOP)."""
+
+ISR_SHRINK = "isr-shrink"
+"""The fault of nemesis.isr (the 2013 sequence)."""
+
+NEMESES: tuple[str, ...] = (*NETWORK_FAULTS, *PROCESS_FAULTS, ISR_SHRINK)
+"""Every fault the harness can inject, by the name `--nemesis` takes."""

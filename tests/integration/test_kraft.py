@@ -1,0 +1,109 @@
+"""KRaft on real Kafka and Docker: a 4.4.0 cluster with dedicated controllers comes up
+formatted and led, with eligible leader replicas on; its committed partition state is
+read from a broker that reaches the quorum; killing the active controller moves it; a
+quorum partition shows in `cluster status`; a 3.9.1 cluster of combined nodes comes up
+too; nothing is left behind."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+
+import docker
+import pytest
+
+from harness.cluster.docker_cluster import ClusterSpec, DockerCluster
+from harness.cluster.images import ensure_node_image
+from harness.cluster.status import describe
+from nemesis import grudge as g
+from nemesis import net
+from tests.integration.conftest import PREFIX
+from tests.integration.kafka_io import produce_all, read_all
+
+
+def wait_for(what: str, pred: Callable[[], bool], timeout: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if pred():
+            return
+        time.sleep(0.5)
+    raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+
+
+def started(engine: docker.DockerClient, spec: ClusterSpec) -> Iterator[DockerCluster]:
+    ensure_node_image(engine, print, spec.kafka_version)
+    cluster = DockerCluster(spec, engine)
+    try:
+        cluster.up(timeout=180)
+        yield cluster
+    finally:
+        cluster.down()
+        assert cluster.exists() == 0
+
+
+@pytest.fixture(scope="module")
+def kraft(engine: docker.DockerClient) -> Iterator[DockerCluster]:
+    """A 4.4.0 cluster: 3 brokers and 3 dedicated controllers, safe."""
+    spec = ClusterSpec(f"{PREFIX}-kraft", kafka_version="4.4.0", metadata="kraft")
+    yield from started(engine, spec)
+
+
+def healthy(cluster: DockerCluster) -> bool:
+    return bool(describe(cluster)["healthy"])
+
+
+def test_a_kraft_cluster_comes_up_led_with_elr_and_serves_writes(kraft: DockerCluster) -> None:
+    info = describe(kraft)
+    assert info["healthy"], info["problems"]
+    quorum = info["quorum"]
+    assert quorum["leader_node"] in ("c1", "c2", "c3")
+    assert [v["node"] for v in quorum["voters"]] == ["c1", "c2", "c3"]
+    assert kraft.features()["eligible.leader.replicas.version"] == 1
+    admin = kraft.admin()
+    admin.create_topic("t-kraft", [[1, 2, 3]])
+    admin.wait_full_isr("t-kraft", timeout=30)
+    values = [f"v{i}" for i in range(100)]
+    assert produce_all(kraft.bootstrap_servers, "t-kraft", values) == values
+    assert read_all(kraft.bootstrap_servers, "t-kraft") == values
+    committed = kraft.committed_partitions("t-kraft")[0]
+    assert (committed.leader, committed.isr, committed.leader_epoch) == (1, (1, 2, 3), 0)
+
+
+def test_killing_the_active_controller_moves_it(kraft: DockerCluster) -> None:
+    before = kraft.active_controller()
+    assert before is not None
+    epoch = kraft.quorum().epoch
+    kraft.kill(before)
+    wait_for("another controller to lead", lambda: kraft.active_controller() not in (None, before))
+    assert kraft.quorum().epoch > epoch
+    kraft.start(before)
+    wait_for("the restarted controller to catch up", lambda: healthy(kraft), timeout=90)
+
+
+def test_a_quorum_partition_shows_in_status(kraft: DockerCluster) -> None:
+    leader = kraft.active_controller()
+    assert leader is not None
+    others = [c for c in kraft.controllers if c != leader]
+    net.apply_grudge(kraft, g.between([leader], others))
+    try:
+
+        def cut_off_named() -> bool:
+            info = describe(kraft)
+            return info["quorum"]["leader_node"] != leader and any(
+                p.startswith(f"{leader}: voter") for p in info["problems"]
+            )
+
+        wait_for(f"status to show {leader} cut from the quorum", cut_off_named)
+    finally:
+        net.remove_chain(kraft, kraft.nodes)
+    wait_for("the quorum to be whole again", lambda: healthy(kraft), timeout=90)
+
+
+def test_kafka_3_9_runs_kraft_on_combined_nodes(engine: docker.DockerClient) -> None:
+    spec = ClusterSpec(f"{PREFIX}-combined", metadata="kraft", kraft_roles="combined")
+    for cluster in started(engine, spec):
+        info = describe(cluster)
+        assert info["healthy"], info["problems"]
+        assert cluster.controllers == cluster.brokers == ["n1", "n2", "n3"]
+        assert info["quorum"]["leader_node"] in cluster.brokers
+        assert "eligible.leader.replicas.version" not in cluster.features()

@@ -1,0 +1,206 @@
+"""The Spark side of the pipeline on local[2], with one session for the whole file:
+`analyze` over run folders built by the harness's own writers (figures checked against
+values worked out by hand), and `check --spark` against the local check."""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import random
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from harness.check_file import check_history
+from harness.history import HistoryError, Op, load
+from harness.pipeline.analyze import analyze_with
+from harness.pipeline.session import spark_session
+from harness.pipeline.spark_check import check_with_spark
+from harness.progress import StatusLine
+from tests.unit import test_linearizable_oracle as oracle
+from tests.unit.run_folders import build_results
+
+DATA = Path(__file__).parent / "data"
+
+
+@pytest.fixture(scope="session")
+def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    log = tmp_path_factory.mktemp("spark") / "spark.log"
+    with spark_session("local[2]", log, shuffle_partitions=2) as session:
+        yield session
+
+
+@pytest.fixture(scope="module")
+def analysed(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    root = tmp_path_factory.mktemp("results")
+    folders = build_results(root)
+    found = analyze_with(spark, root, root / "analysis", StatusLine())
+    return {"root": root, "out": root / "analysis", "folders": folders, "found": found}
+
+
+def _csv(path: Path) -> list[dict[str, str]]:
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def _run_id(folder: Path) -> str:
+    return f"{folder.parent.name}/{folder.name}"
+
+
+def test_per_run_table_counts_and_latency_quantiles(analysed: dict[str, Any]) -> None:
+    rows = {r["run"]: r for r in _csv(analysed["out"] / "runs.csv")}
+    folders = analysed["folders"]
+    assert set(rows) == {_run_id(folders[n]) for n in ("valid1", "valid2", "invalid")}
+    valid = rows[_run_id(folders["valid1"])]
+    assert (valid["ops"], valid["ok"], valid["fail"], valid["info"]) == ("6", "4", "1", "1")
+    assert valid["verdict"] == "VALID"
+    assert (valid["workload"], valid["store"], valid["nemesis"]) == (
+        "kv",
+        "linearizable",
+        "partition-leader",
+    )
+    # Ok latencies 10, 15, 20, 40 ms: nearest rank gives p50 15 and p95 = p99 = 40.
+    assert (float(valid["p50_ms"]), float(valid["p95_ms"]), float(valid["p99_ms"])) == (
+        15.0,
+        40.0,
+        40.0,
+    )
+    invalid = rows[_run_id(folders["invalid"])]
+    assert invalid["verdict"] == "INVALID"
+    assert invalid["nonlinearizable_keys"] == "1"
+    assert invalid["nemesis"] == "none"
+
+
+def test_aggregates_with_the_wilson_interval(analysed: dict[str, Any]) -> None:
+    rows = {r["nemesis"]: r for r in _csv(analysed["out"] / "aggregates.csv")}
+    fault, none = rows["partition-leader"], rows["none"]
+    assert (fault["runs"], fault["invalid"], float(fault["invalid_rate"])) == ("2", "0", 0.0)
+    # Wilson's interval for 0 of 2: [0, z^2 / (2 + z^2)].
+    z2 = 1.959964**2
+    assert float(fault["invalid_rate_high"]) == pytest.approx(z2 / (2 + z2), abs=1e-4)
+    # For 1 of 1: [1 / (1 + z^2), 1].
+    assert float(none["invalid_rate_low"]) == pytest.approx(1 / (1 + z2), abs=1e-4)
+    assert float(none["invalid_rate_high"]) == 1.0
+    assert float(fault["p50_ms"]) == 15.0
+
+
+def test_fault_window_figures(analysed: dict[str, Any]) -> None:
+    (row,) = [r for r in _csv(analysed["out"] / "fault_windows.csv") if r["fault"]]
+    # Each run: window [0.040, 0.201) s holds the fail (0.080) and the info (0.150), no ok;
+    # the 4 ok ops are outside, over 0.270 - 0.161 s.
+    assert row["windows"] == "2"
+    assert float(row["error_rate_inside"]) == 1.0
+    assert float(row["ok_per_s_inside"]) == 0.0
+    assert float(row["error_rate_outside"]) == 0.0
+    assert float(row["ok_per_s_outside"]) == pytest.approx(8 / (2 * (0.270 - 0.161)), abs=0.01)
+
+
+def test_broken_folders_are_listed_with_their_reason(analysed: dict[str, Any]) -> None:
+    folders = analysed["folders"]
+    reasons = {r["run"]: r["reason"] for r in _csv(analysed["out"] / "broken.csv")}
+    assert reasons[_run_id(folders["truncated"])].startswith("history.jsonl truncated")
+    assert reasons[_run_id(folders["unchecked"])].startswith("no results.json")
+    assert reasons[_run_id(folders["running"])].startswith("in progress")
+    assert reasons[_run_id(folders["not_started"])].startswith("no history.jsonl")
+    summary = (analysed["out"] / "summary.md").read_text()
+    assert "3 runs analysed in 2 configurations; 1 invalid; 4 run folders left out" in summary
+    assert analysed["found"].invalid == 1
+
+
+def test_outputs_parquet_plots_and_index(spark: Any, analysed: dict[str, Any]) -> None:
+    out = analysed["out"]
+    assert spark.read.parquet(str(out / "runs.parquet")).count() == 3
+    for name in ("invalid-rate.png", "lost-writes.png", "latency.png"):
+        assert (out / name).stat().st_size > 1000
+    index = (analysed["root"] / "index.html").read_text()
+    assert "analysis/invalid-rate.png" in index
+    assert not (out / "spark.log").exists()  # the fixture's session logs elsewhere
+
+
+# --- check --spark against the local path -------------------------------------------------
+
+
+def _comparable(result: dict[str, Any]) -> Any:
+    body = {k: v for k, v in result.items() if k not in ("time", "trace")}
+    return json.loads(json.dumps(body, default=repr))
+
+
+def _agree(spark: Any, path: Path, model: str | None) -> dict[str, Any]:
+    from harness.check_file import default_model
+
+    local_history = load(path)
+    local = check_history(local_history, model or default_model(local_history))
+    _, remote = check_with_spark(spark, path, model, None)
+    assert _comparable(remote) == _comparable(local)
+    return remote
+
+
+HISTORIES = sorted(p.name for p in DATA.iterdir() if p.suffix in (".jsonl", ".edn", ".log"))
+
+
+@pytest.mark.parametrize("name", HISTORIES)
+def test_agrees_with_the_local_check_on_the_test_data(spark: Any, name: str) -> None:
+    from harness.check_file import LINEARIZABLE_MODELS, default_model
+
+    if default_model(load(DATA / name)) not in LINEARIZABLE_MODELS:
+        with pytest.raises(ValueError, match="runs locally"):
+            check_with_spark(spark, DATA / name, None, None)
+        return
+    _agree(spark, DATA / name, None)
+
+
+def _as_events(histories: list[list[Op]]) -> list[dict[str, Any]]:
+    """Puts each history's ops under keys of their own ([history, key]), one process an
+    op, as invoke and completion events in time order (an info op never completes)."""
+    timed: list[tuple[float, int, dict[str, Any]]] = []
+    process = 0
+    for h, ops in enumerate(histories):
+        for op in ops:
+            process += 1
+            base = {"process": process, "f": op.f, "key": [h, op.key], "value": op.value}
+            timed.append((op.call, 0, {**base, "type": "invoke"}))
+            if op.ret is not None and not math.isinf(op.ret):
+                timed.append((op.ret, 1, {**base, "type": "ok"}))
+    timed.sort(key=lambda t: (t[0], t[1]))
+    return [{"index": i, "time": int(t), **e} for i, (t, _, e) in enumerate(timed)]
+
+
+@pytest.mark.parametrize("model", oracle.MODEL_NAMES)
+def test_agrees_with_the_local_check_on_the_oracle_suite(
+    spark: Any, model: str, tmp_path: Path
+) -> None:
+    rnd = random.Random(f"spark-{model}")
+    histories = [ops for _, m, ops, _ in oracle.CASES if m == model]
+    while len(histories) < 150:
+        drawn, ops = oracle.random_history(rnd, rnd.randint(2, 9))
+        if drawn == model:
+            histories.append(ops)
+    path = tmp_path / "history.jsonl"
+    path.write_text("".join(json.dumps(e) + "\n" for e in _as_events(histories)))
+    result = _agree(spark, path, model)
+    assert result["keys"] >= 150 and result["failures"], "both verdicts must occur"
+
+
+def test_a_malformed_history_gives_the_local_error(spark: Any, tmp_path: Path) -> None:
+    path = tmp_path / "history.jsonl"
+    lines = [
+        {"index": 0, "time": 1, "process": 0, "type": "invoke", "f": "write", "value": 1},
+        {"index": 1, "time": 2, "process": 1, "type": "ok", "f": "read", "value": 1},
+    ]
+    path.write_text("\n".join(json.dumps(e) for e in lines) + "\n")
+    with pytest.raises(HistoryError) as local:
+        load(path)
+    with pytest.raises(HistoryError) as remote:
+        check_with_spark(spark, path, None, None)
+    assert str(remote.value) == str(local.value)
+    # A cut-off line after a well-formed pair: the only problem is the bad JSON.
+    well_formed = [lines[0], {**lines[0], "index": 1, "time": 2, "type": "ok"}]
+    path.write_text("".join(json.dumps(e) + "\n" for e in well_formed) + '{"index": 2, "ti\n')
+    with pytest.raises(HistoryError) as local:
+        load(path)
+    with pytest.raises(HistoryError) as remote:
+        check_with_spark(spark, path, None, None)
+    assert str(remote.value) == str(local.value)

@@ -1,0 +1,82 @@
+"""Tests of reading queue histories: the recorded fixture with a loss gives its counts,
+JSON's string partition keys and int ones read alike, and malformed values are refused
+with the position of the offending event.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from checkers import queue
+from checkers.queue_history import read_queue_history
+from harness.history import HistoryError, load
+from tests.unit.queue_builder import QueueHistoryBuilder
+from tests.unit.queue_sim import FIXTURE, FIXTURE_CONFIG, FIXTURE_SEED, simulate
+
+
+def test_the_fixture_is_what_the_simulation_writes() -> None:
+    events, _ = simulate(FIXTURE_SEED, FIXTURE_CONFIG)
+    recorded = [json.loads(line) for line in FIXTURE.read_text(encoding="utf-8").splitlines()]
+    assert recorded == events
+
+
+def test_the_fixture_with_a_loss_gives_its_counts() -> None:
+    result = queue.check(load(FIXTURE).events, idempotent=False)
+    assert result["valid"] is False
+    assert (result["sends"], result["acknowledged"], result["lost"]) == (60, 54, 3)
+    assert result["lost_messages"] == [18, 35, 49]
+    counts = {k: v["count"] for k, v in result["kinds"].items() if v["count"]}
+    assert counts == {"lost-write": 3, "unseen": 4}
+    view = result["lost_acks"]
+    assert (view["valid"], view["ack_count"], view["lost_count"]) == (False, 54, 3)
+    assert queue.explain(result)[0] == "60 sends, 54 acknowledged, 3 lost (5.6%)"
+
+
+def test_partition_keys_may_be_ints() -> None:
+    b = QueueHistoryBuilder()
+    b.send(0, 0, 10, 0)
+    b.poll(1, {0: [(0, 10)]})
+    b.events[-1]["value"] = {0: [[0, 10]]}
+    assert read_queue_history(b.events).consumer_ops[0].records == {0: [[0, 10]]}  # type: ignore[union-attr]
+
+
+def malformed(change: str) -> list[dict[str, Any]]:
+    b = QueueHistoryBuilder()
+    b.send(0, 0, 10, 0)
+    b.poll(1, {0: [(0, 10)]})
+    b.drain(2, 0, [(0, 10)])
+    send_ok, poll_ok, drain_ok = b.events[1], b.events[3], b.events[5]
+    if change == "acknowledged another message":
+        send_ok["value"] = [0, 11]
+    elif change == "negative offset":
+        send_ok["value"] = [-1, 10]
+    elif change == "poll value a list":
+        poll_ok["value"] = [[0, 10]]
+    elif change == "partition not a number":
+        poll_ok["value"] = {"p0": [[0, 10]]}
+    elif change == "record not a pair":
+        drain_ok["value"] = [[0, 10, 3]]
+    elif change == "not a queue op":
+        b.events[0]["f"] = b.events[1]["f"] = "read"
+    return b.events
+
+
+@pytest.mark.parametrize(
+    ("change", "line", "problem"),
+    [
+        ("acknowledged another message", 2, "acknowledges 11, not the sent 10"),
+        ("negative offset", 2, "offset -1 is not a non-negative integer"),
+        ("poll value a list", 4, "is not a map of partition to records"),
+        ("partition not a number", 4, "partition 'p0' is not a non-negative integer"),
+        ("record not a pair", 6, "is not an [offset, message] record"),
+        ("not a queue op", 1, "'read' is not a queue op"),
+    ],
+)
+def test_malformed_values_are_refused(change: str, line: int, problem: str) -> None:
+    with pytest.raises(HistoryError) as caught:
+        queue.check(malformed(change), idempotent=False)
+    assert caught.value.line == line
+    assert problem in caught.value.problem

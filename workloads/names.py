@@ -1,0 +1,19 @@
+"""The names `--workload` and `--store` take, in a module that imports nothing: the
+command line lists them without loading the workloads (Kafka's client).
+
+workloads.registry holds the workload of each name (tests/unit/test_run_cli.py checks
+that the two agree); STORES maps each store name to its map class in kvstore.VARIANTS.
+"""
+
+from __future__ import annotations
+
+WORKLOAD_NAMES: tuple[str, ...] = ("kv", "register", "queue")
+"""Every workload by its `--workload` name."""
+
+STORES: dict[str, str] = {
+    "linearizable": "kafka",
+    "local-read": "local-read",
+    "replica-style": "replica-style",
+    "published-rule": "published-rule",
+}
+"""The `--store` names, each the key of its map class in kvstore.VARIANTS."""

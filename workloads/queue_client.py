@@ -1,0 +1,297 @@
+"""One process of the queue workload: a producer and a consumer of a plain Kafka topic
+(confluent-kafka, no store in between), turning librdkafka's outcomes into completions.
+
+A send is `ok` with the offset Kafka acknowledged, `fail` only when librdkafka proves the
+message was not written, `info` otherwise (KAFKA-NOTES.md): without idempotence the
+producer makes one attempt (no retries), so a broker's refusal before appending
+(NOT_ENOUGH_REPLICAS, NOT_LEADER...) proves nothing landed; with idempotence it retries,
+and any delivery error may follow an attempt that landed. Polls record every
+`[offset, message]` per partition and every assignment change; a drain reads one
+partition from the beginning to its high watermark (the final reads).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import partial
+from typing import Any
+
+from confluent_kafka import (
+    OFFSET_BEGINNING,
+    Consumer,
+    KafkaError,
+    KafkaException,
+    Message,
+    Producer,
+    TopicPartition,
+)
+
+from kvstore import Timeouts
+from kvstore.kafka_log import client_config, client_error, close_within
+from workloads.core import OpDict, fail, info, ok
+
+POLL_BATCH = 500
+POLL_S = 0.05
+# Refused by the broker before it appended anything; proof with a single attempt only.
+_NOT_WRITTEN = frozenset(
+    {
+        KafkaError.NOT_ENOUGH_REPLICAS,
+        KafkaError.NOT_LEADER_FOR_PARTITION,
+        KafkaError.UNKNOWN_TOPIC_OR_PART,
+        KafkaError.MSG_SIZE_TOO_LARGE,
+        KafkaError.INVALID_REQUIRED_ACKS,
+        KafkaError.TOPIC_AUTHORIZATION_FAILED,
+        KafkaError._UNKNOWN_PARTITION,
+        KafkaError._UNKNOWN_TOPIC,
+    }
+)
+# With auto.offset.reset=error: the log this consumer read is not the log the brokers
+# hold now (truncation after an unclean election); its position means nothing.
+_TRUNCATION = frozenset(
+    {KafkaError._AUTO_OFFSET_RESET, KafkaError._LOG_TRUNCATION, KafkaError.OFFSET_OUT_OF_RANGE}
+)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class QueueSettings:
+    """How the workload's clients talk to Kafka."""
+
+    bootstrap: str
+    topic: str
+    partitions: int
+    acks: str
+    """all or 1"""
+    idempotence: bool
+    consumer_group: bool
+    """Subscribe in one consumer group instead of assigning partitions."""
+    timeouts: Timeouts
+
+
+def producer_config(s: QueueSettings, client_id: str) -> dict[str, Any]:
+    """Returns the producer's settings: acks as asked, one attempt without idempotence."""
+    config = client_config(s.bootstrap, f"{client_id}-producer", s.timeouts) | {
+        "acks": s.acks,
+        "enable.idempotence": s.idempotence,
+        "linger.ms": 0,
+        "message.timeout.ms": s.timeouts.message_ms,
+        "request.timeout.ms": s.timeouts.request_ms,
+    }
+    if not s.idempotence:
+        config["retries"] = 0
+    return config
+
+
+def consumer_config(s: QueueSettings, client_id: str) -> dict[str, Any]:
+    """Returns the consumer's settings: a group of its own (assign mode) or the shared one."""
+    config = client_config(s.bootstrap, f"{client_id}-consumer", s.timeouts) | {
+        "fetch.wait.max.ms": 100,
+        "enable.partition.eof": False,
+    }
+    if s.consumer_group:
+        return config | {
+            "group.id": f"{s.topic}-group",
+            "auto.offset.reset": "earliest",
+            "enable.auto.commit": True,
+            "session.timeout.ms": 6000,
+            "heartbeat.interval.ms": 1000,
+        }
+    return config | {
+        "group.id": f"{s.topic}-{client_id}",
+        "enable.auto.commit": False,
+        "auto.offset.reset": "error",
+    }
+
+
+def send_outcome(error: KafkaError | None, offset: int, message: int, single_try: bool) -> OpDict:
+    """Takes a delivery report. Returns the send's completion."""
+    if error is None:
+        return ok([offset, message])
+    what = f"{error.name()}: {error.str()}"
+    if single_try and error.code() in _NOT_WRITTEN:
+        return fail(what, message)
+    return info(what, message)
+
+
+class QueueClient:
+    """A Client doing send, poll, assign, subscribe and drain ops on one topic."""
+
+    def __init__(self, settings: QueueSettings, client_id: str) -> None:
+        self._s = settings
+        self._client_id = client_id
+        self._failure: str | None = None
+        on_error = partial(client_error, self._fail)
+        self._producer = Producer(producer_config(settings, client_id) | {"error_cb": on_error})
+        self._consumer = Consumer(consumer_config(settings, client_id) | {"error_cb": on_error})
+        self._assigned: set[int] | None = None
+        self._moved: dict[str, list[int]] = {"assigned": [], "revoked": []}
+
+    @property
+    def failure(self) -> str | None:
+        """Returns why this client serves no more ops (a fatal error, a truncated log)."""
+        return self._failure
+
+    def _fail(self, why: str) -> None:
+        if self._failure is None:
+            self._failure = why
+
+    def invoke(self, op: OpDict) -> OpDict:
+        """Takes an invoke. Returns its completion; never raises."""
+        handlers: dict[str, Callable[[OpDict], OpDict]] = {
+            "send": self._send,
+            "poll": self._poll,
+            "assign": self._assign,
+            "subscribe": self._subscribe,
+            "drain": self._drain,
+        }
+        try:
+            return handlers[op["f"]](op)
+        except KafkaException as err:  # raised before anything was sent or received
+            return fail(f"KafkaException: {err}", op.get("value"))
+        except Exception as err:  # an unknown outcome: never guess ok or fail
+            return info(f"{type(err).__name__}: {err}", op.get("value"))
+
+    def close(self) -> None:
+        """Closes the producer and consumer within a bounded time."""
+        self._producer.flush(self._s.timeouts.close)
+        close_within(self._consumer, self._s.timeouts.close)
+
+    # ---- send --------------------------------------------------------------------------
+
+    def _send(self, op: OpDict) -> OpDict:
+        message: int = op["value"]
+        report: dict[str, Any] = {}
+
+        def delivered(error: KafkaError | None, msg: Message) -> None:
+            report["outcome"] = send_outcome(
+                error, _offset(msg), message, single_try=not self._s.idempotence
+            )
+
+        try:
+            self._producer.produce(
+                self._s.topic,
+                value=str(message).encode(),
+                partition=op["key"],
+                on_delivery=delivered,
+            )
+        except BufferError as err:  # the local queue is full: nothing was sent
+            return fail(f"BufferError: {err}", message)
+        deadline = time.monotonic() + self._s.timeouts.operation
+        while "outcome" not in report and time.monotonic() < deadline:
+            self._producer.poll(0.05)
+        if "outcome" not in report:
+            return info(f"no delivery report within {self._s.timeouts.operation:g} s", message)
+        completion: OpDict = report["outcome"]
+        return completion
+
+    # ---- consume -----------------------------------------------------------------------
+
+    def _poll(self, _op: OpDict) -> OpDict:
+        if self._assigned is None:  # first poll: read every partition (or join the group)
+            self._start_reading()
+        # consume() would wait out its timeout unless the batch fills: wait for one
+        # message, then take whatever else has arrived.
+        first = self._consumer.poll(POLL_S)
+        messages = [] if first is None else [first, *self._consumer.consume(POLL_BATCH - 1, 0)]
+        records: dict[str, list[list[int | str]]] = {}
+        errors: list[str] = []
+        for msg in messages:
+            error = msg.error()
+            if error is not None:
+                errors.append(f"{error.name()}: {error.str()}")
+                if error.code() in _TRUNCATION:
+                    self._fail(f"the log was truncated under the consumer: {error.str()}")
+                continue
+            records.setdefault(str(msg.partition()), []).append(_record(msg))
+        completion = ok(records)
+        if self._moved["assigned"] or self._moved["revoked"]:
+            completion["rebalanced"] = self._moved
+            self._moved = {"assigned": [], "revoked": []}
+        if errors:
+            completion["errors"] = errors
+        return completion
+
+    def _start_reading(self) -> None:
+        if self._s.consumer_group:
+            self._join_group()
+            return
+        everything = set(range(self._s.partitions))
+        self._consumer.assign(
+            [TopicPartition(self._s.topic, p, OFFSET_BEGINNING) for p in everything]
+        )
+        self._assigned = everything
+        self._moved["assigned"] = sorted(everything)
+
+    def _assign(self, op: OpDict) -> OpDict:
+        """Reads exactly the partitions given: new ones from the beginning, kept ones on."""
+        wanted = {int(p) for p in op["value"]}
+        held = self._assigned or set()
+        gone = held - wanted
+        if gone:
+            self._consumer.incremental_unassign([TopicPartition(self._s.topic, p) for p in gone])
+        new = wanted - held
+        if new:
+            self._consumer.incremental_assign(
+                [TopicPartition(self._s.topic, p, OFFSET_BEGINNING) for p in new]
+            )
+        self._assigned = wanted
+        return ok(sorted(wanted))
+
+    def _subscribe(self, op: OpDict) -> OpDict:
+        self._join_group()
+        return ok([self._s.topic])
+
+    def _join_group(self) -> None:
+        def assigned(_: Consumer, parts: list[TopicPartition]) -> None:
+            self._moved["assigned"] += [tp.partition for tp in parts]
+
+        def revoked(_: Consumer, parts: list[TopicPartition]) -> None:
+            self._moved["revoked"] += [tp.partition for tp in parts]
+
+        self._consumer.subscribe([self._s.topic], on_assign=assigned, on_revoke=revoked)
+        self._assigned = set()
+
+    def _drain(self, op: OpDict) -> OpDict:
+        """Reads partition op["key"] from the beginning to its high watermark with a
+        consumer of its own; fail (nothing changed) when it cannot get there in time."""
+        tp = TopicPartition(self._s.topic, op["key"], OFFSET_BEGINNING)
+        # Assigned, never in the run's group: a drain must not move the group's offsets.
+        alone = dataclasses.replace(self._s, consumer_group=False)
+        drainer = Consumer(consumer_config(alone, f"{self._client_id}-drain"))
+        timeout = self._s.timeouts.catch_up
+        try:
+            low, high = drainer.get_watermark_offsets(tp, timeout=timeout, cached=False)
+            if high <= low:
+                return ok([])
+            drainer.assign([tp])
+            records: list[list[int | str]] = []
+            deadline = time.monotonic() + timeout
+            while drainer.position([tp])[0].offset < high:
+                if time.monotonic() > deadline:
+                    return fail(f"did not reach the high watermark {high} within {timeout:g} s")
+                msg = drainer.poll(POLL_S)
+                if msg is None:
+                    continue
+                if (error := msg.error()) is not None:
+                    return fail(f"{error.name()}: {error.str()}")
+                records.append(_record(msg))
+            return ok(records)
+        finally:
+            close_within(drainer, self._s.timeouts.close)
+
+
+def _offset(msg: Message) -> int:
+    offset = msg.offset()
+    return -1 if offset is None else offset
+
+
+def _record(msg: Message) -> list[int | str]:
+    """Returns a received message as [offset, value]."""
+    raw = msg.value() or b""
+    try:
+        value: int | str = int(raw)
+    except ValueError:  # not one of ours: recorded as it is, the checker says so
+        value = raw.decode(errors="replace")
+    return [_offset(msg), value]
