@@ -114,14 +114,14 @@ def spec_from_args(args: argparse.Namespace, seed: int) -> TestSpec:
     combinations no parser can refuse alone."""
     from nemesis.schedule import parse_nemeses
 
-    nemesis = parse_nemeses(args.nemesis)
+    # Raises SpecError (a ValueError) for a name, count, release or profile no cluster can have.
+    cluster = cluster_spec(args, args.cluster_name)
+    nemesis = parse_nemeses(args.nemesis, cluster.metadata)
     if args.idempotence and args.producer_acks != "all":
         raise ValueError("--idempotence needs --producer-acks all (Kafka refuses it otherwise)")
     name = args.name or default_name(args.workload, args.store, nemesis)
     if not _TEST_NAME.fullmatch(name):
         raise ValueError(f"test name {name!r}: use letters, digits and . _ + - (up to 100)")
-    # Raises SpecError (a ValueError) for a name, count, release or profile no cluster can have.
-    cluster = cluster_spec(args, args.cluster_name)
     return TestSpec(
         name=name,
         workload=args.workload,

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import random
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -141,19 +141,40 @@ def current_leader(cluster: Cluster, topic: str, rng: random.Random) -> Target:
 
     Raises Skipped when no partition has a leader within a few seconds.
     """
+
+    def leader() -> Target | str:
+        led = [p for p in cluster.partitions(topic) if p.leader >= 0]
+        if not led:
+            return f"no partition of {topic} has a leader"
+        chosen = rng.choice(led)
+        return Target(cluster.node_of_broker(chosen.leader), chosen.partition)
+
+    return _asked_until_known(leader, "no leader known")
+
+
+def active_controller(cluster: Cluster) -> Target:
+    """Returns the node that leads the metadata now: the KRaft quorum's leader, or the
+    controller broker on ZooKeeper. Raises Skipped when none leads within a few seconds."""
+
+    def node() -> Target | str:
+        found = cluster.active_controller()
+        return "no controller leads" if found is None else Target(found, None)
+
+    return _asked_until_known(node, "no active controller known")
+
+
+def _asked_until_known(ask: Callable[[], Target | str], unknown: str) -> Target:
+    """Asks until ask gives a Target (a str says why not yet) or LEADER_WAIT_S pass."""
     deadline = time.monotonic() + LEADER_WAIT_S
-    last = "no metadata"
     while True:
         try:
-            led = [p for p in cluster.partitions(topic) if p.leader >= 0]
-            if led:
-                chosen = rng.choice(led)
-                return Target(cluster.node_of_broker(chosen.leader), chosen.partition)
-            last = f"no partition of {topic} has a leader"
+            found = ask()
         except Exception as err:  # e.g. controller failover: ask again until the deadline
-            last = str(err)
+            found = str(err)
+        if isinstance(found, Target):
+            return found
         if time.monotonic() >= deadline:
-            raise Skipped(f"no leader known: {last}")
+            raise Skipped(f"{unknown}: {found}")
         time.sleep(0.25)
 
 

@@ -3,13 +3,14 @@ followers only, shrinks its ISR to itself and acknowledges alone, then dies; wit
 election allowed an out-of-sync follower leads, and the old leader truncates on return.
 
 The leader must still reach the controller while its ISR shrinks (its AlterPartition
-goes there), so each start makes the controller lead: a preferred-leader election, then
-the partitions the controller leads are the targets (the workload's preferred leaders
-rotate over the brokers). Every step is read from the cluster, never assumed, and
-recorded with its time since the start op was invoked (`after_s`). A step that does not
-happen within its bound is recorded with the reason and the sequence stops there: no
-loss is ever reported that was never set up. Stop (step 4) heals the network, starts
-the old leader, waits for it to rejoin the ISR and records its truncation log lines.
+goes there): after a preferred-leader election, the targets are the partitions led on
+ZooKeeper by the controller broker, on KRaft by a broker that is not a controller (the
+workload's preferred leaders rotate over the brokers). Every step is read from the
+cluster, never assumed, and recorded with its time since the start op was invoked
+(`after_s`). A step that does not happen within its bound is recorded with the reason
+and the sequence stops there: no loss is ever reported that was never set up. Stop
+(step 4) heals the network, starts the old leader, waits for it to rejoin the ISR and
+records its truncation log lines.
 """
 
 from __future__ import annotations
@@ -32,7 +33,8 @@ ISR_SHRINK_WAIT_S = 20.0
 ACK_ALONE_S = 4.0
 """How long the leader acknowledges alone before it is killed."""
 ELECTION_WAIT_S = 25.0
-"""Bound on step 3: the dead controller's ZooKeeper session (6 s), then the election."""
+"""Bound on step 3: the dead leader's ZooKeeper session or KRaft broker session (6 s
+each), then the (unclean) election."""
 REJOIN_WAIT_S = 40.0
 POLL_S = 0.5
 TRUNCATION_LINES = 20
@@ -124,32 +126,58 @@ class IsrShrink(SingleFault):
         if not elected:
             steps.record("no-leader-elected", within_s=ELECTION_WAIT_S, state=state)
             return steps.result(leader=leader, partitions=targets, set_up=False)
-        steps.record("out-of-sync-follower-elected", state=state, controller=_controller(cluster))
+        steps.record(
+            "out-of-sync-follower-elected", state=state, controller=_active_controller(cluster)
+        )
         return steps.result(leader=leader, partitions=targets, set_up=True)
 
     def _place(self, steps: Steps) -> tuple[int, list[int]]:
-        """Makes the controller lead what it prefers to; returns its id and the
-        partitions it leads. Raises Skipped when it leads none."""
+        """Moves leadership to the preferred replicas, then picks the leader to isolate
+        (one that will still reach the controller); returns its id and the partitions it
+        leads. Raises Skipped when no such leader leads any."""
         cluster = self.cluster
-        controller = cluster.controller()
-        if controller < 0:
-            raise Skipped("no controller known")
         try:
             moved = cluster.elect_preferred_leaders(self.topic)
-        except Exception as err:  # the controller may already lead enough: go on
+        except Exception as err:  # the leaders may already be where they should: go on
             moved = {-1: str(err)}
-        targets = [p.partition for p in cluster.partitions(self.topic) if p.leader == controller]
+        leaders = {p.partition: p.leader for p in cluster.partitions(self.topic)}
+        leader = self._reachable_leader(set(leaders.values()) - {-1})
         steps.record(
             "placed",
-            controller=cluster.node_of_broker(controller),
+            leader=cluster.node_of_broker(leader),
+            controller=_active_controller(cluster),
             not_moved={str(p): why for p, why in moved.items() if why},
         )
+        targets = [p for p, lead in sorted(leaders.items()) if lead == leader]
         if not targets:
             raise Skipped(
                 f"no partition of {self.topic} is led by the controller "
-                f"{cluster.node_of_broker(controller)}"
+                f"{cluster.node_of_broker(leader)}"
             )
-        return controller, targets
+        return leader, targets
+
+    def _reachable_leader(self, leaders: set[int]) -> int:
+        """Returns a broker that keeps reaching the controller when cut from its followers:
+        on ZooKeeper the controller broker itself (its ZooKeeper writes are the ISR change),
+        on KRaft a broker that is no controller (the quorum stays reachable)."""
+        cluster = self.cluster
+        if cluster.metadata != "kraft":
+            controller = cluster.controller()
+            if controller < 0:
+                raise Skipped("no controller known")
+            return controller
+        dedicated = {cluster.broker_id(b) for b in cluster.brokers} - {
+            cluster.broker_id(c) for c in cluster.controllers
+        }
+        if not dedicated:
+            raise Skipped(
+                f"{FAULT} needs brokers apart from the controllers on KRaft: a combined "
+                "node cut from its followers is cut from the quorum too"
+            )
+        candidates = sorted(dedicated & leaders)
+        if not candidates:
+            raise Skipped(f"no broker apart from the controllers leads a partition of {self.topic}")
+        return self.rng.choice(candidates)
 
     def _stop(self, steps: Steps) -> Value:
         cluster = self.cluster
@@ -243,9 +271,8 @@ def _all_led_by_others(cluster: Cluster, topic: str, targets: Sequence[int], exc
     )
 
 
-def _controller(cluster: Cluster) -> str | None:
+def _active_controller(cluster: Cluster) -> str | None:
     try:
-        controller = cluster.controller()
+        return cluster.active_controller()
     except Exception:  # recorded as unknown
         return None
-    return cluster.node_of_broker(controller) if controller >= 0 else None

@@ -13,10 +13,19 @@ NETWORK_FAULTS: tuple[str, ...] = (
     "partition-majorities-ring",
     "partition-zookeeper",
     "flaky-leader",
+    "partition-controller-quorum",
+    "partition-brokers-from-controllers",
 )
-"""Faults of nemesis.partition (iptables)."""
+"""Faults of nemesis.partition (iptables). The last two need a KRaft quorum."""
 
-PROCESS_FAULTS: tuple[str, ...] = ("kill-leader", "kill-random", "pause-leader", "pause-random")
+PROCESS_FAULTS: tuple[str, ...] = (
+    "kill-leader",
+    "kill-random",
+    "pause-leader",
+    "pause-random",
+    "kill-active-controller",
+    "pause-active-controller",
+)
 """Faults of nemesis.process (SIGKILL, SIGSTOP)."""
 
 ISR_SHRINK = "isr-shrink"
@@ -24,3 +33,16 @@ ISR_SHRINK = "isr-shrink"
 
 NEMESES: tuple[str, ...] = (*NETWORK_FAULTS, *PROCESS_FAULTS, ISR_SHRINK)
 """Every fault the harness can inject, by the name `--nemesis` takes."""
+
+ONLY_ON: dict[str, str] = {
+    "partition-zookeeper": "zookeeper",
+    "partition-controller-quorum": "kraft",
+    "partition-brokers-from-controllers": "kraft",
+}
+"""Faults that apply in one metadata mode only; named in the other they are skipped."""
+
+
+def applicable(metadata: str) -> tuple[str, ...]:
+    """Returns every fault that applies to a cluster keeping its metadata in metadata
+    (zookeeper or kraft): what `--nemesis all` means there."""
+    return tuple(n for n in NEMESES if ONLY_ON.get(n, metadata) == metadata)

@@ -1,5 +1,6 @@
 """Network faults: partitions (leader, random halves, majorities ring, brokers from
-ZooKeeper) and a flaky leader, each installed with iptables and healed by a flush.
+ZooKeeper or from the KRaft controllers, the active controller from its quorum) and a
+flaky leader, each installed with iptables and healed by a flush.
 
 Each start picks its targets from the cluster as it is at that moment.
 """
@@ -16,6 +17,7 @@ from nemesis.core import (
     SingleFault,
     Skipped,
     Value,
+    active_controller,
     current_leader,
     partition_states,
     split_f,
@@ -58,6 +60,29 @@ def cut_zookeeper(cluster: Cluster, topic: str, rng: random.Random) -> Value:
     return _partition(cluster, g.between(cluster.brokers, cluster.zookeepers), {})
 
 
+def cut_controller_quorum(cluster: Cluster, topic: str, rng: random.Random) -> Value:
+    """Cuts the active KRaft controller from the other controllers; brokers still reach
+    every controller, so the old leader keeps answering them until it resigns."""
+    if cluster.metadata != "kraft":
+        raise Skipped("partition-controller-quorum does not apply on ZooKeeper: no quorum")
+    active = active_controller(cluster).node
+    others = [c for c in cluster.controllers if c != active]
+    return _partition(cluster, g.between([active], others), {"isolated": active})
+
+
+def cut_brokers_from_controllers(cluster: Cluster, topic: str, rng: random.Random) -> Value:
+    """Cuts every broker from every KRaft controller; brokers still see each other."""
+    if cluster.metadata != "kraft":
+        raise Skipped(
+            "partition-brokers-from-controllers does not apply on ZooKeeper: "
+            "partition-zookeeper is its counterpart"
+        )
+    brokers = [b for b in cluster.brokers if b not in cluster.controllers]
+    if not brokers:
+        raise Skipped("every broker is also a controller (combined roles): none to cut off")
+    return _partition(cluster, g.between(brokers, cluster.controllers), {})
+
+
 def flaky_leader(cluster: Cluster, topic: str, rng: random.Random) -> Value:
     """Makes the current leader of a random partition drop a share of incoming packets."""
     target = current_leader(cluster, topic, rng)
@@ -76,6 +101,8 @@ CUTS: dict[str, Cut] = {
     "partition-majorities-ring": cut_majorities_ring,
     "partition-zookeeper": cut_zookeeper,
     "flaky-leader": flaky_leader,
+    "partition-controller-quorum": cut_controller_quorum,
+    "partition-brokers-from-controllers": cut_brokers_from_controllers,
 }
 
 

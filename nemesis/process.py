@@ -1,5 +1,5 @@
-"""Process faults: SIGKILL or pause a broker (the current leader, or one at random);
-stop starts or resumes every broker this nemesis took down.
+"""Process faults: SIGKILL or pause a broker (the current leader, or one at random) or
+the active controller; stop starts or resumes every node this nemesis took down.
 
 A kill gives no controlled shutdown, so leadership moves only by election. A broker can
 also stop by itself (a ZooKeeper session that expires while it starts is fatal to it),
@@ -19,6 +19,7 @@ from nemesis.core import (
     Skipped,
     Target,
     Value,
+    active_controller,
     current_leader,
     partition_states,
     random_broker,
@@ -38,6 +39,14 @@ def pick_random(cluster: Cluster, topic: str, rng: random.Random, down: list[str
     return random_broker(cluster, rng, exclude=down)
 
 
+def pick_active_controller(
+    cluster: Cluster, topic: str, rng: random.Random, down: list[str]
+) -> Target:
+    """Returns the node that leads the metadata: the KRaft quorum's leader, or on
+    ZooKeeper the controller broker."""
+    return active_controller(cluster)
+
+
 @dataclass(frozen=True, slots=True)
 class Action:
     """How to take a node down and bring it back."""
@@ -55,6 +64,8 @@ FAULTS: dict[str, tuple[Action, Pick]] = {
     "kill-random": (KILL, pick_random),
     "pause-leader": (PAUSE, pick_leader),
     "pause-random": (PAUSE, pick_random),
+    "kill-active-controller": (KILL, pick_active_controller),
+    "pause-active-controller": (PAUSE, pick_active_controller),
 }
 
 

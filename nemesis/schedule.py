@@ -10,19 +10,20 @@ from collections.abc import Iterator, Sequence
 
 from nemesis.core import Compose, Nemesis
 from nemesis.isr import IsrShrink
-from nemesis.names import ISR_SHRINK, NEMESES
+from nemesis.names import ISR_SHRINK, NEMESES, applicable
 from nemesis.partition import CUTS, NetworkFault
 from nemesis.process import ProcessFault
 
 
-def parse_nemeses(text: str) -> tuple[str, ...]:
-    """Takes the `--nemesis` text: `none`, `all` or a comma list of names. Returns the
-    names in the order given; raises ValueError naming an unknown one."""
+def parse_nemeses(text: str, metadata: str = "zookeeper") -> tuple[str, ...]:
+    """Takes the `--nemesis` text (`none`, `all` or a comma list of names) and the
+    cluster's metadata mode, which `all` depends on. Returns the names in the order
+    given; raises ValueError naming an unknown one."""
     words = [w.strip() for w in text.split(",") if w.strip()]
     if words == ["none"]:
         return ()
     if words == ["all"]:
-        return NEMESES
+        return applicable(metadata)
     unknown = [w for w in words if w not in NEMESES]
     if unknown or not words:
         raise ValueError(

@@ -29,6 +29,16 @@ class Cluster(Protocol):
         ...
 
     @property
+    def controllers(self) -> list[str]:
+        """Returns the KRaft controller quorum's voters' node names (none on ZooKeeper)."""
+        ...
+
+    @property
+    def metadata(self) -> str:
+        """Returns where the cluster keeps its metadata: zookeeper or kraft."""
+        ...
+
+    @property
     def bootstrap_servers(self) -> str:
         """Returns the "host:port,..." string clients connect to."""
         ...
@@ -86,6 +96,11 @@ class Cluster(Protocol):
 
     def controller(self) -> int:
         """Returns the controller's broker id, asked now (-1 while there is none)."""
+        ...
+
+    def active_controller(self) -> str | None:
+        """Returns the node that leads the metadata now (the KRaft quorum's leader, or the
+        ZooKeeper-mode controller broker), None while there is none."""
         ...
 
     def elect_preferred_leaders(self, topic: str) -> dict[int, str]:

@@ -7,10 +7,13 @@ from harness.cluster.admin import PartitionState
 
 
 class FakeCluster:
-    """Three brokers and one ZooKeeper; partition 0 led by `leader`."""
+    """Three brokers and one ZooKeeper (or, with kraft, three controllers c4-c6);
+    partition 0 led by `leader`."""
 
-    def __init__(self, leader: int = 1) -> None:
+    def __init__(self, leader: int = 1, kraft: bool = False) -> None:
         self.leader = leader
+        self.kraft = kraft
+        self.active = "c4" if kraft else "n1"
         self.actions: list[tuple[str, str]] = []
         self.execs: list[tuple[str, list[str]]] = []
         self.fail_start: set[str] = set()
@@ -18,7 +21,7 @@ class FakeCluster:
 
     @property
     def nodes(self) -> list[str]:
-        return [*self.brokers, *self.zookeepers]
+        return [*self.brokers, *self.zookeepers, *self.controllers]
 
     @property
     def brokers(self) -> list[str]:
@@ -26,7 +29,15 @@ class FakeCluster:
 
     @property
     def zookeepers(self) -> list[str]:
-        return ["zk1"]
+        return [] if self.kraft else ["zk1"]
+
+    @property
+    def controllers(self) -> list[str]:
+        return ["c4", "c5", "c6"] if self.kraft else []
+
+    @property
+    def metadata(self) -> str:
+        return "kraft" if self.kraft else "zookeeper"
 
     @property
     def bootstrap_servers(self) -> str:
@@ -39,7 +50,7 @@ class FakeCluster:
         return int(node[1:])
 
     def node_of_broker(self, broker_id: int) -> str:
-        return f"n{broker_id}"
+        return f"c{broker_id}" if broker_id > 3 else f"n{broker_id}"
 
     def exec(self, node: str, cmd: list[str]) -> tuple[int, str]:
         self.execs.append((node, cmd))
@@ -74,6 +85,9 @@ class FakeCluster:
 
     def controller(self) -> int:
         return 1
+
+    def active_controller(self) -> str | None:
+        return self.active
 
     def elect_preferred_leaders(self, topic: str) -> dict[int, str]:
         self.actions.append(("elect", topic))

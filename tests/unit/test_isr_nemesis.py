@@ -21,8 +21,8 @@ class ScriptedCluster(FakeCluster):
     Cutting broker 1 from its followers shrinks its partitions' ISR after `lag` seconds
     of the fake clock; killing it elects a follower if `unclean`, else nobody."""
 
-    def __init__(self, unclean: bool, shrinks: bool = True) -> None:
-        super().__init__()
+    def __init__(self, unclean: bool, shrinks: bool = True, kraft: bool = False) -> None:
+        super().__init__(kraft=kraft)
         self.now = 0.0
         self.unclean = unclean
         self.shrinks = shrinks
@@ -145,3 +145,30 @@ def test_stop_without_start_is_skipped_and_teardown_heals_a_half_done_start() ->
     assert report["isr-shrink"]["revived"] == {"n1": "exited"}
     assert cluster.cut_at is None
     assert cluster.states["n1"] == "running"
+
+
+def test_on_kraft_a_broker_apart_from_the_controllers_is_isolated_and_the_quorum_named() -> None:
+    cluster = ScriptedCluster(unclean=True, kraft=True)
+    cluster.elect_preferred_leaders = lambda topic: {}  # type: ignore[method-assign]
+    cluster.leaders = [1, 1, 1]
+    started = nemesis_on(cluster).invoke("start-isr-shrink")
+    assert steps(started)[-1] == "out-of-sync-follower-elected"
+    assert started["leader"] == "n1" and started["partitions"] == [0, 1, 2]
+    assert started["steps"][0]["controller"] == "c4"
+    cut = started["steps"][1]
+    assert cut["followers"] == ["n2", "n3"]  # never a controller: the quorum stays reachable
+
+
+class CombinedCluster(ScriptedCluster):
+    """KRaft with every broker a controller too (--kraft-roles combined)."""
+
+    @property
+    def controllers(self) -> list[str]:
+        return self.brokers
+
+
+def test_on_combined_kraft_nodes_it_is_skipped_because_the_leader_would_lose_the_quorum() -> None:
+    cluster = CombinedCluster(unclean=True, kraft=True)
+    with pytest.raises(Skipped, match="needs brokers apart from the controllers"):
+        nemesis_on(cluster).invoke("start-isr-shrink")
+    assert not any(a == "kill" for a, _ in cluster.actions)

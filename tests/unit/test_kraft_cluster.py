@@ -189,20 +189,8 @@ def test_no_leader_a_stopped_controller_and_a_cut_off_voter_are_each_named() -> 
     assert quorum_problems(quorum(leader=None))[0] == "no quorum leader"
 
 
-class KraftFakeCluster(FakeCluster):
-    """Three brokers and three dedicated controllers: no ZooKeeper."""
-
-    @property
-    def nodes(self) -> list[str]:
-        return [*self.brokers, "c1", "c2", "c3"]
-
-    @property
-    def zookeepers(self) -> list[str]:
-        return []
-
-
 def test_partition_zookeeper_says_it_does_not_apply_on_kraft_and_cuts_nothing() -> None:
-    cluster = KraftFakeCluster()
+    cluster = FakeCluster(kraft=True)
     fault = NetworkFault("partition-zookeeper", "t", random.Random(1))
     fault.setup(cluster)
     with pytest.raises(Skipped, match="does not apply on KRaft"):

@@ -94,7 +94,7 @@ def test_spec_carries_every_option() -> None:
     assert spec.leave_cluster_running and spec.seed == 7
     assert spec.to_json()["nemesis"] == ["kill-leader", "pause-random"]
     everything = spec_from_args(build_parser().parse_args(["run", "--nemesis", "all"]), seed=1)
-    assert everything.name == "kv-linearizable-10-faults"
+    assert everything.name == "kv-linearizable-12-faults"
 
 
 def test_a_time_limit_too_short_for_every_fault_is_said() -> None:
@@ -102,8 +102,8 @@ def test_a_time_limit_too_short_for_every_fault_is_said() -> None:
         return spec_from_args(build_parser().parse_args(["run", *argv]), seed=1)
 
     short = fault_shortfall(spec("--nemesis", "all", "--time-limit", "120"))
-    assert short is not None and "only 6 of the 10 faults" in short and "over 190 s" in short
-    fits = spec("--nemesis", "all", "--time-limit", "120", "--nemesis-interval", "6")
+    assert short is not None and "only 6 of the 12 faults" in short and "over 230 s" in short
+    fits = spec("--nemesis", "all", "--time-limit", "120", "--nemesis-interval", "4")
     assert fault_shortfall(fits) is None
     assert fault_shortfall(spec("--nemesis", "none")) is None
 

@@ -16,8 +16,14 @@ from nemesis.schedule import NEMESES, build_nemesis, fault_ops, faults_started, 
 
 def test_parse_none_all_and_lists() -> None:
     assert parse_nemeses("none") == ()
-    assert parse_nemeses("all") == NEMESES
-    assert len(NEMESES) == 10
+    assert len(NEMESES) == 14
+    zookeeper, kraft = parse_nemeses("all"), parse_nemeses("all", "kraft")
+    assert set(zookeeper) == set(NEMESES) - {
+        "partition-controller-quorum",
+        "partition-brokers-from-controllers",
+    }
+    assert set(kraft) == set(NEMESES) - {"partition-zookeeper"}
+    assert parse_nemeses("partition-zookeeper", "kraft") == ("partition-zookeeper",)
     assert parse_nemeses("kill-leader, partition-leader,kill-leader") == (
         "kill-leader",
         "partition-leader",
