@@ -1,11 +1,13 @@
 """KRaft on real Kafka and Docker: a 4.4.0 cluster with dedicated controllers comes up
 formatted and led, with eligible leader replicas on; its committed partition state is
-read from a broker that reaches the quorum; killing the active controller moves it; a
-quorum partition shows in `cluster status`; a 3.9.1 cluster of combined nodes comes up
+read from a broker that reaches the quorum; kill-active-controller moves it;
+partition-controller-quorum shows in `cluster status`; partition-brokers-from-controllers
+cuts only across; a 3.9.1 cluster of combined nodes comes up
 too; nothing is left behind."""
 
 from __future__ import annotations
 
+import random
 import time
 from collections.abc import Callable, Iterator
 
@@ -15,8 +17,9 @@ import pytest
 from harness.cluster.docker_cluster import ClusterSpec, DockerCluster
 from harness.cluster.images import ensure_node_image
 from harness.cluster.status import describe
-from nemesis import grudge as g
 from nemesis import net
+from nemesis.partition import NetworkFault
+from nemesis.process import ProcessFault
 from tests.integration.conftest import PREFIX
 from tests.integration.kafka_io import produce_all, read_all
 
@@ -69,23 +72,32 @@ def test_a_kraft_cluster_comes_up_led_with_elr_and_serves_writes(kraft: DockerCl
     assert (committed.leader, committed.isr, committed.leader_epoch) == (1, (1, 2, 3), 0)
 
 
-def test_killing_the_active_controller_moves_it(kraft: DockerCluster) -> None:
+def test_kill_active_controller_moves_it(kraft: DockerCluster) -> None:
     before = kraft.active_controller()
     assert before is not None
     epoch = kraft.quorum().epoch
-    kraft.kill(before)
-    wait_for("another controller to lead", lambda: kraft.active_controller() not in (None, before))
-    assert kraft.quorum().epoch > epoch
-    kraft.start(before)
+    fault = ProcessFault("kill-active-controller", "t-kraft", random.Random(1))
+    fault.setup(kraft)
+    try:
+        assert fault.invoke("start-kill-active-controller")["killed"] == before
+        wait_for(
+            "another controller to lead", lambda: kraft.active_controller() not in (None, before)
+        )
+        assert kraft.quorum().epoch > epoch
+        assert fault.invoke("stop-kill-active-controller")["restored"] == [before]
+    finally:
+        fault.teardown()
     wait_for("the restarted controller to catch up", lambda: healthy(kraft), timeout=90)
 
 
-def test_a_quorum_partition_shows_in_status(kraft: DockerCluster) -> None:
+def test_partition_controller_quorum_shows_in_status(kraft: DockerCluster) -> None:
     leader = kraft.active_controller()
     assert leader is not None
-    others = [c for c in kraft.controllers if c != leader]
-    net.apply_grudge(kraft, g.between([leader], others))
+    fault = NetworkFault("partition-controller-quorum", "t-kraft", random.Random(1))
+    fault.setup(kraft)
     try:
+        done = fault.invoke("start-partition-controller-quorum")
+        assert done["isolated"] == leader and done["verified"]["cut"], done
 
         def cut_off_named() -> bool:
             info = describe(kraft)
@@ -95,8 +107,23 @@ def test_a_quorum_partition_shows_in_status(kraft: DockerCluster) -> None:
 
         wait_for(f"status to show {leader} cut from the quorum", cut_off_named)
     finally:
-        net.remove_chain(kraft, kraft.nodes)
+        fault.teardown()
     wait_for("the quorum to be whole again", lambda: healthy(kraft), timeout=90)
+
+
+def test_partition_brokers_from_controllers_cuts_only_across(kraft: DockerCluster) -> None:
+    fault = NetworkFault("partition-brokers-from-controllers", "t-kraft", random.Random(1))
+    fault.setup(kraft)
+    try:
+        done = fault.invoke("start-partition-brokers-from-controllers")
+        assert done["verified"]["cut"], done
+        assert set(done["grudge"]) == {*kraft.brokers, *kraft.controllers}
+        # Brokers still reach each other and controllers their quorum: a leader stays known.
+        assert net.reachable(kraft, "n1", ["n2", "n3"]) == {"n2": True, "n3": True}
+        assert kraft.active_controller() is not None
+    finally:
+        fault.teardown()
+    wait_for("the brokers to fetch metadata again", lambda: healthy(kraft), timeout=90)
 
 
 def test_kafka_3_9_runs_kraft_on_combined_nodes(engine: docker.DockerClient) -> None:

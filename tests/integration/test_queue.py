@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 import docker
+import pytest
 
 from harness.cluster.docker_cluster import DockerCluster
 from kvstore import DEFAULT_TIMEOUTS
@@ -79,8 +80,17 @@ def test_a_consumer_group_member_records_its_assignment(cluster: DockerCluster) 
         client.close()
 
 
+@pytest.mark.parametrize(
+    "cluster_args",
+    [
+        pytest.param(("--kafka-config", "unsafe"), id="3.9.1-zookeeper"),
+        pytest.param(
+            ("--kafka-config", "unsafe-no-elr", "--kafka-version", "4.4.0"), id="4.4.0-kraft"
+        ),
+    ],
+)
 def test_isr_shrink_steps_happen_and_the_old_leader_truncates(
-    engine: docker.DockerClient, tmp_path: Path
+    engine: docker.DockerClient, tmp_path: Path, cluster_args: tuple[str, ...]
 ) -> None:
     code, results, out = _run(
         engine,
@@ -89,8 +99,7 @@ def test_isr_shrink_steps_happen_and_the_old_leader_truncates(
         "queue",
         "--nemesis",
         "isr-shrink",
-        "--kafka-config",
-        "unsafe",
+        *cluster_args,
         "--keys",
         "3",
         # The start (steps 1-3) takes about 20 s; the stop then runs before the end.
