@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import json
 import math
+import traceback
 from collections.abc import Hashable, Sequence
+from pathlib import Path
 from typing import Any
 
 from checkers.models import UNREAD, Inconsistent, Model, State, thaw
@@ -143,12 +145,15 @@ def _unknown(key: Hashable, outcome: Outcome, time_limit: float | None) -> dict[
 
 
 def error_report(key: Hashable, exc: Exception) -> dict[str, Any]:
-    """Takes a key whose check raised. Returns its "unknown" report, naming the error."""
+    """Takes a key whose check raised. Returns its "unknown" report, naming the error and
+    the line that raised it (often in a user's model, whose author needs it)."""
+    frames = traceback.extract_tb(exc.__traceback__)
+    where = f" (at {Path(frames[-1].filename).name}:{frames[-1].lineno})" if frames else ""
     return {
         "key": thaw(key),
         "valid": "unknown",
         "cause": "error",
-        "message": f"the check failed: {type(exc).__name__}: {exc}",
+        "message": f"the check failed: {type(exc).__name__}: {exc}{where}",
     }
 
 

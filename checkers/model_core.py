@@ -1,6 +1,27 @@
 """The building blocks of models: the Model value, Inconsistent, and value helpers.
 
-checkers.models defines the models themselves and re-exports what callers need from here.
+checkers.models defines the built-in models and re-exports what callers need from here;
+`harness check --model FILE.py:NAME` loads a user's model (checkers.model_loader).
+
+The model API, the same for built-in and user models. A model is `Model(name=..., init=...,
+step=..., fs=...)`, plus optional hooks whose defaults are the field defaults below (the one
+place they are filled in):
+
+- init: the state before any op; states must be hashable and never mutated.
+- step(state, op): the state after op, or `Inconsistent("template {}", args)` when op cannot
+  happen in state. op.f is the operation, op.value its value, frozen (lists as tuples,
+  booleans and floats as `Exact`). A crashed op (op.type "info", its invoke value) may take
+  effect at any point or never: step applies it, whatever outcome it would have had, and
+  never returns Inconsistent for it.
+- fs: the operations the model knows (a history with another op is refused: exit 254).
+  reads: those that never change the state (a crashed one says nothing and is dropped).
+- malformed(op): why op's value is not one step can read, or None; checked on every op
+  before the search (a refusal is exit 254), so step may rely on it.
+- key_of(op): the partition (default op.key); effect, observes, mentions, rename_written:
+  facts the search may use to prune, which must be exact (see Model); the defaults claim
+  nothing. describe_op, describe_state: how counterexamples print ops and states.
+
+A hook that raises makes its key (or the whole check) "unknown" with the error.
 """
 
 from __future__ import annotations

@@ -1,9 +1,10 @@
 """`harness check PATH...`: checks recorded histories (jsonl, EDN or Jepsen logs, results
 folders, folders of them) with no cluster, one line per history and a summary.
 
-Runs the linearizability search for register, cas-register and map histories, the
-lost-acknowledged-writes check for sets, or the Kafka queue catalogue for queue
-histories. Exits 255 when checking any history broke (one line; the traceback goes to a
+Runs the linearizability search for register, cas-register, map and kv-append histories
+and for a user's model (`--model FILE.py:NAME`, loaded once before any history is
+checked), the lost-acknowledged-writes check for sets, or the Kafka queue catalogue for
+queue histories. Exits 255 when checking any history broke (one line; the traceback goes to a
 log file), else 254 for bad arguments or when any history is malformed (one line each,
 `FILE:LINE: problem`; the others are still checked), else 1 when any history is invalid
 (only ever a checker's verdict), else 2 when any is unknown, else 0.
@@ -23,9 +24,20 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from checkers.fork_pool import can_fork, forked_map
+from checkers.model_loader import ModelLoadError, is_reference
 from checkers.result import merge_valid
 from harness.argtypes import positive
-from harness.check_file import CHECKERS, Asked, Outcome, check_file, one_line, write_crash_log
+from harness.check_file import (
+    CHECKERS,
+    Asked,
+    ModelChoice,
+    Outcome,
+    check_file,
+    explain,
+    load_user_model,
+    one_line,
+    write_crash_log,
+)
 from harness.history_paths import drawing_folders, find_histories
 from harness.history_source import STDIN
 
@@ -54,10 +66,12 @@ def add_parser(subparsers: Any) -> None:
     )
     parser.add_argument(
         "--model",
-        choices=sorted(CHECKERS),
-        help="what each history is checked against (default: guessed from its operations; "
-        "queue for poll/drain, kv-append for append, map for get/put/..., set for add/send, "
-        "else cas-register)",
+        type=model_argument,
+        metavar="MODEL",
+        help=f"what each history is checked against: {', '.join(sorted(CHECKERS))}, or a "
+        "model of your own, FILE.py:NAME or package.module:NAME (see README); default: "
+        "guessed from its operations (queue for poll/drain, kv-append for append, map for "
+        "get/put/..., set for add/send, else cas-register)",
     )
     parser.add_argument(
         "--idempotent",
@@ -97,9 +111,27 @@ def add_parser(subparsers: Any) -> None:
     parser.set_defaults(func=run)
 
 
+def model_argument(text: str) -> str:
+    """Takes a --model argument. Returns it if it names a built-in model or has the shape
+    of a user's model (loaded only when checking); raises ArgumentTypeError otherwise."""
+    if text in CHECKERS or is_reference(text):
+        return text
+    raise argparse.ArgumentTypeError(
+        f"{text!r} is not a model: choose from {', '.join(sorted(CHECKERS))}, "
+        "or give FILE.py:NAME or package.module:NAME"
+    )
+
+
 def run(args: argparse.Namespace) -> int:
     """Takes parsed `check` arguments; prints a line per history; returns the exit code."""
     try:
+        if args.spark and args.model is not None and args.model not in CHECKERS:
+            say(
+                f"harness check: error: --spark checks built-in models; "
+                f"check {args.model} without it",
+                sys.stderr,
+            )
+            return EXIT_BAD_INPUT
         if args.spark:
             from harness.pipeline.check_command import run_spark  # Spark: only when asked
 
@@ -120,6 +152,11 @@ def _check_all(args: argparse.Namespace) -> int:
     if STDIN in args.paths and len(args.paths) > 1:
         print("harness check: error: - (standard input) must be the only PATH", file=sys.stderr)
         return EXIT_BAD_INPUT
+    try:
+        model = chosen_model(args.model)
+    except ModelLoadError as err:
+        say(f"harness check: error: --model {args.model}: {err}", sys.stderr)
+        return EXIT_BAD_INPUT
     files, unreadable = find_histories(args.paths)
     outcomes: list[Outcome] = []
     for problem in unreadable:
@@ -128,13 +165,21 @@ def _check_all(args: argparse.Namespace) -> int:
     cores = os.cpu_count() or 1
     jobs = min(args.jobs or cores, cores)
     lone = len(files) == 1 and not unreadable
-    asked = Asked(args.model, args.time_limit, jobs if len(files) == 1 else 1, args.idempotent)
+    asked = Asked(model, args.time_limit, jobs if len(files) == 1 else 1, args.idempotent)
     for outcome in check_files(files, asked, drawing_folders(files, args.out), jobs):
         report(outcome, args.json, lone)
         outcomes.append(summary_fields(outcome))
     if not args.json and len(outcomes) > 1:
         say(summary(outcomes, time.monotonic() - started), sys.stdout)
     return exit_code(outcomes)
+
+
+def chosen_model(argument: str | None) -> ModelChoice | None:
+    """Takes the --model argument. Returns it, or the user's model it names, loaded once here
+    so that forked workers inherit it. Raises ModelLoadError when that cannot be loaded."""
+    if argument is None or argument in CHECKERS:
+        return argument
+    return load_user_model(argument)
 
 
 def check_files(
@@ -207,7 +252,7 @@ def render(outcome: Outcome, detailed: bool) -> list[str]:
     if "error" in outcome:
         return [*lines, f"  the checker failed: {outcome['error']}"]
     if detailed:
-        lines.extend("  " + line for line in CHECKERS[outcome["model"]].explain(outcome))
+        lines.extend("  " + line for line in explain(outcome))
     lines.extend(f"  timeline: {path}" for path in outcome.get("counterexamples", []))
     return lines
 

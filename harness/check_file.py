@@ -16,13 +16,14 @@ import tempfile
 import time
 import traceback
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 import checkers.queue as queue_checker
 from checkers import linearizable, lost_acks
-from checkers.models import MODELS
+from checkers.model_loader import ModelLoadError, load_model
+from checkers.models import MODELS, Model
 from checkers.result import check_safe
 from harness.history import History, HistoryError, MalformedOp, load
 from harness.history_formats import short
@@ -33,6 +34,8 @@ SET_FS = frozenset({"add", "send", "read"})
 QUEUE_FS = frozenset({"poll", "drain"})
 Result = dict[str, Any]
 Outcome = dict[str, Any]
+ModelChoice = str | Model
+"""A built-in model's name, or a user's Model (see load_user_model)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,7 +53,7 @@ class Asked:
     """What the command asked of every history: the model (None: guessed per history),
     the checkers' options, and idempotence (None: as each run's test.json says)."""
 
-    model: str | None = None
+    model: ModelChoice | None = None
     time_limit: float | None = None
     jobs: int | None = None
     idempotent: bool | None = None
@@ -72,9 +75,7 @@ class Checker:
     needs_events: bool = False
 
 
-def _linearizable(name: str) -> Checker:
-    model = MODELS[name]
-
+def _linearizable(model: Model) -> Checker:
     def check(history: History, options: CheckOptions) -> Result:
         return linearizable.check(
             history.ops, model, time_limit=options.time_limit, jobs=options.jobs
@@ -98,7 +99,7 @@ LINEARIZABLE_MODELS = ("cas-register", "register", "map", "kv-append")
 """The models checked by the per-key linearizability search (`check --spark` too)."""
 
 CHECKERS: dict[str, Checker] = {
-    **{name: _linearizable(name) for name in LINEARIZABLE_MODELS},
+    **{name: _linearizable(MODELS[name]) for name in LINEARIZABLE_MODELS},
     "set": Checker(
         _lost_acks,
         lost_acks.explain,
@@ -107,6 +108,47 @@ CHECKERS: dict[str, Checker] = {
     ),
     "queue": Checker(_queue, queue_checker.explain, needs_events=True),
 }
+
+
+def load_user_model(reference: str) -> Model:
+    """Takes FILE.py:NAME or package.module:NAME. Returns that model. Raises ModelLoadError
+    when it cannot be loaded, or when it is named like a built-in model (whose explanation
+    its results would get)."""
+    model = load_model(reference)
+    if model.name in CHECKERS:
+        raise ModelLoadError(f"its name {model.name!r} is a built-in model's; name it otherwise")
+    return model
+
+
+def checker_for(model: ModelChoice) -> Checker:
+    """Returns how a model is checked; a user's by the linearizability search."""
+    if isinstance(model, str):
+        return CHECKERS[model]
+    return replace(_linearizable(model), reject_malformed=_user_model_screen(model))
+
+
+def _user_model_screen(model: Model) -> Callable[[History], None]:
+    """Returns reject_malformed for a user's model: an error its malformed hook raises is
+    left to the check, which meets it again and answers unknown with it."""
+
+    def reject_malformed(history: History) -> None:
+        # Unknown operations first, so that their refusal never hides behind such an error.
+        linearizable.reject_unknown_ops([op for op in history.ops if op.f not in model.fs], model)
+        try:
+            linearizable.reject_unknown_ops(history.ops, model)
+        except MalformedOp:
+            raise
+        except Exception:  # the model's own error, reported by the check
+            return
+
+    return reject_malformed
+
+
+def explain(result: Result) -> list[str]:
+    """Takes a checker's result. Returns the lines a person reads about it; a model not
+    built in is a user's, checked for linearizability."""
+    checker = CHECKERS.get(result["model"])
+    return checker.explain(result) if checker else linearizable.explain(result)
 
 
 def check_file(path: str, asked: Asked, drawings: Path) -> Outcome:
@@ -141,27 +183,33 @@ def _check(path: str, asked: Asked, drawings: Path) -> Outcome:
     }
 
 
-def check_history(history: History, model: str, options: CheckOptions | None = None) -> Result:
-    """Takes a history and a model name. Returns the checker's result with `model`; a
-    checker that raises gives `valid: "unknown"` with the error."""
-    checker = CHECKERS[model]
-    return {"model": model, **check_safe(checker.check, history, options or CheckOptions())}
+def check_history(
+    history: History, model: ModelChoice, options: CheckOptions | None = None
+) -> Result:
+    """Takes a history and a model (a built-in's name or a user's Model). Returns the
+    checker's result with `model` (its name); a checker or a model that raises gives
+    `valid: "unknown"` with the error."""
+    name = model if isinstance(model, str) else model.name
+    result = check_safe(checker_for(model).check, history, options or CheckOptions())
+    return {"model": name, **result}
 
 
-def load_for_check(path: str, model: str | None) -> tuple[History, str]:
+def load_for_check(path: str, model: ModelChoice | None) -> tuple[History, ModelChoice]:
     """Takes a history's path and the --model asked for (None: guess). Returns the History,
     with its events only when the model's check reads them, and the model. Raises
     HistoryError for a history that cannot be checked: malformed, with no client operation,
     or with an op the model cannot read."""
-    keep_events = (model is not None and CHECKERS[model].needs_events) or path == STDIN
+    keep_events = (model is not None and checker_for(model).needs_events) or path == STDIN
     history = load(path, keep_events=keep_events)
     if history.invocations == 0:
         raise HistoryError(history.path, 0, "no client operations")
-    model = model or default_model(history)
-    if CHECKERS[model].needs_events and not keep_events:
+    if model is None:
+        model = default_model(history)
+    checker = checker_for(model)
+    if checker.needs_events and not keep_events:
         history = load(path)
     try:
-        CHECKERS[model].reject_malformed(history)
+        checker.reject_malformed(history)
     except MalformedOp as bad:
         raise history.error(bad) from None
     return history, model
