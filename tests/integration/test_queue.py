@@ -117,7 +117,7 @@ def test_isr_shrink_steps_happen_and_the_old_leader_truncates(
     assert steps["cut-from-followers"]["verified"]["cut"] is True
     shrunk = steps["isr-shrunk"]["state"][target]
     assert (shrunk["leader"], shrunk["isr"]) == (leader, [leader])
-    elected = steps["out-of-sync-follower-elected"]["state"][target]
+    elected = steps["follower-elected"]["state"][target]
     assert elected["leader"] not in (None, leader) and elected["epoch"] > shrunk["epoch"]
     rejoined = {s["step"]: s for s in stop["value"]["steps"]}["rejoined"]
     assert rejoined["truncation"], "the old leader logged no truncation"
