@@ -37,11 +37,13 @@ from typing import Any, Literal
 from checkers.closure import Closure, CrashedMoves, Exhausted
 from checkers.crashed import crashed_ops
 from checkers.models import Inconsistent, Model, State
+from checkers.reach import next_read
 from harness.history import Op
 
 Validity = bool | Literal["unknown"]
 # (entry, closure index, state, crashed set, closure, z, window, parent): the search path
 Frame = tuple[int, int, State, int, Closure, int, int, Any]
+DeadEnd = tuple[Frame | None, int, int, State, int, bool]
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,12 +81,14 @@ class Search:
         crashed = crashed_ops(oks, rets, [op for op in ops if op.type != "ok"], model)
         self.crashed_ops = crashed.ops
         self.moves = CrashedMoves(crashed, rets, model, limits.deadline)
+        self.next_read = next_read(oks, rets, crashed, model)
         self._build_list()
         per_entry = 250 + len(crashed.ops) // 8  # dict slot, key tuple, ints, the used set
         self.max_entries = max(1, limits.max_cache_bytes // per_entry)
         self.configs = 0
-        # the deepest dead end: (frame, z, window, state, op that had to come next)
-        self.best: tuple[Frame | None, int, int, State, int] = (None, 0, 0, model.init, -1)
+        # the deepest dead end: (frame, z, window, state, op that had to come next, whether
+        # it was cut by the next read, which only that state failed)
+        self.best: DeadEnd = (None, 0, 0, model.init, -1, False)
 
     def _build_list(self) -> None:
         """Builds the entry list: entry 0 is the head, the last entry a tail after all."""
@@ -125,6 +129,7 @@ class Search:
         nxt, prv, is_call, match = self.nxt, self.prv, self.is_call, self.match
         ent_op, oks, step = self.ent_op, self.oks, self.model.step
         closure = self.moves.closure if self.crashed_ops else None
+        unreachable = None if self.next_read is None else self.next_read.unreachable
         deadline, max_entries, n = self.limits.deadline, self.max_entries, len(oks)
         cache: dict[tuple[int, int, State], Any] = {}
         z = window = used = 0
@@ -154,6 +159,14 @@ class Search:
                     window2 >>= ones
                     z2 += ones
                 used2 = used | chain
+                g = -1 if unreachable is None else unreachable(st2, z2, window2, used2)
+                if g >= 0:
+                    if depth >= best_depth:  # a dead end one op deeper, where read g fails
+                        best_depth = depth + 1
+                        frame = (e, ci, state, used, clo, z, window, top)
+                        self.best = (frame, z2, window2, st2, g, True)
+                    e = nxt[e]
+                    continue
                 key = (z2, window2, st2)
                 seen = cache.get(key)
                 if seen is None:
@@ -189,7 +202,7 @@ class Search:
             else:
                 if depth > best_depth:
                     best_depth = depth
-                    self.best = (top, z, window, state, ent_op[e])
+                    self.best = (top, z, window, state, ent_op[e], False)
                 if top is None:
                     self.configs = configs
                     return self._invalid(cache)
@@ -216,9 +229,10 @@ class Search:
     def _invalid(self, cache: dict[tuple[int, int, State], Any]) -> Outcome:
         """Builds the outcome of a failed search from its deepest dead end: the states are
         those of every configuration seen with the same ok ops linearized."""
-        top, z, window, state, blocked = self.best
+        top, z, window, state, blocked, cut = self.best
         states = dict.fromkeys([state])
-        states.update(dict.fromkeys(st for (z2, w2, st) in cache if z2 == z and w2 == window))
+        if not cut:
+            states.update(dict.fromkeys(st for (z2, w2, st) in cache if z2 == z and w2 == window))
         return Outcome(
             valid=False,
             configs=self.configs,
