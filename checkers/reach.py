@@ -57,12 +57,29 @@ class NextRead:
     def unreachable(self, state: State, z: int, window: int, used: int) -> int:
         """Returns the earliest read not yet linearized when no extension of the
         configuration (z, window, used, state) can linearize it, else -1."""
-        g, width, next_read = self.next_read[z], window.bit_length(), self.next_read
-        while g < z + width and window >> (g - z) & 1:
-            g = next_read[g + 1]
+        g = self._earliest_read(z, window)
         if g == self.n or self.reaches(state, self.oks[g]):
             return -1
         return -1 if self._blind_may_precede(g, z, window, used) else g
+
+    def bounding_read(self, z: int, window: int, used: int) -> int:
+        """Returns the earliest read not yet linearized when no blind op may come before it
+        (so every state until it must reach it: see `reaches_read`), else -1."""
+        g = self._earliest_read(z, window)
+        if g == self.n or self._blind_may_precede(g, z, window, used):
+            return -1
+        return g
+
+    def reaches_read(self, state: State, g: int) -> bool:
+        """Whether state may still lead to read g (a bounding_read) succeeding."""
+        return self.reaches(state, self.oks[g])
+
+    def _earliest_read(self, z: int, window: int) -> int:
+        """Returns the earliest read (in return order) not yet linearized, or n."""
+        g, width, next_read = self.next_read[z], window.bit_length(), self.next_read
+        while g < z + width and window >> (g - z) & 1:
+            g = next_read[g + 1]
+        return g
 
     def _blind_may_precede(self, g: int, z: int, window: int, used: int) -> bool:
         """Whether a blind op not yet linearized (ok) or used (crashed) was invoked by the

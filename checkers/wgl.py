@@ -80,8 +80,8 @@ class Search:
         rets = [_ret(op) for op in oks]
         crashed = crashed_ops(oks, rets, [op for op in ops if op.type != "ok"], model)
         self.crashed_ops = crashed.ops
-        self.moves = CrashedMoves(crashed, rets, model, limits.deadline)
         self.next_read = next_read(oks, rets, crashed, model)
+        self.moves = CrashedMoves(crashed, rets, model, limits.deadline, self.next_read)
         self._build_list()
         per_entry = 250 + len(crashed.ops) // 8  # dict slot, key tuple, ints, the used set
         self.max_entries = max(1, limits.max_cache_bytes // per_entry)
@@ -145,7 +145,7 @@ class Search:
                 raise Exhausted("timeout")
             if is_call[e]:
                 if clo is None:
-                    clo = ((state, 0, ()),) if closure is None else closure(state, used, z, window)
+                    clo = ((state, 0, ()),)  # chains of crashed ops only once this fails
                 st, chain, _ = clo[ci]
                 i = ent_op[e]
                 st2 = step(st, oks[i])
@@ -197,7 +197,12 @@ class Search:
                     return Outcome(valid=True, configs=configs)
                 e = nxt[0]
             elif clo is not None and ci + 1 < len(clo):
-                ci += 1  # every ok op failed from this state: let crashed ops go first
+                ci += 1  # every ok op failed after this chain: try the next one
+                e = nxt[0]
+            elif (
+                ci == 0 and closure is not None and len(full := closure(state, used, z, window)) > 1
+            ):
+                clo, ci = full, 1  # every ok op failed from this state: let crashed ops go first
                 e = nxt[0]
             else:
                 if depth > best_depth:

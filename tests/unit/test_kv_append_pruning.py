@@ -107,6 +107,16 @@ def test_a_wrong_order_of_appends_is_cut_before_the_next_get() -> None:
     assert outcome.configs < 20 * 8 * 8
 
 
+def test_crashed_appends_nobody_read_do_not_blow_up_the_chains() -> None:
+    # Ten appends that crashed and never took effect can go anywhere: 10! orders of them
+    # before each op, unless chains are tried only when needed and cut by the next get.
+    ops = rounds(10, 3)
+    ops += [op(len(ops) + c, "append", f"lost{c} ", c, None) for c in range(10)]
+    outcome = search(ops, KV_APPEND, Limits())
+    assert outcome.valid is True
+    assert outcome.configs < 10 * 4 * 4
+
+
 def test_a_blind_put_that_may_come_first_stops_the_cut() -> None:
     # Appending "b" to "a" cannot give "b", unless the put lands between them.
     ops = [op(0, "append", "a", 0, 1), op(1, "put", "", 2, 6), op(2, "append", "b", 3, 4)]
