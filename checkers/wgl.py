@@ -17,6 +17,10 @@ ops are all tried first (Knossos orders crashed ops last too): most crashed ops 
 effect. The search succeeds once every ok op is linearized: the crashed ops left over go at
 the end, which is the same as never.
 
+Chains of crashed ops are only worked out for a configuration once every ok op has failed
+from its state alone. A model with `reaches` (kv-append) also has a configuration dropped
+as soon as its state cannot lead to the earliest read still to come (checkers.reach).
+
 Memoisation: a configuration is (ok set L, crashed set I, state). A configuration is pruned
 when one with the same L and state and a subset of I was already seen: every way to finish
 from the larger I also finishes from the smaller one (put the extra crashed ops at the end).
