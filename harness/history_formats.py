@@ -273,22 +273,20 @@ def read_jepsen_log(text: str, path: str) -> Located:
     op_lines = _op_lines(text, path)
     values = edn.read_simple([match["rest"] for _, match in op_lines])
     for (line_no, match), simple in zip(op_lines, values, strict=True):
-        process_text = match["process"]
-        process: int | str = (
-            int(process_text) if not process_text.startswith(":") else process_text[1:]
-        )
+        process_text, kind, f = match.group("process", "type", "f")
+        process: int | str = int(process_text) if process_text[0] != ":" else process_text[1:]
+        kind, f = kind.lstrip(":"), f.lstrip(":")
         event: Event = {
             "index": len(out),
             "time": line_no,
             "process": process,
-            "type": match["type"].lstrip(":"),
-            "f": match["f"].lstrip(":"),
-            "value": None,
+            "type": kind,
+            "f": f,
+            "value": simple,
         }
-        check_event(event, path, line_no)
-        if simple is not edn.NOT_SIMPLE:  # nearly every line: read at C speed
-            event["value"] = simple
-        else:
+        if kind not in EVENT_TYPES or not f:  # the rest holds by _LOG_OP_LINE's groups
+            check_event(event, path, line_no)
+        if simple is edn.NOT_SIMPLE:  # a rare line: the EDN reader (nearly all are JSON's)
             event.update(_log_value_and_error(match["rest"], event, path, line_no))
         out.append((line_no, event))
     _unwrap_independent_keys(out, values_plain=True)  # read_simple's and plain's shapes
