@@ -5,7 +5,8 @@ Run: .venv/bin/python bench/bench_check_many.py [--files 100] [--runs 5] [--jobs
 --files seeded Jepsen-style logs (jepsen.util lines of a cas-register over a few keys as
 jepsen.independent writes them, [k v] values, 200 to 1,000 ops each, 2% crashed) into a
 temporary folder once, then runs `python -m harness check DIR --json` --runs times under
-/usr/bin/time and reports the median wall time, the peak RSS, and the per-history
+/usr/bin/time and reports the median wall time, the median CPU time (user + system, all
+processes: what a busy machine does not change much), the peak RSS, and the per-history
 `seconds` of the median run.
 """
 
@@ -72,17 +73,21 @@ def write_logs(folder: Path, files: int, seed: int = 1) -> int:
     return total
 
 
-def timed_check(folder: Path, jobs: int | None) -> tuple[float, float, int, list[float]]:
+Run = tuple[float, float, int, list[float], float]
+
+
+def timed_check(folder: Path, jobs: int | None) -> Run:
     """Runs `harness check folder --json` once under /usr/bin/time. Returns (wall seconds,
-    peak RSS MiB, exit code, each history's in-process seconds)."""
-    command = ["/usr/bin/time", "-f", "%e %M", sys.executable, "-m", "harness", "check"]
+    peak RSS MiB, exit code, each history's in-process seconds, CPU seconds)."""
+    command = ["/usr/bin/time", "-f", "%e %M %U %S", sys.executable, "-m", "harness", "check"]
     command += [str(folder), "--json", *(["--jobs", str(jobs)] if jobs else [])]
     done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, check=False)
-    found = re.search(r"^([\d.]+) (\d+)$", done.stderr.strip().splitlines()[-1])
+    found = re.search(r"^([\d.]+) (\d+) ([\d.]+) ([\d.]+)$", done.stderr.strip().splitlines()[-1])
     if found is None:
         raise RuntimeError(f"no timing from /usr/bin/time: {done.stderr[-300:]}")
     seconds = [json.loads(line)["seconds"] for line in done.stdout.splitlines()]
-    return float(found[1]), int(found[2]) / 1024, done.returncode, seconds
+    cpu = float(found[3]) + float(found[4])
+    return float(found[1]), int(found[2]) / 1024, done.returncode, seconds, cpu
 
 
 def main() -> None:
@@ -95,19 +100,27 @@ def main() -> None:
         folder = Path(tmp)
         ops = write_logs(folder, args.files)
         runs = [timed_check(folder, args.jobs) for _ in range(args.runs)]
-    codes = {code for _, _, code, _ in runs}
-    walls = [wall for wall, _, _, _ in runs]
+    codes = {run[2] for run in runs}
+    walls = [run[0] for run in runs]
+    cpus = [run[4] for run in runs]
     median_run = sorted(runs)[len(runs) // 2]
     per_file = median_run[3]
     print(f"{args.files} logs, {ops} ops; jobs {args.jobs or 'default'}; exit codes {codes}")
     print(
         f"wall: median {statistics.median(walls):.2f} s ({', '.join(f'{w:.2f}' for w in walls)})"
-        f", target {TARGET_S} s; peak RSS {max(r for _, r, _, _ in runs):.0f} MiB"
+        f", target {TARGET_S} s; peak RSS {max(run[1] for run in runs):.0f} MiB"
     )
+    print(f"cpu (user + sys): median {statistics.median(cpus):.2f} s; {_load()}")
     print(
         f"in process per history (median run): median {statistics.median(per_file) * 1000:.1f} "
         f"ms, max {max(per_file) * 1000:.1f} ms, sum {sum(per_file):.2f} s"
     )
+
+
+def _load() -> str:
+    """Returns the load averages, which say how far the wall times can be trusted."""
+    with open("/proc/loadavg") as f:
+        return "load average after " + " ".join(f.read().split()[:3])
 
 
 if __name__ == "__main__":

@@ -1,7 +1,8 @@
 """The linearizability search on a kv-append history: 50 clients appending to and reading
 10 keys (Jepsen's and Porcupine's key-value shape), about 1,700 ops, 1% crashed.
 
-Run: .venv/bin/python bench/bench_kv_append.py [--runs 5] [--ops 1700] [--clients 50].
+Run: .venv/bin/python bench/bench_kv_append.py [--runs 5] [--ops 1700] [--clients 50]
+[--crash 0.01] (the share of ops that crash).
 Each run simulates a seeded history of a real store (each op takes effect at a point
 inside its interval, a crashed one later or never) and times the check in this process.
 """
@@ -20,7 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from checkers.linearizable import check
 from checkers.models import MODELS
-from harness.history import Op
+from harness.history import Op, OpType
 
 TARGET_S = 0.5
 KEYS = 10
@@ -54,7 +55,8 @@ def simulate(ops: int, clients: int, seed: int, crash: float = 0.01) -> list[Op]
             value = state.get(key, "")
         if crashed and f == "get":
             continue  # a crashed read says nothing: the checker drops it anyway
-        outcome, returned = ("info", None) if crashed else ("ok", ret)
+        outcome: OpType = "info" if crashed else "ok"
+        returned = None if crashed else ret
         history.append(Op(i, process, f, key, value, outcome, call, returned))
     return sorted(history, key=lambda op: op.index)
 
@@ -64,18 +66,20 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--ops", type=int, default=1700)
     parser.add_argument("--clients", type=int, default=50)
+    parser.add_argument("--crash", type=float, default=0.01)
     args = parser.parse_args()
     times, verdicts = [], set()
     for seed in range(1, args.runs + 1):
-        history = simulate(args.ops, args.clients, seed)
+        history = simulate(args.ops, args.clients, seed, args.crash)
         started = time.perf_counter()
         result = check(history, MODELS["kv-append"], jobs=1, time_limit=60)
         times.append(time.perf_counter() - started)
         verdicts.add(result["valid"])
     shown = ", ".join(f"{t:.3f}" for t in times)
     print(
-        f"{args.clients} clients, {len(history)} ops over {KEYS} keys: median "
-        f"{statistics.median(times):.3f} s ({shown}), valid={verdicts}, target {TARGET_S} s"
+        f"{args.clients} clients, {len(history)} ops over {KEYS} keys, {args.crash:.0%} crashed:"
+        f" median {statistics.median(times):.3f} s ({shown}), valid={verdicts}, target"
+        f" {TARGET_S} s"
     )
 
 

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 
 from checkers.crashed import Class, CrashedOps, weaker
 from checkers.models import Inconsistent, Model, State
+from checkers.reach import NextRead
 
 # (state, crashed ops used as a bitmask, the order they were applied in)
 Closure = tuple[tuple[State, int, tuple[int, ...]], ...]
@@ -32,9 +33,15 @@ class CrashedMoves:
     window says whether ok op z + i is."""
 
     def __init__(
-        self, crashed: CrashedOps, rets: Sequence[float], model: Model, deadline: float | None
+        self,
+        crashed: CrashedOps,
+        rets: Sequence[float],
+        model: Model,
+        deadline: float | None,
+        next_read: NextRead | None = None,
     ) -> None:
         self.crashed = crashed
+        self.next_read = next_read
         self.rets = rets
         self.step = model.step
         self.deadline = deadline
@@ -42,7 +49,7 @@ class CrashedMoves:
         self._candidates: dict[int, list[int]] = {}
         self._candidate_keys: list[int] = []
         self._candidate_size = 0
-        self._closures: dict[tuple[State, tuple[int, ...]], Closure] = {}
+        self._closures: dict[tuple[State, tuple[int, ...], int], Closure] = {}
 
     def _alive(self, o: int, z: int) -> bool:
         return self.last_ok[o] >= z or bool(self.crashed.obs_info[o])
@@ -87,7 +94,9 @@ class CrashedMoves:
     def closure(self, state: State, used: int, z: int, window: int) -> Closure:
         """Returns the states reachable from `state` by chains of crashed ops that may come
         before ok op z and are not in `used`, each with a minimal set of ops (and their
-        order). The first element is `state` itself, reached by no op."""
+        order). The first element is `state` itself, reached by no op. With a next read that
+        no blind op may precede (checkers.reach), chains through a state that cannot reach
+        it are left out: whatever follows them before that read is not blind either."""
         width = window.bit_length()
         avail = tuple(
             o
@@ -96,20 +105,23 @@ class CrashedMoves:
         )
         if not avail:
             return ((state, 0, ()),)
-        key = (state, avail)
+        g = -1 if self.next_read is None else self.next_read.bounding_read(z, window, used)
+        key = (state, avail, g)
         found = self._closures.get(key)
         if found is None:
-            found = self._chains(state, avail)
+            found = self._chains(state, avail, g)
             if len(self._closures) > MEMO_LIMIT // 20:
                 self._closures.clear()
             self._closures[key] = found
         return found
 
-    def _chains(self, state: State, avail: tuple[int, ...]) -> Closure:
+    def _chains(self, state: State, avail: tuple[int, ...], g: int) -> Closure:
         """Breadth first over chains of the crashed ops `avail`: returns each reachable state
         with every minimal set of ops reaching it (a superset reaches nothing new: the
-        extra ops can go at the end instead)."""
+        extra ops can go at the end instead), leaving out states that cannot reach read g
+        (if g is not -1)."""
         ops, classes, step = self.crashed.ops, self.crashed.classes, self.step
+        cut = None if g < 0 or self.next_read is None else self.next_read.reaches_read
         members: dict[Class, list[int]] = {}
         for o in avail:
             members.setdefault(classes[o], []).append(o)
@@ -130,6 +142,8 @@ class CrashedMoves:
                     st2 = step(st, ops[o])
                     if st2.__class__ is Inconsistent or st2 == st:
                         continue
+                    if cut is not None and not cut(st2, g):
+                        continue  # dead: see closure
                     if any(
                         w >= 0 and weaker(classes[w], c) and step(st, ops[w]) == st2
                         for w in firsts.values()

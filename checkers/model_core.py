@@ -183,6 +183,10 @@ class Model:
     them None (the default) unless both are exact.
     malformed(op): why the op's value is not one step can read (a cas value that is not a
     pair, say), or None; checked for every op before the search, so step may assume it.
+    reaches(state, read): False only when `read` (an op in reads) fails after `state`
+    followed by any sequence of ops that are not blind (a blind op observes nothing, see
+    observes). The search then drops a configuration as soon as its state cannot reach the
+    earliest read still to come, instead of at that read. Leave it None unless exact.
     """
 
     name: str
@@ -198,6 +202,7 @@ class Model:
     mentions: Callable[[Op], frozenset[Any]] | None = None
     rename_written: Callable[[Op, Callable[[Any], Any]], Op] | None = None
     malformed: Callable[[Op], str | None] = _any_value
+    reaches: Callable[[State, Op], bool] | None = None
 
     def with_(self, **changes: Any) -> Model:
         """Takes fields to change. Returns a copy of this model with them. effect, observes,

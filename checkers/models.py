@@ -342,6 +342,14 @@ def _kv_append_observes(op: Op) -> frozenset[Any] | None:
     return ANY_STATE  # an append's result depends on every state
 
 
+def _kv_append_reaches(state: State, op: Op) -> bool:
+    """Appends and gets only extend a string, so a get of s needs a state that is a prefix
+    of s; a get of nil needs the key never written (appending even "" writes it)."""
+    if op.value is None:
+        return state is None
+    return state is None or op.value.startswith(state)
+
+
 def _kv_append_malformed(op: Op) -> str | None:
     value, read = op.value, op.f == "get"
     if read and op.type == "ok" and not (value is None or isinstance(value, str)):
@@ -362,6 +370,7 @@ KV_APPEND: Final = Model(
     effect=_kv_append_effect,
     observes=_kv_append_observes,
     malformed=_kv_append_malformed,
+    reaches=_kv_append_reaches,
 )
 
 MODELS: Final[dict[str, Model]] = {m.name: m for m in (REGISTER, CAS_REGISTER, MAP, SET, KV_APPEND)}

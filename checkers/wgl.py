@@ -17,6 +17,10 @@ ops are all tried first (Knossos orders crashed ops last too): most crashed ops 
 effect. The search succeeds once every ok op is linearized: the crashed ops left over go at
 the end, which is the same as never.
 
+Chains of crashed ops are only worked out for a configuration once every ok op has failed
+from its state alone. A model with `reaches` (kv-append) also has a configuration dropped
+as soon as its state cannot lead to the earliest read still to come (checkers.reach).
+
 Memoisation: a configuration is (ok set L, crashed set I, state). A configuration is pruned
 when one with the same L and state and a subset of I was already seen: every way to finish
 from the larger I also finishes from the smaller one (put the extra crashed ops at the end).
@@ -37,11 +41,13 @@ from typing import Any, Literal
 from checkers.closure import Closure, CrashedMoves, Exhausted
 from checkers.crashed import crashed_ops
 from checkers.models import Inconsistent, Model, State
+from checkers.reach import next_read
 from harness.history import Op
 
 Validity = bool | Literal["unknown"]
 # (entry, closure index, state, crashed set, closure, z, window, parent): the search path
 Frame = tuple[int, int, State, int, Closure, int, int, Any]
+DeadEnd = tuple[Frame | None, int, int, State, int, bool]
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,13 +84,15 @@ class Search:
         rets = [_ret(op) for op in oks]
         crashed = crashed_ops(oks, rets, [op for op in ops if op.type != "ok"], model)
         self.crashed_ops = crashed.ops
-        self.moves = CrashedMoves(crashed, rets, model, limits.deadline)
+        self.next_read = next_read(oks, rets, crashed, model)
+        self.moves = CrashedMoves(crashed, rets, model, limits.deadline, self.next_read)
         self._build_list()
         per_entry = 250 + len(crashed.ops) // 8  # dict slot, key tuple, ints, the used set
         self.max_entries = max(1, limits.max_cache_bytes // per_entry)
         self.configs = 0
-        # the deepest dead end: (frame, z, window, state, op that had to come next)
-        self.best: tuple[Frame | None, int, int, State, int] = (None, 0, 0, model.init, -1)
+        # the deepest dead end: (frame, z, window, state, op that had to come next, whether
+        # it was cut by the next read, which only that state failed)
+        self.best: DeadEnd = (None, 0, 0, model.init, -1, False)
 
     def _build_list(self) -> None:
         """Builds the entry list: entry 0 is the head, the last entry a tail after all."""
@@ -125,6 +133,7 @@ class Search:
         nxt, prv, is_call, match = self.nxt, self.prv, self.is_call, self.match
         ent_op, oks, step = self.ent_op, self.oks, self.model.step
         closure = self.moves.closure if self.crashed_ops else None
+        unreachable = None if self.next_read is None else self.next_read.unreachable
         deadline, max_entries, n = self.limits.deadline, self.max_entries, len(oks)
         cache: dict[tuple[int, int, State], Any] = {}
         z = window = used = 0
@@ -140,7 +149,7 @@ class Search:
                 raise Exhausted("timeout")
             if is_call[e]:
                 if clo is None:
-                    clo = ((state, 0, ()),) if closure is None else closure(state, used, z, window)
+                    clo = ((state, 0, ()),)  # chains of crashed ops only once this fails
                 st, chain, _ = clo[ci]
                 i = ent_op[e]
                 st2 = step(st, oks[i])
@@ -154,6 +163,14 @@ class Search:
                     window2 >>= ones
                     z2 += ones
                 used2 = used | chain
+                g = -1 if unreachable is None else unreachable(st2, z2, window2, used2)
+                if g >= 0:
+                    if depth >= best_depth:  # a dead end one op deeper, where read g fails
+                        best_depth = depth + 1
+                        frame = (e, ci, state, used, clo, z, window, top)
+                        self.best = (frame, z2, window2, st2, g, True)
+                    e = nxt[e]
+                    continue
                 key = (z2, window2, st2)
                 seen = cache.get(key)
                 if seen is None:
@@ -184,12 +201,17 @@ class Search:
                     return Outcome(valid=True, configs=configs)
                 e = nxt[0]
             elif clo is not None and ci + 1 < len(clo):
-                ci += 1  # every ok op failed from this state: let crashed ops go first
+                ci += 1  # every ok op failed after this chain: try the next one
+                e = nxt[0]
+            elif (
+                ci == 0 and closure is not None and len(full := closure(state, used, z, window)) > 1
+            ):
+                clo, ci = full, 1  # every ok op failed from this state: let crashed ops go first
                 e = nxt[0]
             else:
                 if depth > best_depth:
                     best_depth = depth
-                    self.best = (top, z, window, state, ent_op[e])
+                    self.best = (top, z, window, state, ent_op[e], False)
                 if top is None:
                     self.configs = configs
                     return self._invalid(cache)
@@ -216,9 +238,10 @@ class Search:
     def _invalid(self, cache: dict[tuple[int, int, State], Any]) -> Outcome:
         """Builds the outcome of a failed search from its deepest dead end: the states are
         those of every configuration seen with the same ok ops linearized."""
-        top, z, window, state, blocked = self.best
+        top, z, window, state, blocked, cut = self.best
         states = dict.fromkeys([state])
-        states.update(dict.fromkeys(st for (z2, w2, st) in cache if z2 == z and w2 == window))
+        if not cut:
+            states.update(dict.fromkeys(st for (z2, w2, st) in cache if z2 == z and w2 == window))
         return Outcome(
             valid=False,
             configs=self.configs,

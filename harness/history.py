@@ -25,7 +25,7 @@ from array import array
 from bisect import bisect_left
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, NoReturn
+from typing import Any, Final, Literal, NoReturn
 
 from harness.frozen import freeze
 from harness.history_formats import EVENT_TYPES, Event, HistoryError
@@ -102,6 +102,8 @@ class Invocation:
     completion: Event | None
 
 
+_SHAPE_FIELDS: Final = frozenset({"index", "time", "process", "f"})
+
 # One event's place in the pairing: (slot of its invocation, the invoke event, the invoke's
 # line, the completion or None for an invoke).
 Step = tuple[int, Event, int, Event | None]
@@ -145,10 +147,10 @@ class _Pairing:
     def add(self, event: Event, line: int) -> Step | None:
         """Checks one event. Returns its Step, or None for a nemesis event."""
         self._check_shape(event, line)
-        if _is_nemesis(event, self.in_flight):
+        process = event["process"]
+        if process.__class__ is not int and _is_nemesis(event, self.in_flight):
             self.nemesis.append(event)
             return None
-        process = event["process"]
         if process in self.crashed:
             self._fail(
                 line, f"process {process} reused after its info on line {self.crashed[process]}"
@@ -160,8 +162,8 @@ class _Pairing:
     def _check_shape(self, event: Event, line: int) -> None:
         if event.get("type") not in EVENT_TYPES:
             self._fail(line, f"unknown type {event.get('type')!r}")
-        missing = [f for f in ("index", "time", "process", "f") if f not in event]
-        if missing:
+        if not event.keys() >= _SHAPE_FIELDS:
+            missing = [f for f in ("index", "time", "process", "f") if f not in event]
             self._fail(line, f"bad event: missing {', '.join(missing)}")
         index = event["index"]
         if self.last_index is not None and not index > self.last_index[0]:

@@ -228,10 +228,11 @@ def _edn_event(form: dict[Any, Any], position: int, path: str, line_no: int) -> 
     return event
 
 
-def _unwrap_independent_keys(events: Located) -> None:
+def _unwrap_independent_keys(events: Located, values_plain: bool = False) -> None:
     # jepsen.independent writes a keyed op's value as [k v]. A plain two-element
     # vector is read that way only when every client event has one and the values
     # cannot be unkeyed cas pairs ([old new]), so an unkeyed history stays as it is.
+    # values_plain: every value is in JSON's shapes already, none tagged (a log's).
     client = [e for _, e in events if e["process"].__class__ is int and "key" not in e]
     tagged = any(isinstance(e["value"], edn.Tagged) for e in client)
     keyed = bool(client) and not tagged and all(_is_pair(e["value"]) for e in client)
@@ -241,6 +242,8 @@ def _unwrap_independent_keys(events: Located) -> None:
         for event in client:
             key, event["value"] = event["value"]
             event["key"] = plain(key)
+    if values_plain:
+        return
     for _, event in events:
         value = event["value"]
         if (
@@ -270,25 +273,23 @@ def read_jepsen_log(text: str, path: str) -> Located:
     op_lines = _op_lines(text, path)
     values = edn.read_simple([match["rest"] for _, match in op_lines])
     for (line_no, match), simple in zip(op_lines, values, strict=True):
-        process_text = match["process"]
-        process: int | str = (
-            int(process_text) if not process_text.startswith(":") else process_text[1:]
-        )
+        process_text, kind, f = match.group("process", "type", "f")
+        process: int | str = int(process_text) if process_text[0] != ":" else process_text[1:]
+        kind, f = kind.lstrip(":"), f.lstrip(":")
         event: Event = {
             "index": len(out),
             "time": line_no,
             "process": process,
-            "type": match["type"].lstrip(":"),
-            "f": match["f"].lstrip(":"),
-            "value": None,
+            "type": kind,
+            "f": f,
+            "value": simple,
         }
-        check_event(event, path, line_no)
-        if simple is not edn.NOT_SIMPLE:  # nearly every line: read at C speed
-            event["value"] = simple
-        else:
+        if kind not in EVENT_TYPES or not f:  # the rest holds by _LOG_OP_LINE's groups
+            check_event(event, path, line_no)
+        if simple is edn.NOT_SIMPLE:  # a rare line: the EDN reader (nearly all are JSON's)
             event.update(_log_value_and_error(match["rest"], event, path, line_no))
         out.append((line_no, event))
-    _unwrap_independent_keys(out)
+    _unwrap_independent_keys(out, values_plain=True)  # read_simple's and plain's shapes
     return out
 
 
