@@ -17,8 +17,11 @@ from harness.history_formats import Event
 class HistoryWriter:
     """Appends events to history.jsonl, one JSON object per line, as they happen.
 
-    Each line goes to the file in one write(2) with no user-space buffer, so a
-    process killed at any moment leaves only whole lines behind. Safe to share
+    Each line goes to the file in one write(2) with no user-space buffer, so lines
+    never interleave and a process killed at any moment leaves whole lines behind,
+    except that SIGKILL may cut the line being written where it crosses a page (the
+    kernel checks for a fatal signal between pages): `load` names that last line
+    as truncated, and every line before it is intact. Safe to share
     between worker threads; `append` assigns the index under a lock so indices
     follow the file's order.
     """
