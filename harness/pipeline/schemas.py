@@ -47,6 +47,8 @@ def test_schema() -> Any:
             t.StructField("store", t.StringType()),
             t.StructField("nemesis", t.ArrayType(t.StringType())),
             t.StructField("kafka_config", t.StringType()),
+            t.StructField("kafka_version", t.StringType()),
+            t.StructField("metadata", t.StringType()),
             t.StructField("seed", t.LongType()),
             t.StructField("time_limit", t.DoubleType()),
             t.StructField("concurrency", t.LongType()),

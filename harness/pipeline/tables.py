@@ -10,7 +10,9 @@ from typing import Any
 
 from harness.pipeline.schemas import CORRUPT, LOST_ACKS_SECTIONS
 
-CONFIG = ("workload", "store", "nemesis", "kafka_config")
+CONFIG = ("kafka_version", "metadata", "workload", "store", "nemesis", "kafka_config")
+"""What makes runs comparable: the Kafka release and its metadata mode first, so 3.9.1 on
+ZooKeeper and 4.4.0 on KRaft sit side by side, then what the test ran."""
 QUANTILES = (0.5, 0.95, 0.99)
 QUANTILE_NAMES = ("p50_ms", "p95_ms", "p99_ms")
 ACCURACY = 10_000  # percentile_approx's: rank error at most 1/10,000 of the ops
@@ -75,7 +77,9 @@ def run_rows(tests: Any, results: Any, counts: Any, latency: Any) -> Any:
         .alias("nemesis"),
         F.col("spec.kafka_config").alias("kafka_config"),
         F.col("spec.seed").alias("seed"),
-        F.col("versions.kafka").alias("kafka_version"),
+        # Runs from before KRaft record neither: they ran 3.9 on ZooKeeper.
+        F.coalesce(F.col("spec.kafka_version"), F.col("versions.kafka")).alias("kafka_version"),
+        F.coalesce(F.col("spec.metadata"), F.lit("zookeeper")).alias("metadata"),
         F.col("versions.librdkafka").alias("librdkafka_version"),
         F.col("versions.harness").alias("harness_version"),
         F.col(CORRUPT).alias("test_corrupt"),
@@ -111,7 +115,6 @@ RUN_COLUMNS = (
     "start_time",
     *CONFIG,
     "seed",
-    "kafka_version",
     "librdkafka_version",
     "harness_version",
     "ops",

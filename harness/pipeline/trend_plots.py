@@ -17,8 +17,10 @@ Row = dict[str, Any]
 
 
 def config_label(row: Row) -> str:
-    """Returns a configuration's short name, e.g. kv/linearizable/kill-leader/safe."""
-    return "/".join(str(row[k]) for k in ("workload", "store", "nemesis", "kafka_config"))
+    """Returns a configuration's short name, e.g.
+    3.9.1-zookeeper/kv/linearizable/kill-leader/safe."""
+    test = "/".join(str(row[k]) for k in ("workload", "store", "nemesis", "kafka_config"))
+    return f"{row['kafka_version']}-{row['metadata']}/{test}"
 
 
 def _lines(

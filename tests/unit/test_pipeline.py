@@ -204,3 +204,28 @@ def test_a_malformed_history_gives_the_local_error(spark: Any, tmp_path: Path) -
     with pytest.raises(HistoryError) as remote:
         check_with_spark(spark, path, None, None)
     assert str(remote.value) == str(local.value)
+
+
+def test_runs_group_by_kafka_release_and_metadata_mode(spark: Any, tmp_path: Path) -> None:
+    from harness.spec import TestSpec
+    from tests.unit.run_folders import T0, VALID_OPS, WINDOW, events, write_run
+
+    zookeeper = TestSpec(name="kv-fault", seed=1)
+    kraft = TestSpec(name="kv-fault", seed=2, kafka_version="4.4.0", metadata="kraft")
+    history = events(VALID_OPS, [WINDOW])
+    write_run(tmp_path, zookeeper, history, T0)
+    write_run(tmp_path, kraft, history, T0 + 60)
+    older = write_run(tmp_path, zookeeper, history, T0 + 120)
+    # A run recorded before KRaft existed: test.json has neither field (3.9 on ZooKeeper).
+    test = json.loads((older / "test.json").read_text())
+    del test["spec"]["kafka_version"], test["spec"]["metadata"]
+    test["versions"] = {"kafka": "3.9.1"}
+    (older / "test.json").write_text(json.dumps(test))
+    analyze_with(spark, tmp_path, tmp_path / "analysis", StatusLine())
+    rows = _csv(tmp_path / "analysis" / "aggregates.csv")
+    assert sorted((r["kafka_version"], r["metadata"], r["runs"]) for r in rows) == [
+        ("3.9.1", "zookeeper", "2"),
+        ("4.4.0", "kraft", "1"),
+    ]
+    summary = (tmp_path / "analysis" / "summary.md").read_text()
+    assert "4.4.0-kraft/kv/linearizable/partition-leader/safe" in summary
