@@ -160,3 +160,40 @@ def test_info_retires_the_process_and_a_failed_client_is_replaced(tmp_path: Path
     assert {p % 3 for p in by_process} == {0, 1, 2}
     assert max(by_process) >= 3 * 3, "clients failed for good were replaced"
     assert check_run(history, WORKLOADS["register"], context())["valid"] is True
+
+
+class SlowStart(Toggle):
+    """A fault whose first start takes 0.7 s, like isr-shrink's steps."""
+
+    def invoke(self, f: str) -> dict[str, Any]:
+        if not self.calls:
+            threading.Event().wait(0.7)
+        self.calls.append(f)
+        return {"node": "n1"}
+
+
+def test_a_fault_that_overruns_its_slot_still_leaves_a_whole_interval_to_the_next(
+    tmp_path: Path,
+) -> None:
+    nemesis = SlowStart()
+    with HistoryWriter(tmp_path / "history.jsonl") as writer:
+        runner = Runner(
+            Plan(time_limit=1.5, concurrency=1, rate=10.0, nemesis_interval=0.2),
+            WORKLOADS["kv"].ops(random.Random(5), context(keys=1)),
+            lambda cid: StoreClient(KafkaMap.over(MemoryLog().connect(), cid), KV_HANDLERS),
+            Compose([nemesis]),
+            iter(["start-toggle", "stop-toggle", "start-toggle", "stop-toggle"]),
+            Recorder(writer),
+            random.Random(6),
+        )
+        runner.run(lambda status: None)
+    marks = [e for e in load(tmp_path / "history.jsonl").nemesis]
+    started_done = next(
+        e["time"] for e in marks if e["f"] == "start-toggle" and e["type"] == "info"
+    )
+    stop_invoked = next(
+        e["time"] for e in marks if e["f"] == "stop-toggle" and e["type"] == "invoke"
+    )
+    # Without the shift, the stop (slot 0.4 s) would follow the slow start (done at 0.9 s)
+    # at once: a fault in force for no time at all.
+    assert stop_invoked - started_done >= 0.15e9
