@@ -96,13 +96,11 @@ def writes(invocations: Iterable[Invocation]) -> list[Write]:
 
 def final_reads(invocations: Sequence[Invocation]) -> list[FinalRead]:
     """Takes invocations; returns the ok list-reads invoked after their key's writes settled."""
-    settled: dict[Hashable, float] = {}
-    for inv in invocations:
-        if inv.invoke["f"] in WRITE_FS:
-            moment = _settled_at(inv)
-            if moment is not None:
-                key = freeze(inv.invoke.get("key"))
-                settled[key] = max(settled.get(key, moment), moment)
+    settled = settled_by_key(
+        (freeze(inv.invoke.get("key")), _settled_at(inv))
+        for inv in invocations
+        if inv.invoke["f"] in WRITE_FS
+    )
     out = []
     for inv in invocations:
         done = inv.completion
@@ -111,21 +109,43 @@ def final_reads(invocations: Sequence[Invocation]) -> list[FinalRead]:
         if not isinstance(done.get("value"), list):
             continue
         key = freeze(inv.invoke.get("key", done.get("key")))
-        if inv.invoke["time"] > settled.get(key, -1):
+        if is_final(inv.invoke["time"], key, settled):
             out.append(FinalRead(key, tuple(freeze(v) for v in done["value"]), done["index"]))
     return out
 
 
 def _settled_at(inv: Invocation) -> float | None:
-    # After this moment a complete read must reflect the write: an ok write
-    # from its acknowledgement on. An indeterminate write is never certain, so
-    # a read need only follow its invoke: finding it is "recovered", missing
-    # it no anomaly. A failed write never lands and constrains nothing.
-    if inv.completion is None or inv.completion["type"] == "info":
-        return float(inv.invoke["time"])
-    if inv.completion["type"] == "ok":
-        return float(inv.completion["time"])
+    done = inv.completion
+    outcome = "info" if done is None else done["type"]
+    return settled_at(outcome, inv.invoke["time"], None if done is None else done["time"])
+
+
+def settled_at(outcome: str, invoked: float, completed: float | None) -> float | None:
+    """Takes a write's outcome and its invoke and completion times. Returns when a final
+    read must reflect it, or None for a write that constrains nothing."""
+    # An ok write from its acknowledgement on. An indeterminate write is never certain,
+    # so a read need only follow its invoke: finding it is "recovered", missing it no
+    # anomaly. A failed write never lands.
+    if outcome == "info":
+        return float(invoked)
+    if outcome == "ok" and completed is not None:
+        return float(completed)
     return None
+
+
+def settled_by_key(moments: Iterable[tuple[Hashable, float | None]]) -> dict[Hashable, float]:
+    """Takes (key, settled_at) of every write. Returns per key when its last one settled."""
+    settled: dict[Hashable, float] = {}
+    for key, moment in moments:
+        if moment is not None:
+            settled[key] = max(settled.get(key, moment), moment)
+    return settled
+
+
+def is_final(invoked: float, key: Hashable, settled: dict[Hashable, float]) -> bool:
+    """Takes a read's invoke time and key, and settled_by_key's map. Returns whether the
+    read is final: invoked after every write of its key settled."""
+    return invoked > settled.get(key, -1)
 
 
 def _best_writes(ws: Iterable[Write]) -> dict[Hashable, Write]:
@@ -235,7 +255,14 @@ def check(events: Sequence[Event]) -> dict[str, Any]:
     """
     started = time.monotonic()
     invocations, _ = pair_invocations(events)
-    all_writes, reads = writes(invocations), final_reads(invocations)
+    return judge(writes(invocations), final_reads(invocations), len(invocations), started)
+
+
+def judge(
+    all_writes: Iterable[Write], reads: Iterable[FinalRead], ops: int, started: float
+) -> dict[str, Any]:
+    """Takes every write attempt, the final reads, how many ops they came from and when the
+    check started (time.monotonic()). Returns the lost-acks result over every key."""
     writes_by_key: dict[Hashable, list[Write]] = {}
     for w in all_writes:
         writes_by_key.setdefault(w.key, []).append(w)
@@ -247,7 +274,7 @@ def check(events: Sequence[Event]) -> dict[str, Any]:
     result: dict[str, Any] = {
         # With no key there is no final read either: nothing was checked.
         "valid": merge_valid(*(r["valid"] for r in by_key)) if by_key else "unknown",
-        "ops": len(invocations),
+        "ops": ops,
         "keys": len(keys),
     }
     for name in ("attempt", "ack", "lost", "recovered", "unexpected", "duplicated"):

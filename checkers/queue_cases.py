@@ -12,7 +12,15 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from checkers.queue_history import Message, Observation, Poll, QueueHistory, Send
+from checkers.queue_history import (
+    Message,
+    Observation,
+    Poll,
+    QueueHistory,
+    Send,
+    last_offset,
+    pairs,
+)
 
 Case = dict[str, Any]
 UNSEEN_POINTS = 200
@@ -42,7 +50,7 @@ def first_polled(history: QueueHistory) -> dict[Message, int]:
     for op in history.consumer_ops:
         if isinstance(op, Poll):
             for records in op.records.values():
-                for _, value in records:
+                for _, value in pairs(records):
                     if value not in first or op.time < first[value]:
                         first[value] = op.time
     return first
@@ -172,11 +180,11 @@ def consumer_jumps(history: QueueHistory) -> Iterator[Step]:
                 if not records:
                     continue
                 prior, prior_index = mine.get(partition, (None, index))
-                for offset, _ in records:
+                for offset, _ in pairs(records):
                     if prior is not None and offset != prior + 1:
                         yield (process, partition, prior, prior_index, offset, index)
                     prior, prior_index = offset, index
-                mine[partition] = (records[-1][0], index)
+                mine[partition] = (last_offset(records), index)
         elif op.partitions is None:
             mine.clear()
         else:

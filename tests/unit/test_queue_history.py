@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from checkers import queue
-from checkers.queue_history import read_queue_history
+from checkers.queue_history import Poll, last_offset, pairs, read_queue_history
 from harness.history import HistoryError, load
 from tests.unit.queue_builder import QueueHistoryBuilder
 from tests.unit.queue_sim import FIXTURE, FIXTURE_CONFIG, FIXTURE_SEED, simulate
@@ -40,7 +40,19 @@ def test_partition_keys_may_be_ints() -> None:
     b.send(0, 0, 10, 0)
     b.poll(1, {0: [(0, 10)]})
     b.events[-1]["value"] = {0: [[0, 10]]}
-    assert read_queue_history(b.events).consumer_ops[0].records == {0: [[0, 10]]}  # type: ignore[union-attr]
+    poll = read_queue_history(b.events).consumer_ops[0]
+    assert isinstance(poll, Poll)
+    assert {p: list(pairs(rs)) for p, rs in poll.records.items()} == {0: [(0, 10)]}
+
+
+def test_records_of_any_message_read_alike() -> None:
+    b = QueueHistoryBuilder()
+    b.send(0, 0, "m", 0)
+    b.poll(1, {0: [(0, "m"), (1, 7), (2, 2**70)]})
+    poll = read_queue_history(b.events).consumer_ops[0]
+    assert isinstance(poll, Poll)
+    assert list(pairs(poll.records[0])) == [(0, "m"), (1, 7), (2, 2**70)]
+    assert last_offset(poll.records[0]) == 2
 
 
 def malformed(change: str) -> list[dict[str, Any]]:
