@@ -44,7 +44,7 @@ from checkers.queue_cases import (
     duplicate_cases,
     first_polled,
     inconsistent_offset_cases,
-    index_offsets,
+    index_observations,
     lost_write_cases,
     nonmonotonic_poll_cases,
     nonmonotonic_send_cases,
@@ -59,7 +59,7 @@ from checkers.queue_history import (
     Poll,
     QueueHistory,
     QueueReader,
-    observations,
+    observed_batches,
     pairs,
     read_queue_history,
 )
@@ -200,15 +200,15 @@ def find_cases(
     """Takes a QueueHistory, lost-acks' result on it and first_polled's map. Returns every
     case of every kind."""
     lost = {(r["key"], c["value"]) for r in lost_view["by_key"] for c in r["cases"]["lost"]}
-    offsets = index_offsets(observations(history))
+    observed = index_observations(observed_batches(history))
     jumps = list(consumer_jumps(history))
     return {
         "lost-write": lost_write_cases(history.sends, lost),
         "unseen": unseen_cases(history.sends, polled),
-        "duplicate": duplicate_cases(observations(history)),
-        "inconsistent-offsets": inconsistent_offset_cases(offsets),
+        "duplicate": duplicate_cases(observed),
+        "inconsistent-offsets": inconsistent_offset_cases(observed),
         "nonmonotonic-poll": nonmonotonic_poll_cases(jumps),
-        "poll-skip": poll_skip_cases(jumps, observed_offsets(offsets)),
+        "poll-skip": poll_skip_cases(jumps, observed_offsets(observed)),
         "nonmonotonic-send": nonmonotonic_send_cases(history.sends),
     }
 

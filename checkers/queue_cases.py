@@ -8,18 +8,22 @@ returns every case it finds, in history order; checkers/queue.py decides what th
 from __future__ import annotations
 
 import bisect
-from collections.abc import Iterable, Iterator
+from array import array
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from itertools import repeat
+from operator import attrgetter
 from typing import Any
 
 from checkers.queue_history import (
+    Batch,
     Message,
     Observation,
     Poll,
     QueueHistory,
     Send,
-    last_offset,
-    pairs,
+    messages,
+    offsets,
 )
 
 Case = dict[str, Any]
@@ -46,13 +50,12 @@ def _send_case(s: Send) -> Case:
 def first_polled(history: QueueHistory) -> dict[Message, int]:
     """Takes a QueueHistory. Returns, per message any poll received, when (ns) the first
     such poll completed."""
+    polls = [op for op in history.consumer_ops if isinstance(op, Poll)]
+    polls.sort(key=attrgetter("time"), reverse=True)
     first: dict[Message, int] = {}
-    for op in history.consumer_ops:
-        if isinstance(op, Poll):
-            for records in op.records.values():
-                for _, value in pairs(records):
-                    if value not in first or op.time < first[value]:
-                        first[value] = op.time
+    for op in polls:  # the latest first: each earlier poll overwrites what it also holds
+        for records in op.records.values():
+            first.update(zip(messages(records), repeat(op.time)))
     return first
 
 
@@ -92,18 +95,49 @@ def unseen_over_time(
     return series
 
 
-def duplicate_cases(observed: Iterable[Observation]) -> list[Case]:
-    """Takes observations. Returns each message seen at two or more (partition, offset)
-    positions, with the first observer of each position."""
-    first: dict[Message, Observation] = {}
-    extra: dict[Message, dict[tuple[int, int], Observation]] = {}
-    for o in observed:
-        seen = first.setdefault(o[2], o)
-        if seen[0] != o[0] or seen[1] != o[1]:
-            extra.setdefault(o[2], {}).setdefault((o[0], o[1]), o)
+@dataclass(frozen=True, slots=True)
+class ObservationIndex:
+    """Every value seen at an offset, indexed both ways: per partition and offset the first
+    observation there (`at`) and the first of each other message seen there (`others`);
+    per message its first observation (`of`) and the first at each other (partition,
+    offset) it was seen at (`elsewhere`)."""
+
+    at: dict[int, dict[int, Observation]]
+    of: dict[Message, Observation]
+    others: dict[tuple[int, int], dict[Message, Observation]]
+    elsewhere: dict[Message, dict[tuple[int, int], Observation]]
+
+
+def index_observations(batches: Iterable[Batch]) -> ObservationIndex:
+    """Takes observed batches, in history order. Returns their ObservationIndex."""
+    index = ObservationIndex({}, {}, {}, {})
+    of = index.of
+    for partition, by, op_index, seen in batches:
+        at = index.at.setdefault(partition, {})
+        for offset, message in seen:
+            here = at.get(offset)
+            # Seen before where it was first seen: the common case, nothing new.
+            if here is None or here is not of.get(message):
+                _observe(index, at, (partition, offset, message, by, op_index))
+    return index
+
+
+def _observe(index: ObservationIndex, at: dict[int, Observation], o: Observation) -> None:
+    partition, offset, message = o[0], o[1], o[2]
+    here = at.setdefault(offset, o)
+    if here[2] != message:
+        index.others.setdefault((partition, offset), {}).setdefault(message, o)
+    first = index.of.setdefault(message, o)
+    if first[0] != partition or first[1] != offset:
+        index.elsewhere.setdefault(message, {}).setdefault((partition, offset), o)
+
+
+def duplicate_cases(index: ObservationIndex) -> list[Case]:
+    """Takes an ObservationIndex. Returns each message seen at two or more (partition,
+    offset) positions, with the first observer of each position."""
     cases = []
-    for value, others in extra.items():
-        where = [first[value], *others.values()]
+    for value, others in index.elsewhere.items():
+        where = [index.of[value], *others.values()]
         cases.append(
             {
                 "value": value,
@@ -114,33 +148,12 @@ def duplicate_cases(observed: Iterable[Observation]) -> list[Case]:
     return cases
 
 
-@dataclass(frozen=True, slots=True)
-class OffsetIndex:
-    """What was seen at each (partition, offset): its first observation, and the first
-    observation of each other message seen there."""
-
-    first: dict[tuple[int, int], Observation]
-    others: dict[tuple[int, int], dict[Message, Observation]]
-
-
-def index_offsets(observed: Iterable[Observation]) -> OffsetIndex:
-    """Takes observations. Returns their OffsetIndex."""
-    first: dict[tuple[int, int], Observation] = {}
-    others: dict[tuple[int, int], dict[Message, Observation]] = {}
-    for o in observed:
-        at = (o[0], o[1])
-        seen = first.setdefault(at, o)
-        if seen[2] != o[2]:
-            others.setdefault(at, {}).setdefault(o[2], o)
-    return OffsetIndex(first, others)
-
-
-def inconsistent_offset_cases(index: OffsetIndex) -> list[Case]:
-    """Takes an OffsetIndex. Returns each (partition, offset) seen holding two or more
+def inconsistent_offset_cases(index: ObservationIndex) -> list[Case]:
+    """Takes an ObservationIndex. Returns each (partition, offset) seen holding two or more
     different messages, with the first observer of each message."""
     cases = []
     for (partition, offset), others in sorted(index.others.items()):
-        which = [index.first[partition, offset], *others.values()]
+        which = [index.at[partition][offset], *others.values()]
         cases.append(
             {
                 "partition": partition,
@@ -180,11 +193,13 @@ def consumer_jumps(history: QueueHistory) -> Iterator[Step]:
                 if not records:
                     continue
                 prior, prior_index = mine.get(partition, (None, index))
-                for offset, _ in pairs(records):
-                    if prior is not None and offset != prior + 1:
-                        yield (process, partition, prior, prior_index, offset, index)
-                    prior, prior_index = offset, index
-                mine[partition] = (last_offset(records), index)
+                read = offsets(records)
+                if not _follows(read, prior):
+                    for offset in read:
+                        if prior is not None and offset != prior + 1:
+                            yield (process, partition, prior, prior_index, offset, index)
+                        prior, prior_index = offset, index
+                mine[partition] = (read[-1], index)
         elif op.partitions is None:
             mine.clear()
         else:
@@ -194,19 +209,26 @@ def consumer_jumps(history: QueueHistory) -> Iterator[Step]:
                 mine[partition] = (offset - 1, op.index)
 
 
+def _follows(read: Sequence[int], prior: int | None) -> bool:
+    # Whether offsets read in turn are each the one after the one before (prior: the
+    # offset read last, None if unknown), tested in C: most polls are such a run. Only
+    # an array is tested; False leaves the decision to the loop over the offsets.
+    if not isinstance(read, array):
+        return False
+    start = read[0] if prior is None else prior + 1
+    end = start + len(read)
+    return read[0] == start and read[-1] == end - 1 and read == array("q", range(start, end))
+
+
 def nonmonotonic_poll_cases(jumps: Iterable[Step]) -> list[Case]:
     """Takes consumer jumps. Returns each to an offset at or below the one before."""
     return [_step_case(s) for s in jumps if s[4] <= s[2]]
 
 
-def observed_offsets(index: OffsetIndex) -> dict[int, list[int]]:
-    """Takes an OffsetIndex. Returns, per partition, the sorted offsets anyone saw a value at."""
-    offsets: dict[int, list[int]] = {}
-    for partition, offset in index.first:
-        offsets.setdefault(partition, []).append(offset)
-    for held in offsets.values():
-        held.sort()
-    return offsets
+def observed_offsets(index: ObservationIndex) -> dict[int, list[int]]:
+    """Takes an ObservationIndex. Returns, per partition, the sorted offsets anyone saw a
+    value at."""
+    return {partition: sorted(at) for partition, at in index.at.items()}
 
 
 def poll_skip_cases(jumps: Iterable[Step], offsets: dict[int, list[int]]) -> list[Case]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 from array import array
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from itertools import chain
 from operator import attrgetter
 from typing import Any, NoReturn, TypeAlias
 
@@ -37,12 +38,18 @@ def pairs(records: Records) -> Iterable[tuple[int, Message]]:
     return ((offset, message) for offset, message in records)
 
 
-def last_offset(records: Records) -> int:
-    """Takes non-empty Records. Returns the offset of the last."""
+def messages(records: Records) -> Iterable[Message]:
+    """Takes Records. Returns their messages, in order."""
     if isinstance(records, array):
-        return records[-2]
-    last: int = records[-1][0]
-    return last
+        return records[1::2]
+    return (message for _, message in records)
+
+
+def offsets(records: Records) -> Sequence[int]:
+    """Takes Records. Returns their offsets, in order."""
+    if isinstance(records, array):
+        return records[0::2]
+    return [offset for offset, _ in records]
 
 
 @dataclass(frozen=True, slots=True)
@@ -261,20 +268,10 @@ class QueueReader:
     def records(self, event: Event, value: Any) -> Records:
         if not isinstance(value, list):
             self.malformed(event, f"{value!r} is not a list of [offset, message] records")
-        flat: list[int] = []
-        r: Any
-        for r in value:
-            # The common shape, checked inline: a history holds millions of records.
-            if r.__class__ is list and len(r) == 2:
-                offset, message = r
-                if offset.__class__ is int and offset >= 0 and message.__class__ is int:
-                    flat += r
-                    continue
+        flat = _int_pairs(value)
+        if flat is None:
             return [self.record(event, r) for r in value]
-        try:
-            return array("q", flat)  # a ninth of the lists' memory
-        except OverflowError:  # an integer past 64 bits
-            return [(flat[i], flat[i + 1]) for i in range(0, len(flat), 2)]
+        return flat
 
     def record(self, event: Event, value: Any) -> Record:
         if not isinstance(value, list | tuple) or len(value) != 2:
@@ -311,18 +308,44 @@ class QueueReader:
         raise HistoryError(self.path, line, f"index {event.get('index')}: {problem}")
 
 
-def observations(history: QueueHistory) -> Iterator[Observation]:
-    """Takes a QueueHistory. Yields every value seen at an offset: each ok send's
-    acknowledgement, then every polled record, then every drained record."""
+def _int_pairs(records: list[Any]) -> array[int] | None:
+    # A history holds millions of records: the common shape, [offset, message] lists of
+    # non-negative 64-bit offsets and 64-bit integer messages, is checked by passes in C
+    # and kept flat (a ninth of the lists' memory). None: any other shape.
+    if not set(map(type, records)) <= {list} or not set(map(len, records)) <= {2}:
+        return None
+    if not set(map(type, chain.from_iterable(records))) <= {int}:  # bool is not int here
+        return None
+    try:
+        flat = array("q", chain.from_iterable(records))
+    except OverflowError:
+        return None
+    return flat if min(flat[0::2], default=0) >= 0 else None
+
+
+Batch = tuple[int, str, int, Iterable[tuple[int, Message]]]
+"""Values one observer saw in one partition: (partition, by, index, (offset, message)
+pairs), `by` and `index` as in an Observation."""
+
+
+def observed_batches(history: QueueHistory) -> Iterator[Batch]:
+    """Takes a QueueHistory. Yields every value seen at an offset, a Batch per observer and
+    partition: each ok send's acknowledgement, then every poll's records, then every
+    drain's."""
     for s in history.sends:
         if s.offset is not None:
-            yield (s.partition, s.offset, s.value, SEND, s.index)
+            yield (s.partition, SEND, s.index, ((s.offset, s.value),))
     for op in history.consumer_ops:
         if isinstance(op, Poll):
-            index = op.index
             for partition, records in op.records.items():
-                for offset, value in pairs(records):
-                    yield (partition, offset, value, POLL, index)
+                yield (partition, POLL, op.index, pairs(records))
     for d in history.drains.values():
-        for offset, value in pairs(d.records):
-            yield (d.partition, offset, value, DRAIN, d.index)
+        yield (d.partition, DRAIN, d.index, pairs(d.records))
+
+
+def observations(history: QueueHistory) -> Iterator[Observation]:
+    """Takes a QueueHistory. Yields every value seen at an offset, in observed_batches'
+    order, one Observation each."""
+    for partition, by, index, seen in observed_batches(history):
+        for offset, value in seen:
+            yield (partition, offset, value, by, index)
