@@ -8,11 +8,8 @@ returns every case it finds, in history order; checkers/queue.py decides what th
 from __future__ import annotations
 
 import bisect
-from array import array
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from itertools import repeat
-from operator import attrgetter
 from typing import Any
 
 from checkers.queue_history import (
@@ -23,7 +20,7 @@ from checkers.queue_history import (
     QueueHistory,
     Send,
     messages,
-    offsets,
+    pairs,
 )
 
 Case = dict[str, Any]
@@ -50,12 +47,14 @@ def _send_case(s: Send) -> Case:
 def first_polled(history: QueueHistory) -> dict[Message, int]:
     """Takes a QueueHistory. Returns, per message any poll received, when (ns) the first
     such poll completed."""
-    polls = [op for op in history.consumer_ops if isinstance(op, Poll)]
-    polls.sort(key=attrgetter("time"), reverse=True)
     first: dict[Message, int] = {}
-    for op in polls:  # the latest first: each earlier poll overwrites what it also holds
-        for records in op.records.values():
-            first.update(zip(messages(records), repeat(op.time)))
+    for op in history.consumer_ops:
+        if isinstance(op, Poll):
+            time = op.time
+            for records in op.records.values():
+                for value in messages(records):
+                    if value not in first or time < first[value]:
+                        first[value] = time
     return first
 
 
@@ -111,14 +110,18 @@ class ObservationIndex:
 def index_observations(batches: Iterable[Batch]) -> ObservationIndex:
     """Takes observed batches, in history order. Returns their ObservationIndex."""
     index = ObservationIndex({}, {}, {}, {})
-    of = index.of
-    for partition, by, op_index, seen in batches:
+    # Per partition, offset -> message of each record first seen where its message was
+    # first seen, by one observation: seeing it again adds nothing to the index.
+    settled: dict[int, dict[int, Message]] = {}
+    for partition, by, op_index, records in batches:
         at = index.at.setdefault(partition, {})
-        for offset, message in seen:
-            here = at.get(offset)
-            # Seen before where it was first seen: the common case, nothing new.
-            if here is None or here is not of.get(message):
-                _observe(index, at, (partition, offset, message, by, op_index))
+        known = settled.setdefault(partition, {})
+        for offset, message in pairs(records):
+            if known.get(offset, known) == message:  # the common case, decided quickly
+                continue
+            _observe(index, at, (partition, offset, message, by, op_index))
+            if at[offset] is index.of[message]:
+                known[offset] = message
     return index
 
 
@@ -193,13 +196,12 @@ def consumer_jumps(history: QueueHistory) -> Iterator[Step]:
                 if not records:
                     continue
                 prior, prior_index = mine.get(partition, (None, index))
-                read = offsets(records)
-                if not _follows(read, prior):
-                    for offset in read:
-                        if prior is not None and offset != prior + 1:
-                            yield (process, partition, prior, prior_index, offset, index)
-                        prior, prior_index = offset, index
-                mine[partition] = (read[-1], index)
+                for offset, _ in pairs(records):
+                    if prior is not None and offset != prior + 1:
+                        yield (process, partition, prior, prior_index, offset, index)
+                    prior, prior_index = offset, index
+                if prior is not None:
+                    mine[partition] = (prior, index)
         elif op.partitions is None:
             mine.clear()
         else:
@@ -207,17 +209,6 @@ def consumer_jumps(history: QueueHistory) -> Iterator[Step]:
                 mine.pop(partition, None)
             for partition, offset in op.seek.items():
                 mine[partition] = (offset - 1, op.index)
-
-
-def _follows(read: Sequence[int], prior: int | None) -> bool:
-    # Whether offsets read in turn are each the one after the one before (prior: the
-    # offset read last, None if unknown), tested in C: most polls are such a run. Only
-    # an array is tested; False leaves the decision to the loop over the offsets.
-    if not isinstance(read, array):
-        return False
-    start = read[0] if prior is None else prior + 1
-    end = start + len(read)
-    return read[0] == start and read[-1] == end - 1 and read == array("q", range(start, end))
 
 
 def nonmonotonic_poll_cases(jumps: Iterable[Step]) -> list[Case]:
