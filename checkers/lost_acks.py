@@ -39,9 +39,11 @@ READ_F = "read"
 _OUTCOME_RANK = {"ok": 2, "info": 1, "fail": 0}
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Write:
-    """One attempted write: its element, outcome (ok, info or fail), and who made it."""
+    """One attempted write: its element, outcome (ok, info or fail), and who made it. Not
+    frozen: a frozen dataclass is made several times slower, which counts for a million;
+    nothing changes one once it is made."""
 
     key: Hashable
     value: Hashable
@@ -148,7 +150,8 @@ def is_final(invoked: float, key: Hashable, settled: dict[Hashable, float]) -> b
     return invoked > settled.get(key, -1)
 
 
-def _best_writes(ws: Iterable[Write]) -> dict[Hashable, Write]:
+def best_writes(ws: Iterable[Write]) -> dict[Hashable, Write]:
+    """Takes one key's writes. Returns per element the write whose outcome speaks for it."""
     best: dict[Hashable, Write] = {}
     for w in ws:
         if w.value not in best or _OUTCOME_RANK[w.outcome] > _OUTCOME_RANK[best[w.value].outcome]:
@@ -156,8 +159,9 @@ def _best_writes(ws: Iterable[Write]) -> dict[Hashable, Write]:
     return best
 
 
-def lost_cases(ws: Iterable[Write], reads: Sequence[FinalRead]) -> list[dict[str, Any]]:
-    """Takes one key's writes and final reads; returns each acknowledged write no read holds.
+def lost_cases(best: dict[Hashable, Write], reads: Sequence[FinalRead]) -> list[dict[str, Any]]:
+    """Takes one key's best_writes and final reads; returns each acknowledged write no read
+    holds.
 
     With no final read there is no evidence of loss, so no case.
     """
@@ -166,25 +170,29 @@ def lost_cases(ws: Iterable[Write], reads: Sequence[FinalRead]) -> list[dict[str
     seen = {v for r in reads for v in r.values}
     return [
         {"key": w.key, "value": v, "process": w.process, "index": w.index}
-        for v, w in _best_writes(ws).items()
+        for v, w in best.items()
         if w.outcome == "ok" and v not in seen
     ]
 
 
-def recovered_cases(ws: Iterable[Write], reads: Sequence[FinalRead]) -> list[dict[str, Any]]:
-    """Takes one key's writes and final reads; returns indeterminate writes that a read holds."""
+def recovered_cases(
+    best: dict[Hashable, Write], reads: Sequence[FinalRead]
+) -> list[dict[str, Any]]:
+    """Takes one key's best_writes and final reads; returns indeterminate writes that a read
+    holds."""
     seen = {v for r in reads for v in r.values}
     return [
         {"key": w.key, "value": v, "process": w.process, "index": w.index}
-        for v, w in _best_writes(ws).items()
+        for v, w in best.items()
         if w.outcome == "info" and v in seen
     ]
 
 
-def unexpected_cases(ws: Iterable[Write], reads: Sequence[FinalRead]) -> list[dict[str, Any]]:
-    """Takes one key's writes and final reads; returns read elements never (successfully)
-    attempted, with `write` "none" or "failed"."""
-    best = _best_writes(ws)
+def unexpected_cases(
+    best: dict[Hashable, Write], reads: Sequence[FinalRead]
+) -> list[dict[str, Any]]:
+    """Takes one key's best_writes and final reads; returns read elements never
+    (successfully) attempted, with `write` "none" or "failed"."""
     cases = []
     for v in dict.fromkeys(v for r in reads for v in r.values):
         if v not in best:
@@ -213,10 +221,11 @@ def _key_of(reads: Sequence[FinalRead]) -> Hashable:
 
 def check_key(key: Hashable, ws: Sequence[Write], reads: Sequence[FinalRead]) -> dict[str, Any]:
     """Takes one key's writes and final reads; returns that key's counts, values and verdict."""
+    best = best_writes(ws)
     anomalies = {
-        "lost": lost_cases(ws, reads),
-        "recovered": recovered_cases(ws, reads),
-        "unexpected": unexpected_cases(ws, reads),
+        "lost": lost_cases(best, reads),
+        "recovered": recovered_cases(best, reads),
+        "unexpected": unexpected_cases(best, reads),
         "duplicated": duplicated_cases(reads),
     }
     outcomes = Counter(w.outcome for w in ws)

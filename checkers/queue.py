@@ -59,8 +59,8 @@ from checkers.queue_history import (
     Poll,
     QueueHistory,
     QueueReader,
+    messages,
     observed_batches,
-    pairs,
     read_queue_history,
 )
 from checkers.result import Validity, merge_valid
@@ -231,18 +231,15 @@ def lost_acks_view(history: QueueHistory) -> dict[str, Any]:
     a read of that partition returning its messages (final if invoked after every send to
     the partition settled)."""
     started = time.monotonic()
-    writes = [
-        lost_acks.Write(freeze(s.key), freeze(s.value), s.outcome, s.process, s.index)
-        for s in history.sends
-    ]
-    settled = lost_acks.settled_by_key(
-        (freeze(s.key), lost_acks.settled_at(s.outcome, s.invoked, s.acked)) for s in history.sends
-    )
+    writes, moments = [], []
+    for s in history.sends:
+        key = freeze(s.key)  # a message is an int or a string: its own frozen form
+        writes.append(lost_acks.Write(key, s.value, s.outcome, s.process, s.index))
+        moments.append((key, lost_acks.settled_at(s.outcome, s.invoked, s.acked)))
+    settled = lost_acks.settled_by_key(moments)
     drains = sorted(history.drains.values(), key=lambda d: d.index)  # invoke order
     reads = [
-        lost_acks.FinalRead(
-            d.partition, tuple(freeze(v) for _, v in pairs(d.records)), d.completion
-        )
+        lost_acks.FinalRead(d.partition, tuple(messages(d.records)), d.completion)
         for d in drains
         if lost_acks.is_final(d.invoked, d.partition, settled)
     ]

@@ -44,10 +44,12 @@ def messages(records: Records) -> Iterable[Message]:
     return (message for _, message in records)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Send:
     """One send attempt: its message and partition, its outcome (ok, fail, or info, which
-    includes one still in flight at the end), and the acknowledged offset and time if ok."""
+    includes one still in flight at the end), and the acknowledged offset and time if ok.
+    Send, Poll and Reposition are not frozen: a frozen dataclass is made several times
+    slower, which counts for a million of them; nothing changes one once it is made."""
 
     index: int
     process: int | str
@@ -61,7 +63,7 @@ class Send:
     acked: int | None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Poll:
     """One ok poll: per partition the records in the order received, the partitions the
     group moved during it (before its records), and when it completed (ns)."""
@@ -73,7 +75,7 @@ class Poll:
     moved: frozenset[int]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Reposition:
     """A consumer op after which its position is unknown in `partitions` (None: in every
     partition); `seek` holds, per partition, the offset its next record is at or after."""
@@ -179,20 +181,14 @@ class QueueReader:
         outcome = "info" if done is None else str(done["type"])
         offset: int | None = None
         if done is not None and outcome == "ok":
-            offset, acked = self.record(done, done.get("value"))
-            if acked != message:
-                self.malformed(done, f"ok send acknowledges {acked!r}, not the sent {message!r}")
-        return Send(
-            index=invoke["index"],
-            process=invoke["process"],
-            key=invoke.get("key"),
-            partition=partition,
-            value=message,
-            outcome=outcome,
-            offset=offset,
-            invoked=invoke["time"],
-            acked=done["time"] if offset is not None and done is not None else None,
-        )
+            offset, acknowledged = self.record(done, done.get("value"))
+            if acknowledged != message:
+                self.malformed(
+                    done, f"ok send acknowledges {acknowledged!r}, not the sent {message!r}"
+                )
+        acked = done["time"] if offset is not None and done is not None else None
+        index, process, key = invoke["index"], invoke["process"], invoke.get("key")
+        return Send(index, process, key, partition, message, outcome, offset, invoke["time"], acked)
 
     def poll(self, invoke: Event, ok: Event) -> None:
         value = ok.get("value") or {}

@@ -160,7 +160,7 @@ def _json_line(line: str, path: str, line_no: int) -> Event:
     except ValueError:  # the only other: an integer too long to convert
         limit = sys.get_int_max_str_digits()
         raise HistoryError(path, line_no, f"integer with more than {limit} digits") from None
-    if line[end:].strip():
+    if end != len(line) and line[end:].strip():
         raise HistoryError(path, line_no, f"bad JSON: Extra data (column {end + 1})")
     if not isinstance(event, dict):
         raise HistoryError(path, line_no, "bad event: expected a JSON object")
