@@ -194,7 +194,15 @@ class QueueReader:
         value = ok.get("value") or {}
         if not isinstance(value, dict):
             self.malformed(ok, f"ok poll value {value!r} is not a map of partition to records")
-        records = {self.partition(ok, p): self.records(ok, rs) for p, rs in value.items()}
+        records: dict[int, Records] = {}
+        known = self.partitions
+        for p, rs in value.items():
+            # Inline for the common case: millions of partitions' records in a history.
+            partition = known.get(p)
+            flat = _int_pairs(rs) if rs.__class__ is list else None
+            if partition is None:
+                partition = self.partition(ok, p)
+            records[partition] = flat if flat is not None else self.records(ok, rs)
         moved = self.rebalanced(ok)
         self.consumer_ops.append(
             Poll(invoke["index"], invoke["process"], ok["time"], records, moved)

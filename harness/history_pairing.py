@@ -47,6 +47,10 @@ def pair_invocations(
     return invocations, pairing.nemesis
 
 
+_REQUIRED_ORDER = ("index", "time", "process", "f")
+_REQUIRED = frozenset(_REQUIRED_ORDER)
+
+
 class Pairing:
     """The state of one pass over a history: what each process has in flight."""
 
@@ -56,15 +60,16 @@ class Pairing:
         self.in_flight: dict[Any, tuple[int, int, Event]] = {}  # process -> (slot, line, invoke)
         self.crashed: dict[Any, int] = {}  # process -> line of its info completion
         self.nemesis: list[Event] = []
-        self.last_index: tuple[int, int] | None = None  # (index, line)
+        self.last_index: int | None = None
+        self.last_line = 0
 
     def add(self, event: Event, line: int) -> Step | None:
         """Checks one event. Returns its Step, or None for a nemesis event."""
         self._check_shape(event, line)
-        if _is_nemesis(event, self.in_flight):
+        process = event["process"]
+        if process.__class__ is not int and _is_nemesis(event, self.in_flight):
             self.nemesis.append(event)
             return None
-        process = event["process"]
         if process in self.crashed:
             self._fail(
                 line, f"process {process} reused after its info on line {self.crashed[process]}"
@@ -76,14 +81,15 @@ class Pairing:
     def _check_shape(self, event: Event, line: int) -> None:
         if event.get("type") not in EVENT_TYPES:
             self._fail(line, f"unknown type {event.get('type')!r}")
-        missing = [f for f in ("index", "time", "process", "f") if f not in event]
-        if missing:
+        if not event.keys() >= _REQUIRED:
+            missing = [f for f in _REQUIRED_ORDER if f not in event]
             self._fail(line, f"bad event: missing {', '.join(missing)}")
-        index = event["index"]
-        if self.last_index is not None and not index > self.last_index[0]:
-            before, before_line = self.last_index
-            self._fail(line, f"index {index} does not follow index {before} on line {before_line}")
-        self.last_index = (index, line)
+        index, before = event["index"], self.last_index
+        if before is not None and not index > before:
+            self._fail(
+                line, f"index {index} does not follow index {before} on line {self.last_line}"
+            )
+        self.last_index, self.last_line = index, line
 
     def _invoke(self, event: Event, line: int) -> Step:
         process = event["process"]
