@@ -80,8 +80,8 @@ def measure_split(path: Path) -> dict[str, Any]:
 
 
 def measure_cli(path: Path) -> dict[str, Any]:
-    """Runs `python -m harness check PATH --json`; returns its wall time, peak RSS, exit
-    code and verdict."""
+    """Runs `python -m harness check PATH --json`; returns its wall and CPU (user + system)
+    times, peak RSS, exit code and verdict."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     command = [sys.executable, "-m", "harness", "check", str(path), "--json"]
     started = time.monotonic()
@@ -94,6 +94,7 @@ def measure_cli(path: Path) -> dict[str, Any]:
     outcome = json.loads(printed)
     return {
         "wall": wall,
+        "cpu": usage.ru_utime + usage.ru_stime,
         "rss_mib": usage.ru_maxrss / 1024,
         "exit": child.returncode,
         "valid": outcome["valid"],
@@ -126,18 +127,19 @@ def main() -> None:
         runs = [(measure_cli(path), measure_split(path)) for _ in range(args.runs)]
     for i, (cli, split) in enumerate(runs, 1):
         print(
-            f"run {i}: harness check {cli['wall']:.2f} s, peak RSS {cli['rss_mib']:,.0f} MiB, "
+            f"run {i}: harness check {cli['wall']:.2f} s (CPU {cli['cpu']:.2f} s), peak RSS {cli['rss_mib']:,.0f} MiB, "
             f"exit {cli['exit']}, valid {cli['valid']}, {cli['acknowledged']:,} acknowledged, "
             f"{cli['lost']} lost; in process: load {split['load']:.2f} s, check "
             f"{split['check']:.2f} s, peak RSS {split['rss_mib']:,.0f} MiB"
         )
     wall = statistics.median(cli["wall"] for cli, _ in runs)
+    cpu = statistics.median(cli["cpu"] for cli, _ in runs)
     rss = statistics.median(cli["rss_mib"] for cli, _ in runs)
     load = statistics.median(split["load"] for _, split in runs)
     check = statistics.median(split["check"] for _, split in runs)
     met = wall <= TARGET_S and rss <= TARGET_MIB
     print(
-        f"median of {len(runs)}: harness check {wall:.2f} s, peak RSS {rss:,.0f} MiB "
+        f"median of {len(runs)}: harness check {wall:.2f} s (CPU {cpu:.2f} s), peak RSS {rss:,.0f} MiB "
         f"(target <= {TARGET_S:.0f} s, <= {TARGET_MIB} MiB: {'met' if met else 'NOT met'}); "
         f"in process: load {load:.2f} s, check {check:.2f} s"
     )
