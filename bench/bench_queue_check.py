@@ -127,7 +127,8 @@ def main() -> None:
         runs = [(measure_cli(path), measure_split(path)) for _ in range(args.runs)]
     for i, (cli, split) in enumerate(runs, 1):
         print(
-            f"run {i}: harness check {cli['wall']:.2f} s (CPU {cli['cpu']:.2f} s), peak RSS {cli['rss_mib']:,.0f} MiB, "
+            f"run {i}: harness check {cli['wall']:.2f} s (CPU {cli['cpu']:.2f} s), "
+            f"peak RSS {cli['rss_mib']:,.0f} MiB, "
             f"exit {cli['exit']}, valid {cli['valid']}, {cli['acknowledged']:,} acknowledged, "
             f"{cli['lost']} lost; in process: load {split['load']:.2f} s, check "
             f"{split['check']:.2f} s, peak RSS {split['rss_mib']:,.0f} MiB"
@@ -139,7 +140,8 @@ def main() -> None:
     check = statistics.median(split["check"] for _, split in runs)
     met = wall <= TARGET_S and rss <= TARGET_MIB
     print(
-        f"median of {len(runs)}: harness check {wall:.2f} s (CPU {cpu:.2f} s), peak RSS {rss:,.0f} MiB "
+        f"median of {len(runs)}: harness check {wall:.2f} s (CPU {cpu:.2f} s), "
+        f"peak RSS {rss:,.0f} MiB "
         f"(target <= {TARGET_S:.0f} s, <= {TARGET_MIB} MiB: {'met' if met else 'NOT met'}); "
         f"in process: load {load:.2f} s, check {check:.2f} s"
     )
