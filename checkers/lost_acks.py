@@ -39,9 +39,11 @@ READ_F = "read"
 _OUTCOME_RANK = {"ok": 2, "info": 1, "fail": 0}
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Write:
-    """One attempted write: its element, outcome (ok, info or fail), and who made it."""
+    """One attempted write: its element, outcome (ok, info or fail), and who made it. Not
+    frozen: a frozen dataclass is made several times slower, which counts for a million;
+    nothing changes one once it is made."""
 
     key: Hashable
     value: Hashable
@@ -96,13 +98,11 @@ def writes(invocations: Iterable[Invocation]) -> list[Write]:
 
 def final_reads(invocations: Sequence[Invocation]) -> list[FinalRead]:
     """Takes invocations; returns the ok list-reads invoked after their key's writes settled."""
-    settled: dict[Hashable, float] = {}
-    for inv in invocations:
-        if inv.invoke["f"] in WRITE_FS:
-            moment = _settled_at(inv)
-            if moment is not None:
-                key = freeze(inv.invoke.get("key"))
-                settled[key] = max(settled.get(key, moment), moment)
+    settled = settled_by_key(
+        (freeze(inv.invoke.get("key")), _settled_at(inv))
+        for inv in invocations
+        if inv.invoke["f"] in WRITE_FS
+    )
     out = []
     for inv in invocations:
         done = inv.completion
@@ -111,24 +111,47 @@ def final_reads(invocations: Sequence[Invocation]) -> list[FinalRead]:
         if not isinstance(done.get("value"), list):
             continue
         key = freeze(inv.invoke.get("key", done.get("key")))
-        if inv.invoke["time"] > settled.get(key, -1):
+        if is_final(inv.invoke["time"], key, settled):
             out.append(FinalRead(key, tuple(freeze(v) for v in done["value"]), done["index"]))
     return out
 
 
 def _settled_at(inv: Invocation) -> float | None:
-    # After this moment a complete read must reflect the write: an ok write
-    # from its acknowledgement on. An indeterminate write is never certain, so
-    # a read need only follow its invoke: finding it is "recovered", missing
-    # it no anomaly. A failed write never lands and constrains nothing.
-    if inv.completion is None or inv.completion["type"] == "info":
-        return float(inv.invoke["time"])
-    if inv.completion["type"] == "ok":
-        return float(inv.completion["time"])
+    done = inv.completion
+    outcome = "info" if done is None else done["type"]
+    return settled_at(outcome, inv.invoke["time"], None if done is None else done["time"])
+
+
+def settled_at(outcome: str, invoked: float, completed: float | None) -> float | None:
+    """Takes a write's outcome and its invoke and completion times. Returns when a final
+    read must reflect it, or None for a write that constrains nothing."""
+    # An ok write from its acknowledgement on. An indeterminate write is never certain,
+    # so a read need only follow its invoke: finding it is "recovered", missing it no
+    # anomaly. A failed write never lands.
+    if outcome == "info":
+        return float(invoked)
+    if outcome == "ok" and completed is not None:
+        return float(completed)
     return None
 
 
-def _best_writes(ws: Iterable[Write]) -> dict[Hashable, Write]:
+def settled_by_key(moments: Iterable[tuple[Hashable, float | None]]) -> dict[Hashable, float]:
+    """Takes (key, settled_at) of every write. Returns per key when its last one settled."""
+    settled: dict[Hashable, float] = {}
+    for key, moment in moments:
+        if moment is not None:
+            settled[key] = max(settled.get(key, moment), moment)
+    return settled
+
+
+def is_final(invoked: float, key: Hashable, settled: dict[Hashable, float]) -> bool:
+    """Takes a read's invoke time and key, and settled_by_key's map. Returns whether the
+    read is final: invoked after every write of its key settled."""
+    return invoked > settled.get(key, -1)
+
+
+def best_writes(ws: Iterable[Write]) -> dict[Hashable, Write]:
+    """Takes one key's writes. Returns per element the write whose outcome speaks for it."""
     best: dict[Hashable, Write] = {}
     for w in ws:
         if w.value not in best or _OUTCOME_RANK[w.outcome] > _OUTCOME_RANK[best[w.value].outcome]:
@@ -136,8 +159,9 @@ def _best_writes(ws: Iterable[Write]) -> dict[Hashable, Write]:
     return best
 
 
-def lost_cases(ws: Iterable[Write], reads: Sequence[FinalRead]) -> list[dict[str, Any]]:
-    """Takes one key's writes and final reads; returns each acknowledged write no read holds.
+def lost_cases(best: dict[Hashable, Write], reads: Sequence[FinalRead]) -> list[dict[str, Any]]:
+    """Takes one key's best_writes and final reads; returns each acknowledged write no read
+    holds.
 
     With no final read there is no evidence of loss, so no case.
     """
@@ -146,25 +170,29 @@ def lost_cases(ws: Iterable[Write], reads: Sequence[FinalRead]) -> list[dict[str
     seen = {v for r in reads for v in r.values}
     return [
         {"key": w.key, "value": v, "process": w.process, "index": w.index}
-        for v, w in _best_writes(ws).items()
+        for v, w in best.items()
         if w.outcome == "ok" and v not in seen
     ]
 
 
-def recovered_cases(ws: Iterable[Write], reads: Sequence[FinalRead]) -> list[dict[str, Any]]:
-    """Takes one key's writes and final reads; returns indeterminate writes that a read holds."""
+def recovered_cases(
+    best: dict[Hashable, Write], reads: Sequence[FinalRead]
+) -> list[dict[str, Any]]:
+    """Takes one key's best_writes and final reads; returns indeterminate writes that a read
+    holds."""
     seen = {v for r in reads for v in r.values}
     return [
         {"key": w.key, "value": v, "process": w.process, "index": w.index}
-        for v, w in _best_writes(ws).items()
+        for v, w in best.items()
         if w.outcome == "info" and v in seen
     ]
 
 
-def unexpected_cases(ws: Iterable[Write], reads: Sequence[FinalRead]) -> list[dict[str, Any]]:
-    """Takes one key's writes and final reads; returns read elements never (successfully)
-    attempted, with `write` "none" or "failed"."""
-    best = _best_writes(ws)
+def unexpected_cases(
+    best: dict[Hashable, Write], reads: Sequence[FinalRead]
+) -> list[dict[str, Any]]:
+    """Takes one key's best_writes and final reads; returns read elements never
+    (successfully) attempted, with `write` "none" or "failed"."""
     cases = []
     for v in dict.fromkeys(v for r in reads for v in r.values):
         if v not in best:
@@ -193,10 +221,11 @@ def _key_of(reads: Sequence[FinalRead]) -> Hashable:
 
 def check_key(key: Hashable, ws: Sequence[Write], reads: Sequence[FinalRead]) -> dict[str, Any]:
     """Takes one key's writes and final reads; returns that key's counts, values and verdict."""
+    best = best_writes(ws)
     anomalies = {
-        "lost": lost_cases(ws, reads),
-        "recovered": recovered_cases(ws, reads),
-        "unexpected": unexpected_cases(ws, reads),
+        "lost": lost_cases(best, reads),
+        "recovered": recovered_cases(best, reads),
+        "unexpected": unexpected_cases(best, reads),
         "duplicated": duplicated_cases(reads),
     }
     outcomes = Counter(w.outcome for w in ws)
@@ -235,7 +264,14 @@ def check(events: Sequence[Event]) -> dict[str, Any]:
     """
     started = time.monotonic()
     invocations, _ = pair_invocations(events)
-    all_writes, reads = writes(invocations), final_reads(invocations)
+    return judge(writes(invocations), final_reads(invocations), len(invocations), started)
+
+
+def judge(
+    all_writes: Iterable[Write], reads: Iterable[FinalRead], ops: int, started: float
+) -> dict[str, Any]:
+    """Takes every write attempt, the final reads, how many ops they came from and when the
+    check started (time.monotonic()). Returns the lost-acks result over every key."""
     writes_by_key: dict[Hashable, list[Write]] = {}
     for w in all_writes:
         writes_by_key.setdefault(w.key, []).append(w)
@@ -247,7 +283,7 @@ def check(events: Sequence[Event]) -> dict[str, Any]:
     result: dict[str, Any] = {
         # With no key there is no final read either: nothing was checked.
         "valid": merge_valid(*(r["valid"] for r in by_key)) if by_key else "unknown",
-        "ops": len(invocations),
+        "ops": ops,
         "keys": len(keys),
     }
     for name in ("attempt", "ack", "lost", "recovered", "unexpected", "duplicated"):

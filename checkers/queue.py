@@ -33,10 +33,8 @@ An op index in a case is the index of the op's invoke event.
 
 from __future__ import annotations
 
-import gc
 import time
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from typing import Any
 
 from checkers import lost_acks
@@ -46,7 +44,7 @@ from checkers.queue_cases import (
     duplicate_cases,
     first_polled,
     inconsistent_offset_cases,
-    index_offsets,
+    index_observations,
     lost_write_cases,
     nonmonotonic_poll_cases,
     nonmonotonic_send_cases,
@@ -57,26 +55,28 @@ from checkers.queue_cases import (
 )
 from checkers.queue_explain import explain
 from checkers.queue_history import (
-    DRAIN,
-    SEND,
     Message,
     Poll,
     QueueHistory,
-    observations,
+    QueueReader,
+    messages,
+    observed_batches,
     read_queue_history,
 )
 from checkers.result import Validity, merge_valid
-from harness.history import Event
+from harness.history import Event, HistoryError, collector_paused, freeze
 
 __all__ = [
     "CASES_KEPT",
     "INVALIDATING",
     "KINDS",
+    "QueueStream",
     "check",
+    "check_read",
     "explain",
     "find_cases",
     "invalidating",
-    "lost_acks_events",
+    "lost_acks_view",
 ]
 
 KINDS = (
@@ -113,14 +113,54 @@ def check(events: Sequence[Event], *, idempotent: bool) -> dict[str, Any]:
 
     Raises HistoryError when the events are not a well-formed queue history.
     """
-    with _collector_paused():
-        return _check(events, idempotent)
-
-
-def _check(events: Sequence[Event], idempotent: bool) -> dict[str, Any]:
     started = time.monotonic()
-    history = read_queue_history(events)
-    lost_view = lost_acks.check(lost_acks_events(events, history))
+    with collector_paused():
+        return _check(read_queue_history(events), idempotent, started)
+
+
+def check_read(read: object, *, idempotent: bool) -> dict[str, Any]:
+    """Takes what a QueueStream read while its history was loaded (History.read) and
+    whether the producers were idempotent. Returns the result, as `check` does.
+
+    Raises the HistoryError the stream met, as `check` would have raised it.
+    """
+    if isinstance(read, HistoryError):
+        raise read
+    if not isinstance(read, QueueHistory):
+        raise TypeError(f"not a queue history as a QueueStream reads it: {type(read).__name__}")
+    with collector_paused():
+        return _check(read, idempotent, time.monotonic())
+
+
+class QueueStream:
+    """A Reader for harness.history.load: reads a queue history as it is loaded, so that
+    neither its events nor its ops are kept. A value not of the queue format stops the
+    reading; its HistoryError is what `finish` returns, for check_read to raise, so the
+    history is judged as `check` judges it (not checked, with the problem)."""
+
+    def __init__(self, path: str) -> None:
+        self.reader: QueueReader | None = QueueReader(path)
+        self.error: HistoryError | None = None
+
+    def add(self, invoke: Event, invoke_line: int, completion: Event | None, line: int) -> None:
+        """Takes one invocation as harness.history's Reader does."""
+        if self.reader is None:
+            return
+        try:
+            self.reader.add(invoke, invoke_line, completion, line)
+        except HistoryError as e:
+            self.error, self.reader = e, None  # what was read is no use any more
+
+    def finish(self) -> QueueHistory | HistoryError:
+        """Returns the QueueHistory read, or the HistoryError that stopped the reading."""
+        if self.reader is None:
+            assert self.error is not None
+            return self.error
+        return self.reader.finish()
+
+
+def _check(history: QueueHistory, idempotent: bool, started: float) -> dict[str, Any]:
+    lost_view = lost_acks_view(history)
     polled = first_polled(history)
     cases = find_cases(history, lost_view, polled)
     acknowledged = sum(1 for s in history.sends if s.outcome == "ok")
@@ -154,36 +194,21 @@ def _check(events: Sequence[Event], idempotent: bool) -> dict[str, Any]:
     }
 
 
-@contextmanager
-def _collector_paused() -> Iterator[None]:
-    # Checking a long history makes millions of small objects and no cycles; the cyclic
-    # collector would rescan the whole history every few thousand of them, for nothing
-    # (a third of the time on a 100,000-op history). Everything but the result is freed
-    # by reference counting before the collector runs again.
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
-
-
 def find_cases(
     history: QueueHistory, lost_view: dict[str, Any], polled: dict[Message, int]
 ) -> dict[str, list[Case]]:
     """Takes a QueueHistory, lost-acks' result on it and first_polled's map. Returns every
     case of every kind."""
     lost = {(r["key"], c["value"]) for r in lost_view["by_key"] for c in r["cases"]["lost"]}
-    offsets = index_offsets(observations(history))
+    observed = index_observations(observed_batches(history))
     jumps = list(consumer_jumps(history))
     return {
         "lost-write": lost_write_cases(history.sends, lost),
         "unseen": unseen_cases(history.sends, polled),
-        "duplicate": duplicate_cases(observations(history)),
-        "inconsistent-offsets": inconsistent_offset_cases(offsets),
+        "duplicate": duplicate_cases(observed),
+        "inconsistent-offsets": inconsistent_offset_cases(observed),
         "nonmonotonic-poll": nonmonotonic_poll_cases(jumps),
-        "poll-skip": poll_skip_cases(jumps, observed_offsets(offsets)),
+        "poll-skip": poll_skip_cases(jumps, observed_offsets(observed)),
         "nonmonotonic-send": nonmonotonic_send_cases(history.sends),
     }
 
@@ -200,26 +225,22 @@ def unjudged(history: QueueHistory, lost_view: dict[str, Any]) -> list[str]:
     ]
 
 
-def lost_acks_events(events: Sequence[Event], history: QueueHistory) -> list[Event]:
-    """Takes a queue history's events and its QueueHistory. Returns the history lost-acks
-    reads: every send event as it is and the last ok drain of each partition as a `read`
-    of that partition returning its messages; nothing else."""
-    reads: dict[int, Event] = {}
-    for d in history.drains.values():
-        invoke = {"index": d.index, "time": d.invoked, "process": d.process, "key": d.partition}
-        reads[d.index] = invoke | {"type": "invoke", "f": lost_acks.READ_F, "value": None}
-        reads[d.completion] = invoke | {
-            "index": d.completion,
-            "time": d.time,
-            "type": "ok",
-            "f": lost_acks.READ_F,
-            "value": [value for _, value in d.records],
-        }
-    out: list[Event] = []
-    for e in events:
-        f = e.get("f")
-        if f == SEND:
-            out.append(e)
-        elif f == DRAIN and e.get("index") in reads:
-            out.append(reads[e["index"]])
-    return out
+def lost_acks_view(history: QueueHistory) -> dict[str, Any]:
+    """Takes a QueueHistory. Returns checkers.lost_acks's result on it seen as a set: each
+    send a write of its message to its partition, and the last ok drain of each partition
+    a read of that partition returning its messages (final if invoked after every send to
+    the partition settled)."""
+    started = time.monotonic()
+    writes, moments = [], []
+    for s in history.sends:
+        key = freeze(s.key)  # a message is an int or a string: its own frozen form
+        writes.append(lost_acks.Write(key, s.value, s.outcome, s.process, s.index))
+        moments.append((key, lost_acks.settled_at(s.outcome, s.invoked, s.acked)))
+    settled = lost_acks.settled_by_key(moments)
+    drains = sorted(history.drains.values(), key=lambda d: d.index)  # invoke order
+    reads = [
+        lost_acks.FinalRead(d.partition, tuple(messages(d.records)), d.completion)
+        for d in drains
+        if lost_acks.is_final(d.invoked, d.partition, settled)
+    ]
+    return lost_acks.judge(writes, reads, len(writes) + len(drains), started)

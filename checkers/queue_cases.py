@@ -12,7 +12,16 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from checkers.queue_history import Message, Observation, Poll, QueueHistory, Send
+from checkers.queue_history import (
+    Batch,
+    Message,
+    Observation,
+    Poll,
+    QueueHistory,
+    Send,
+    messages,
+    pairs,
+)
 
 Case = dict[str, Any]
 UNSEEN_POINTS = 200
@@ -41,10 +50,11 @@ def first_polled(history: QueueHistory) -> dict[Message, int]:
     first: dict[Message, int] = {}
     for op in history.consumer_ops:
         if isinstance(op, Poll):
+            time = op.time
             for records in op.records.values():
-                for _, value in records:
-                    if value not in first or op.time < first[value]:
-                        first[value] = op.time
+                for value in messages(records):
+                    if value not in first or time < first[value]:
+                        first[value] = time
     return first
 
 
@@ -84,18 +94,53 @@ def unseen_over_time(
     return series
 
 
-def duplicate_cases(observed: Iterable[Observation]) -> list[Case]:
-    """Takes observations. Returns each message seen at two or more (partition, offset)
-    positions, with the first observer of each position."""
-    first: dict[Message, Observation] = {}
-    extra: dict[Message, dict[tuple[int, int], Observation]] = {}
-    for o in observed:
-        seen = first.setdefault(o[2], o)
-        if seen[0] != o[0] or seen[1] != o[1]:
-            extra.setdefault(o[2], {}).setdefault((o[0], o[1]), o)
+@dataclass(frozen=True, slots=True)
+class ObservationIndex:
+    """Every value seen at an offset, indexed both ways: per partition and offset the first
+    observation there (`at`) and the first of each other message seen there (`others`);
+    per message its first observation (`of`) and the first at each other (partition,
+    offset) it was seen at (`elsewhere`)."""
+
+    at: dict[int, dict[int, Observation]]
+    of: dict[Message, Observation]
+    others: dict[tuple[int, int], dict[Message, Observation]]
+    elsewhere: dict[Message, dict[tuple[int, int], Observation]]
+
+
+def index_observations(batches: Iterable[Batch]) -> ObservationIndex:
+    """Takes observed batches, in history order. Returns their ObservationIndex."""
+    index = ObservationIndex({}, {}, {}, {})
+    # Per partition, offset -> message of each record first seen where its message was
+    # first seen, by one observation: seeing it again adds nothing to the index.
+    settled: dict[int, dict[int, Message]] = {}
+    for partition, by, op_index, records in batches:
+        at = index.at.setdefault(partition, {})
+        known = settled.setdefault(partition, {})
+        for offset, message in pairs(records):
+            if known.get(offset, known) == message:  # the common case, decided quickly
+                continue
+            _observe(index, at, (partition, offset, message, by, op_index))
+            if at[offset] is index.of[message]:
+                known[offset] = message
+    return index
+
+
+def _observe(index: ObservationIndex, at: dict[int, Observation], o: Observation) -> None:
+    partition, offset, message = o[0], o[1], o[2]
+    here = at.setdefault(offset, o)
+    if here[2] != message:
+        index.others.setdefault((partition, offset), {}).setdefault(message, o)
+    first = index.of.setdefault(message, o)
+    if first[0] != partition or first[1] != offset:
+        index.elsewhere.setdefault(message, {}).setdefault((partition, offset), o)
+
+
+def duplicate_cases(index: ObservationIndex) -> list[Case]:
+    """Takes an ObservationIndex. Returns each message seen at two or more (partition,
+    offset) positions, with the first observer of each position."""
     cases = []
-    for value, others in extra.items():
-        where = [first[value], *others.values()]
+    for value, others in index.elsewhere.items():
+        where = [index.of[value], *others.values()]
         cases.append(
             {
                 "value": value,
@@ -106,33 +151,12 @@ def duplicate_cases(observed: Iterable[Observation]) -> list[Case]:
     return cases
 
 
-@dataclass(frozen=True, slots=True)
-class OffsetIndex:
-    """What was seen at each (partition, offset): its first observation, and the first
-    observation of each other message seen there."""
-
-    first: dict[tuple[int, int], Observation]
-    others: dict[tuple[int, int], dict[Message, Observation]]
-
-
-def index_offsets(observed: Iterable[Observation]) -> OffsetIndex:
-    """Takes observations. Returns their OffsetIndex."""
-    first: dict[tuple[int, int], Observation] = {}
-    others: dict[tuple[int, int], dict[Message, Observation]] = {}
-    for o in observed:
-        at = (o[0], o[1])
-        seen = first.setdefault(at, o)
-        if seen[2] != o[2]:
-            others.setdefault(at, {}).setdefault(o[2], o)
-    return OffsetIndex(first, others)
-
-
-def inconsistent_offset_cases(index: OffsetIndex) -> list[Case]:
-    """Takes an OffsetIndex. Returns each (partition, offset) seen holding two or more
+def inconsistent_offset_cases(index: ObservationIndex) -> list[Case]:
+    """Takes an ObservationIndex. Returns each (partition, offset) seen holding two or more
     different messages, with the first observer of each message."""
     cases = []
     for (partition, offset), others in sorted(index.others.items()):
-        which = [index.first[partition, offset], *others.values()]
+        which = [index.at[partition][offset], *others.values()]
         cases.append(
             {
                 "partition": partition,
@@ -172,11 +196,12 @@ def consumer_jumps(history: QueueHistory) -> Iterator[Step]:
                 if not records:
                     continue
                 prior, prior_index = mine.get(partition, (None, index))
-                for offset, _ in records:
+                for offset, _ in pairs(records):
                     if prior is not None and offset != prior + 1:
                         yield (process, partition, prior, prior_index, offset, index)
                     prior, prior_index = offset, index
-                mine[partition] = (records[-1][0], index)
+                if prior is not None:
+                    mine[partition] = (prior, index)
         elif op.partitions is None:
             mine.clear()
         else:
@@ -191,14 +216,10 @@ def nonmonotonic_poll_cases(jumps: Iterable[Step]) -> list[Case]:
     return [_step_case(s) for s in jumps if s[4] <= s[2]]
 
 
-def observed_offsets(index: OffsetIndex) -> dict[int, list[int]]:
-    """Takes an OffsetIndex. Returns, per partition, the sorted offsets anyone saw a value at."""
-    offsets: dict[int, list[int]] = {}
-    for partition, offset in index.first:
-        offsets.setdefault(partition, []).append(offset)
-    for held in offsets.values():
-        held.sort()
-    return offsets
+def observed_offsets(index: ObservationIndex) -> dict[int, list[int]]:
+    """Takes an ObservationIndex. Returns, per partition, the sorted offsets anyone saw a
+    value at."""
+    return {partition: sorted(at) for partition, at in index.at.items()}
 
 
 def poll_skip_cases(jumps: Iterable[Step], offsets: dict[int, list[int]]) -> list[Case]:

@@ -9,11 +9,13 @@ consumer's position in those partitions is not known from what it read before.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from array import array
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, NoReturn
+from operator import attrgetter
+from typing import Any, NoReturn, TypeAlias
 
-from harness.history import Event, HistoryError, Invocation, pair_invocations
+from harness.history import Event, HistoryError, pair_invocations
 
 SEND, POLL, ASSIGN, SEEK, SUBSCRIBE, DRAIN = "send", "poll", "assign", "seek", "subscribe", "drain"
 QUEUE_FS = frozenset({SEND, POLL, ASSIGN, SEEK, SUBSCRIBE, DRAIN})
@@ -21,15 +23,38 @@ QUEUE_FS = frozenset({SEND, POLL, ASSIGN, SEEK, SUBSCRIBE, DRAIN})
 Message = int | str
 Record = Sequence[Any]
 """One record as a consumer received it: [offset, message], an int and a Message."""
+Records: TypeAlias = "array[int] | list[Record]"
+"""One partition's records of a poll or drain, in the order received: when every message
+is an integer, flat in an array (offset, message, offset, message, ...), else a list of
+Records. Read them with `pairs`."""
 
 
-@dataclass(frozen=True, slots=True)
+def pairs(records: Records) -> Iterable[tuple[int, Message]]:
+    """Takes Records. Returns its (offset, message) pairs, in order."""
+    if isinstance(records, array):
+        flat = iter(records)
+        return zip(flat, flat, strict=True)
+    return ((offset, message) for offset, message in records)
+
+
+def messages(records: Records) -> Iterable[Message]:
+    """Takes Records. Returns their messages, in order."""
+    if isinstance(records, array):
+        return records[1::2]
+    return (message for _, message in records)
+
+
+@dataclass(slots=True)
 class Send:
     """One send attempt: its message and partition, its outcome (ok, fail, or info, which
-    includes one still in flight at the end), and the acknowledged offset and time if ok."""
+    includes one still in flight at the end), and the acknowledged offset and time if ok.
+    Send, Poll and Reposition are not frozen: a frozen dataclass is made several times
+    slower, which counts for a million of them; nothing changes one once it is made."""
 
     index: int
     process: int | str
+    key: Any
+    """the partition as the send named it (`partition` is that as an integer)"""
     partition: int
     value: Message
     outcome: str
@@ -38,7 +63,7 @@ class Send:
     acked: int | None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Poll:
     """One ok poll: per partition the records in the order received, the partitions the
     group moved during it (before its records), and when it completed (ns)."""
@@ -46,11 +71,11 @@ class Poll:
     index: int
     process: int | str
     time: int
-    records: dict[int, list[Record]]
+    records: dict[int, Records]
     moved: frozenset[int]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Reposition:
     """A consumer op after which its position is unknown in `partitions` (None: in every
     partition); `seek` holds, per partition, the offset its next record is at or after."""
@@ -72,7 +97,7 @@ class Drain:
     partition: int
     invoked: int
     time: int
-    records: list[Record]
+    records: Records
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,17 +123,21 @@ def read_queue_history(events: Sequence[Event]) -> QueueHistory:
     the 1-based position of the offending event as its line.
     """
     invocations, _ = pair_invocations(events)
-    reader = _Reader(events)
+    reader = QueueReader("<events>", events)
     for inv in invocations:
-        reader.add(inv)
-    return QueueHistory(reader.sends, reader.consumer_ops, reader.final_drains())
+        reader.add(inv.invoke, 0, inv.completion, 0)
+    return reader.finish()
 
 
-class _Reader:
-    """One pass over the invocations: what each consumer is assigned, and the records."""
+class QueueReader:
+    """Reads a queue history's invocations into its records, in any order of completion
+    (harness.history's Reader): what each consumer is assigned, and the records.
 
-    def __init__(self, events: Sequence[Event]) -> None:
-        self.events = events
+    Lines name offending events in messages; a line of 0 means "find the event's 1-based
+    position in `events`" (for events not read from a file)."""
+
+    def __init__(self, path: str, events: Sequence[Event] = ()) -> None:
+        self.path, self.events = path, events
         self.sends: list[Send] = []
         self.consumer_ops: list[Poll | Reposition] = []
         self.drains: dict[int, Drain] = {}
@@ -116,24 +145,34 @@ class _Reader:
         # failed or crashed consumer op nothing is known (None).
         self.assigned: dict[Any, set[int] | None] = {}
         self.partitions: dict[Any, int] = {}  # as written (an int or a string) -> partition
+        self.lines: tuple[Event, int, Event | None, int] = ({}, 0, None, 0)
 
-    def add(self, inv: Invocation) -> None:
-        f = inv.invoke["f"]
+    def add(self, invoke: Event, invoke_line: int, completion: Event | None, line: int) -> None:
+        """Takes one invocation: its invoke, the completion (None: still in flight at the
+        end) and their lines. A process's invocations come in their order."""
+        self.lines = (invoke, invoke_line, completion, line)
+        f = invoke["f"]
         if f not in QUEUE_FS:
-            self.malformed(inv.invoke, f"{f!r} is not a queue op ({', '.join(sorted(QUEUE_FS))})")
-        done = inv.completion
-        ok = done if done is not None and done["type"] == "ok" else None
+            self.malformed(invoke, f"{f!r} is not a queue op ({', '.join(sorted(QUEUE_FS))})")
+        ok = completion if completion is not None and completion["type"] == "ok" else None
         if f == SEND:
-            self.sends.append(self.send(inv.invoke, done))
+            self.sends.append(self.send(invoke, completion))
         elif f == DRAIN:
             if ok is not None:
-                self.drain(inv.invoke, ok)
+                self.drain(invoke, ok)
         elif ok is None:
-            self.lose_position(inv.invoke)
+            self.lose_position(invoke)
         elif f == POLL:
-            self.poll(inv.invoke, ok)
+            self.poll(invoke, ok)
         else:
-            self.reposition(inv.invoke, ok)
+            self.reposition(invoke, ok)
+
+    def finish(self) -> QueueHistory:
+        """Returns the QueueHistory of every invocation added."""
+        by_index = attrgetter("index")  # invoke order: completions may come in any
+        self.sends.sort(key=by_index)
+        self.consumer_ops.sort(key=by_index)
+        return QueueHistory(self.sends, self.consumer_ops, dict(sorted(self.drains.items())))
 
     def send(self, invoke: Event, done: Event | None) -> Send:
         partition, message = self.partition(invoke, invoke.get("key")), invoke.get("value")
@@ -142,25 +181,28 @@ class _Reader:
         outcome = "info" if done is None else str(done["type"])
         offset: int | None = None
         if done is not None and outcome == "ok":
-            offset, acked = self.record(done, done.get("value"))
-            if acked != message:
-                self.malformed(done, f"ok send acknowledges {acked!r}, not the sent {message!r}")
-        return Send(
-            index=invoke["index"],
-            process=invoke["process"],
-            partition=partition,
-            value=message,
-            outcome=outcome,
-            offset=offset,
-            invoked=invoke["time"],
-            acked=done["time"] if offset is not None and done is not None else None,
-        )
+            offset, acknowledged = self.record(done, done.get("value"))
+            if acknowledged != message:
+                self.malformed(
+                    done, f"ok send acknowledges {acknowledged!r}, not the sent {message!r}"
+                )
+        acked = done["time"] if offset is not None and done is not None else None
+        index, process, key = invoke["index"], invoke["process"], invoke.get("key")
+        return Send(index, process, key, partition, message, outcome, offset, invoke["time"], acked)
 
     def poll(self, invoke: Event, ok: Event) -> None:
         value = ok.get("value") or {}
         if not isinstance(value, dict):
             self.malformed(ok, f"ok poll value {value!r} is not a map of partition to records")
-        records = {self.partition(ok, p): self.records(ok, rs) for p, rs in value.items()}
+        records: dict[int, Records] = {}
+        known = self.partitions
+        for p, rs in value.items():
+            # Inline for the common case: millions of partitions' records in a history.
+            partition = known.get(p)
+            flat = _int_pairs(rs) if rs.__class__ is list else None
+            if partition is None:
+                partition = self.partition(ok, p)
+            records[partition] = flat if flat is not None else self.records(ok, rs)
         moved = self.rebalanced(ok)
         self.consumer_ops.append(
             Poll(invoke["index"], invoke["process"], ok["time"], records, moved)
@@ -219,25 +261,13 @@ class _Reader:
         if partition not in self.drains or self.drains[partition].completion < drain.completion:
             self.drains[partition] = drain
 
-    def final_drains(self) -> dict[int, Drain]:
-        return dict(sorted(self.drains.items()))
-
-    def records(self, event: Event, value: Any) -> list[Record]:
+    def records(self, event: Event, value: Any) -> Records:
         if not isinstance(value, list):
             self.malformed(event, f"{value!r} is not a list of [offset, message] records")
-        r: Any
-        for r in value:
-            # The common shape, checked inline: a history holds millions of records.
-            if r.__class__ is list and len(r) == 2:
-                offset, message = r
-                if (
-                    offset.__class__ is int
-                    and offset >= 0
-                    and (message.__class__ is int or message.__class__ is str)
-                ):
-                    continue
+        flat = _int_pairs(value)
+        if flat is None:
             return [self.record(event, r) for r in value]
-        return value  # as read, not copied: a long history holds millions of records
+        return flat
 
     def record(self, event: Event, value: Any) -> Record:
         if not isinstance(value, list | tuple) or len(value) != 2:
@@ -267,22 +297,55 @@ class _Reader:
         return partition
 
     def malformed(self, event: Event, problem: str) -> NoReturn:
-        line = next((i + 1 for i, e in enumerate(self.events) if e is event), 0)
-        raise HistoryError("<events>", line, f"index {event.get('index')}: {problem}")
+        invoke, invoke_line, completion, line = self.lines
+        line = invoke_line if event is invoke else line if event is completion else 0
+        if not line:
+            line = next((i + 1 for i, e in enumerate(self.events) if e is event), 0)
+        raise HistoryError(self.path, line, f"index {event.get('index')}: {problem}")
+
+
+def _int_pairs(records: list[Any]) -> array[int] | None:
+    # A history holds millions of records: the common shape, [offset, message] lists of
+    # non-negative 64-bit offsets and 64-bit integer messages, is checked inline and kept
+    # flat (a ninth of the lists' memory). None: any other shape.
+    flat: list[int] = []
+    r: Any
+    for r in records:
+        if r.__class__ is list and len(r) == 2:
+            offset, message = r
+            if offset.__class__ is int and offset >= 0 and message.__class__ is int:
+                flat += r
+                continue
+        return None
+    try:
+        return array("q", flat)
+    except OverflowError:
+        return None
+
+
+Batch = tuple[int, str, int, Records]
+"""Records one observer saw in one partition: (partition, by, index, records), `by` and
+`index` as in an Observation."""
+
+
+def observed_batches(history: QueueHistory) -> Iterator[Batch]:
+    """Takes a QueueHistory. Yields every value seen at an offset, a Batch per observer and
+    partition: each ok send's acknowledgement, then every poll's records, then every
+    drain's."""
+    for s in history.sends:
+        if s.offset is not None:
+            yield (s.partition, SEND, s.index, [(s.offset, s.value)])
+    for op in history.consumer_ops:
+        if isinstance(op, Poll):
+            for partition, records in op.records.items():
+                yield (partition, POLL, op.index, records)
+    for d in history.drains.values():
+        yield (d.partition, DRAIN, d.index, d.records)
 
 
 def observations(history: QueueHistory) -> Iterator[Observation]:
-    """Takes a QueueHistory. Yields every value seen at an offset: each ok send's
-    acknowledgement, then every polled record, then every drained record."""
-    for s in history.sends:
-        if s.offset is not None:
-            yield (s.partition, s.offset, s.value, SEND, s.index)
-    for op in history.consumer_ops:
-        if isinstance(op, Poll):
-            index = op.index
-            for partition, records in op.records.items():
-                for offset, value in records:
-                    yield (partition, offset, value, POLL, index)
-    for d in history.drains.values():
-        for offset, value in d.records:
-            yield (d.partition, offset, value, DRAIN, d.index)
+    """Takes a QueueHistory. Yields every value seen at an offset, in observed_batches'
+    order, one Observation each."""
+    for partition, by, index, records in observed_batches(history):
+        for offset, value in pairs(records):
+            yield (partition, offset, value, by, index)

@@ -25,7 +25,7 @@ from checkers import linearizable, lost_acks
 from checkers.model_loader import ModelLoadError, load_model
 from checkers.models import MODELS, Model
 from checkers.result import check_safe
-from harness.history import History, HistoryError, MalformedOp, load
+from harness.history import History, HistoryError, MalformedOp, OpFound, Reader, load
 from harness.history_formats import short
 from harness.history_source import STDIN
 
@@ -67,12 +67,15 @@ def _reads_anything(history: History) -> None:
 class Checker:
     """How one --model is checked. check(history, options) returns a result with `valid`;
     explain(result) the lines a person reads; reject_malformed(history) raises MalformedOp
-    for an op the check cannot read; needs_events: whether check reads history.events."""
+    for an op the check cannot read; needs_events: whether check reads history.events;
+    reader(path), if any, makes the Reader that reads a history file as it is loaded,
+    into history.read, which check then reads instead of the events."""
 
     check: Callable[[History, CheckOptions], Result]
     explain: Callable[[Result], list[str]]
     reject_malformed: Callable[[History], None] = _reads_anything
     needs_events: bool = False
+    reader: Callable[[str], Reader] | None = None
 
 
 def _linearizable(model: Model) -> Checker:
@@ -92,6 +95,8 @@ def _lost_acks(history: History, options: CheckOptions) -> Result:
 
 
 def _queue(history: History, options: CheckOptions) -> Result:
+    if history.read is not None:
+        return queue_checker.check_read(history.read, idempotent=options.idempotent)
     return queue_checker.check(history.events, idempotent=options.idempotent)
 
 
@@ -106,7 +111,9 @@ CHECKERS: dict[str, Checker] = {
         lambda history: lost_acks.reject_malformed(history.ops),
         needs_events=True,
     ),
-    "queue": Checker(_queue, queue_checker.explain, needs_events=True),
+    "queue": Checker(
+        _queue, queue_checker.explain, needs_events=True, reader=queue_checker.QueueStream
+    ),
 }
 
 
@@ -171,7 +178,7 @@ def _check(path: str, asked: Asked, drawings: Path) -> Outcome:
     idempotent = asked.idempotent if asked.idempotent is not None else run_idempotence(history)
     options = CheckOptions(time_limit=asked.time_limit, jobs=asked.jobs, idempotent=idempotent)
     result = check_history(history, model, options)
-    result.setdefault("ops", len(history.ops))
+    result.setdefault("ops", history.invocations - history.fails)
     warnings: list[str] = []
     drawn = draw_counterexamples(result, drawings, warnings)
     return {
@@ -199,20 +206,33 @@ def load_for_check(path: str, model: ModelChoice | None) -> tuple[History, Model
     with its events only when the model's check reads them, and the model. Raises
     HistoryError for a history that cannot be checked: malformed, with no client operation,
     or with an op the model cannot read."""
-    keep_events = (model is not None and checker_for(model).needs_events) or path == STDIN
-    history = load(path, keep_events=keep_events)
+    if path == STDIN:  # read once: everything a check may need is kept
+        history = load(path)
+    elif model is not None:
+        history = _load_for(path, checker_for(model))
+    else:
+        try:
+            # The first rule of default_model, decided at the first poll or drain.
+            history = load(path, keep_events=False, stop_at=QUEUE_FS)
+        except OpFound:
+            history = _load_for(path, CHECKERS["queue"])
     if history.invocations == 0:
         raise HistoryError(history.path, 0, "no client operations")
-    if model is None:
-        model = default_model(history)
+    model = model or default_model(history)
     checker = checker_for(model)
-    if checker.needs_events and not keep_events:
-        history = load(path)
+    if checker.needs_events and not history.events and history.read is None:
+        history = _load_for(path, checker)
     try:
         checker.reject_malformed(history)
     except MalformedOp as bad:
         raise history.error(bad) from None
     return history, model
+
+
+def _load_for(path: str, checker: Checker) -> History:
+    if checker.reader is not None:
+        return load(path, keep_events=False, reader=checker.reader(path))
+    return load(path, keep_events=checker.needs_events)
 
 
 def default_model(history: History) -> str:

@@ -10,9 +10,11 @@ walk over a value (freeze, thaw, printing) can exhaust the stack.
 
 from __future__ import annotations
 
+from itertools import repeat
 from typing import Any, Final
 
 _SCALARS: Final = frozenset({int, str, type(None)})
+_LEAVES: Final = frozenset({int, str, float, bool, type(None)})
 
 
 class Exact:
@@ -89,5 +91,8 @@ def nesting(value: Any) -> int:
         else:
             continue
         deepest = max(deepest, depth + 1)
-        stack.extend((child, depth + 1) for child in children)
+        # Containers of scalars only (a history's records, most of its values) end here,
+        # tested in C: no scalar is pushed to be popped again.
+        if not set(map(type, children)) <= _LEAVES:
+            stack.extend(zip(children, repeat(depth + 1)))
     return deepest

@@ -9,8 +9,16 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from checkers.queue_cases import inconsistent_offset_cases, index_offsets
-from checkers.queue_history import DRAIN, POLL, SEND, Send, observations, read_queue_history
+from checkers.queue_cases import inconsistent_offset_cases, index_observations
+from checkers.queue_history import (
+    DRAIN,
+    POLL,
+    SEND,
+    Send,
+    observations,
+    observed_batches,
+    read_queue_history,
+)
 from harness.history import Event
 
 ACKED_COLOUR, LOST_COLOUR = "#7f7f7f", "#d62728"
@@ -116,7 +124,8 @@ def offsets_plot(
                 label=f"{label} ({len(seen):,})",
                 rasterized=len(seen) > 5000,
             )
-    conflicts = inconsistent_offset_cases(index_offsets(mine))
+    batches = (b for b in observed_batches(history) if b[0] == partition)
+    conflicts = inconsistent_offset_cases(index_observations(batches))
     for case in conflicts:
         ax.axvline(case["offset"], color=LOST_COLOUR, lw=0.8, alpha=0.4)
     held = [(c["offset"], v) for c in conflicts for v in c["values"] if isinstance(v, int)]

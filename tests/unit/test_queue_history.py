@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from checkers import queue
-from checkers.queue_history import read_queue_history
+from checkers.queue_history import Poll, messages, pairs, read_queue_history
 from harness.history import HistoryError, load
 from tests.unit.queue_builder import QueueHistoryBuilder
 from tests.unit.queue_sim import FIXTURE, FIXTURE_CONFIG, FIXTURE_SEED, simulate
@@ -40,7 +40,21 @@ def test_partition_keys_may_be_ints() -> None:
     b.send(0, 0, 10, 0)
     b.poll(1, {0: [(0, 10)]})
     b.events[-1]["value"] = {0: [[0, 10]]}
-    assert read_queue_history(b.events).consumer_ops[0].records == {0: [[0, 10]]}  # type: ignore[union-attr]
+    poll = read_queue_history(b.events).consumer_ops[0]
+    assert isinstance(poll, Poll)
+    assert {p: list(pairs(rs)) for p, rs in poll.records.items()} == {0: [(0, 10)]}
+
+
+def test_records_of_any_message_read_alike() -> None:
+    b = QueueHistoryBuilder()
+    b.send(0, 0, 7, 0)
+    b.poll(1, {0: [(0, "m"), (1, 7)], 1: [(0, 7), (1, 2**70)], 2: [(0, 7), (3, 8)]})
+    poll = read_queue_history(b.events).consumer_ops[0]
+    assert isinstance(poll, Poll)
+    assert list(pairs(poll.records[0])) == [(0, "m"), (1, 7)]
+    assert list(pairs(poll.records[1])) == [(0, 7), (1, 2**70)]
+    assert list(pairs(poll.records[2])) == [(0, 7), (3, 8)]
+    assert [list(messages(rs)) for rs in poll.records.values()] == [["m", 7], [7, 2**70], [7, 8]]
 
 
 def malformed(change: str) -> list[dict[str, Any]]:

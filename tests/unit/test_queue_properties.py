@@ -9,7 +9,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from checkers import lost_acks, queue
+from checkers import queue
 from checkers.queue_cases import first_polled
 from checkers.queue_history import read_queue_history
 from tests.unit.queue_sim import Planted, SimConfig, simulate
@@ -39,7 +39,7 @@ configs = st.builds(
 
 def all_cases(events: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
     history = read_queue_history(events)
-    lost_view = lost_acks.check(queue.lost_acks_events(events, history))
+    lost_view = queue.lost_acks_view(history)
     polled = first_polled(history)
     return queue.find_cases(history, lost_view, polled)[kind]
 

@@ -1,0 +1,143 @@
+"""Pairing a history's events: each invoke with the next completion on its process, under
+the rules of a history (see harness.history, step 1); nemesis events are set aside."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, NoReturn
+
+from harness.history_formats import EVENT_TYPES, Event, HistoryError
+
+
+@dataclass(frozen=True, slots=True)
+class Invocation:
+    """An invoke event and its completion, None while still in flight."""
+
+    invoke: Event
+    completion: Event | None
+
+
+# One event's place in the pairing: (slot of its invocation, the invoke event, the invoke's
+# line, the completion or None for an invoke).
+Step = tuple[int, Event, int, Event | None]
+
+
+def pair_invocations(
+    events: Sequence[Event], *, path: str = "<events>", lines: Sequence[int] | None = None
+) -> tuple[list[Invocation], list[Event]]:
+    """Takes events in history order; returns (client invocations, nemesis events).
+
+    Raises HistoryError naming the line (or the 1-based position when `lines`
+    is not given) of the first event that breaks the rules of a history.
+    """
+    pairing = Pairing(path)
+    invokes: list[Event] = []
+    completions: dict[int, Event] = {}
+    for position, event in enumerate(events):
+        step = pairing.add(event, lines[position] if lines is not None else position + 1)
+        if step is None:
+            continue
+        slot, invoke, _, completion = step
+        if completion is None:
+            invokes.append(invoke)
+        else:
+            completions[slot] = completion
+    invocations = [Invocation(inv, completions.get(i)) for i, inv in enumerate(invokes)]
+    return invocations, pairing.nemesis
+
+
+_REQUIRED_ORDER = ("index", "time", "process", "f")
+_REQUIRED = frozenset(_REQUIRED_ORDER)
+
+
+class Pairing:
+    """The state of one pass over a history: what each process has in flight."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.slots = 0
+        self.in_flight: dict[Any, tuple[int, int, Event]] = {}  # process -> (slot, line, invoke)
+        self.crashed: dict[Any, int] = {}  # process -> line of its info completion
+        self.nemesis: list[Event] = []
+        self.last_index: int | None = None
+        self.last_line = 0
+
+    def add(self, event: Event, line: int) -> Step | None:
+        """Checks one event. Returns its Step, or None for a nemesis event."""
+        self._check_shape(event, line)
+        process = event["process"]
+        if process.__class__ is not int and _is_nemesis(event, self.in_flight):
+            self.nemesis.append(event)
+            return None
+        if process in self.crashed:
+            self._fail(
+                line, f"process {process} reused after its info on line {self.crashed[process]}"
+            )
+        if event["type"] == "invoke":
+            return self._invoke(event, line)
+        return self._complete(event, line)
+
+    def _check_shape(self, event: Event, line: int) -> None:
+        if event.get("type") not in EVENT_TYPES:
+            self._fail(line, f"unknown type {event.get('type')!r}")
+        if not event.keys() >= _REQUIRED:
+            missing = [f for f in _REQUIRED_ORDER if f not in event]
+            self._fail(line, f"bad event: missing {', '.join(missing)}")
+        index, before = event["index"], self.last_index
+        if before is not None and not index > before:
+            self._fail(
+                line, f"index {index} does not follow index {before} on line {self.last_line}"
+            )
+        self.last_index, self.last_line = index, line
+
+    def _invoke(self, event: Event, line: int) -> Step:
+        process = event["process"]
+        if process in self.in_flight:
+            other = self.in_flight[process][1]
+            self._fail(
+                line, f"process {process} invokes while its invoke on line {other} is in flight"
+            )
+        slot = self.slots
+        self.slots += 1
+        self.in_flight[process] = (slot, line, event)
+        return slot, event, line, None
+
+    def _complete(self, event: Event, line: int) -> Step:
+        process, kind = event["process"], event["type"]
+        if process not in self.in_flight:
+            self._fail(line, f"{kind} completion without an invoke on {process}")
+        slot, invoke_line, invoke = self.in_flight.pop(process)
+        if event["f"] != invoke["f"]:
+            self._fail(
+                line,
+                f"completion f {event['f']!r} does not match the invoke's "
+                f"{invoke['f']!r} on line {invoke_line}",
+            )
+        if event["time"] < invoke["time"]:
+            self._fail(
+                line,
+                f"completion at time {event['time']} precedes its invoke's time "
+                f"{invoke['time']} on line {invoke_line}",
+            )
+        if kind == "info":
+            self.crashed[process] = line
+        return slot, invoke, invoke_line, event
+
+    def unfinished(self) -> list[Step]:
+        """Returns the Steps of the invokes still in flight at the end."""
+        return [(slot, inv, line, None) for slot, line, inv in self.in_flight.values()]
+
+    def _fail(self, line: int, problem: str) -> NoReturn:
+        raise HistoryError(self.path, line, problem)
+
+
+def _is_nemesis(event: Event, in_flight: Mapping[Any, object]) -> bool:
+    process = event.get("process")
+    if type(process) is int:  # the common case, decided quickly
+        return False
+    if process == "nemesis":
+        return True
+    # Jepsen's nemesis and other named non-client actors log bare info events.
+    is_client = isinstance(process, int) and not isinstance(process, bool)
+    return not is_client and event.get("type") == "info" and process not in in_flight
