@@ -163,12 +163,13 @@ def _read(spark: Any, listing: Listing, line: StatusLine) -> tuple[Any, Any, Any
     tests = frames.read_tests(spark, listing)
     results = _kept(frames.read_results(spark, listing))
     events = _kept(frames.read_events(spark, listing).select(*frames.EVENT_COLUMNS))
+    counts = _kept(frames.history_counts(events))
     line.update("pairing invokes with their completions")
-    completions = _kept(frames.completions(events))
+    completions = _kept(frames.completions(events, counts))
+    events.unpersist()
     line.update("per-run table")
     latency = tables.latency_quantiles(completions, "run")
-    rows = _kept(tables.run_rows(tests, results, frames.history_counts(events), latency))
-    events.unpersist()
+    rows = _kept(tables.run_rows(tests, results, counts.drop("path"), latency))
     return results, completions, rows
 
 
