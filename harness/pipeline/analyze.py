@@ -88,10 +88,10 @@ def report_lines(found: Analysis) -> list[str]:
 def analyze(root: Path, out: Path, master: str, line: StatusLine) -> Analysis:
     """Takes a results directory, the output folder, a Spark master and a status line.
     Writes every output; returns what was found."""
-    from harness.pipeline.session import spark_session
+    from harness.pipeline.session import shuffle_partitions_for, spark_session
 
     line.update(f"starting Spark ({master})")
-    with spark_session(master, out / "spark.log") as spark:
+    with spark_session(master, out / "spark.log", shuffle_partitions_for(master)) as spark:
         return analyze_with(spark, root, out, line)
 
 
@@ -123,23 +123,14 @@ def _tables(spark: Any, listing: Listing, out: Path, line: StatusLine) -> dict[s
     """Builds, writes and plots every table; returns the small ones as rows."""
     from pyspark.sql import functions as F
 
-    from harness.pipeline import frames, tables, trend_plots, windows
+    from harness.pipeline import tables, trend_plots, windows
     from harness.pipeline.outputs import write_table
 
     if not listing.complete:
         trend_plots.config_trends([], out)
         trend_plots.latency_trends([], out)
         return {"runs": 0, "aggregates": [], "figures": [], "broken": []}
-    line.update(f"reading {len(listing.complete)} runs' test.json, results.json, history.jsonl")
-    tests = frames.read_tests(spark, listing)
-    results = frames.read_results(spark, listing).persist()
-    events = frames.read_events(spark, listing).select(*frames.EVENT_COLUMNS).persist()
-    completions = frames.completions(events).persist()
-    per_run_latency = tables.latency_quantiles(completions, "run")
-    counts = frames.history_counts(events)
-    rows = tables.run_rows(tests, results, counts, per_run_latency)
-    line.update("per-run table")
-    rows = rows.persist()
+    results, completions, rows = _read(spark, listing, line)
     bad = [
         {"run": r["run"], "reason": r["broken"]}
         for r in _collect(rows.filter("broken IS NOT NULL"))
@@ -161,6 +152,33 @@ def _tables(spark: Any, listing: Listing, out: Path, line: StatusLine) -> dict[s
         "figures": _collect(figures.orderBy(*tables.CONFIG, "fault")),
         "broken": bad,
     }
+
+
+def _read(spark: Any, listing: Listing, line: StatusLine) -> tuple[Any, Any, Any]:
+    """Reads the complete runs' files. Returns (results.json, completions, per-run rows),
+    each computed once and kept, since every table after them uses them again."""
+    from harness.pipeline import frames, tables
+
+    line.update(f"reading {len(listing.complete)} runs' test.json, results.json, history.jsonl")
+    tests = frames.read_tests(spark, listing)
+    results = _kept(frames.read_results(spark, listing))
+    events = _kept(frames.read_events(spark, listing).select(*frames.EVENT_COLUMNS))
+    counts = _kept(frames.history_counts(events))
+    line.update("pairing invokes with their completions")
+    completions = _kept(frames.completions(events, counts))
+    events.unpersist()
+    line.update("per-run table")
+    latency = tables.latency_quantiles(completions, "run")
+    rows = _kept(tables.run_rows(tests, results, counts.drop("path"), latency))
+    return results, completions, rows
+
+
+def _kept(df: Any) -> Any:
+    """Takes a DataFrame. Returns it cached and already computed: left lazy, the first
+    actions that use it run side by side and each computes (and parses) it again."""
+    kept = df.persist()
+    kept.count()
+    return kept
 
 
 def _collect(df: Any) -> list[dict[str, Any]]:

@@ -8,11 +8,14 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 DEFAULT_MASTER = "local[*]"
+CLUSTER_SHUFFLE_PARTITIONS = 8
+LOCAL_MASTER = re.compile(r"local(?:\[(\*|\d+)(?:,\s*\d+)?\])?")
 LOG4J2 = """\
 rootLogger.level = warn
 rootLogger.appenderRef.file.ref = file
@@ -35,10 +38,27 @@ def _conf(master: str, log4j: Path, shuffle_partitions: int) -> Any:
         .set("spark.ui.enabled", "false")
         .set("spark.ui.showConsoleProgress", "false")
         .set("spark.sql.shuffle.partitions", str(shuffle_partitions))
+        # Reading 3 files a run folder, Spark would list more than 32 paths with a job of its
+        # own per reader; a stat a file on the driver costs far less than a job.
+        .set("spark.sql.sources.parallelPartitionDiscovery.threshold", str(2**31 - 1))
         .set("spark.driver.extraJavaOptions", java_options)
         .set("spark.executor.extraJavaOptions", java_options)
         .set("spark.sql.session.timeZone", "UTC")
     )
+
+
+def shuffle_partitions_for(master: str) -> int:
+    """Takes a Spark master URL. Returns the shuffle partitions for it: the cores of a local
+    master (more only add tasks waiting for a core), else CLUSTER_SHUFFLE_PARTITIONS."""
+    local = LOCAL_MASTER.fullmatch(master.strip())
+    if local is None:
+        return CLUSTER_SHUFFLE_PARTITIONS
+    cores = local.group(1)
+    if cores is None:
+        return 1
+    if cores == "*":
+        return os.cpu_count() or 1
+    return max(1, int(cores))
 
 
 @contextlib.contextmanager

@@ -20,8 +20,9 @@ from harness.pipeline.analyze import analyze_with
 from harness.pipeline.session import spark_session
 from harness.pipeline.spark_check import check_with_spark
 from harness.progress import StatusLine
+from harness.spec import TestSpec
 from tests.unit import test_linearizable_oracle as oracle
-from tests.unit.run_folders import build_results
+from tests.unit.run_folders import DAY, T0, VALID_OPS, WINDOW, build_results, events, write_run
 
 DATA = Path(__file__).parent / "data"
 
@@ -118,6 +119,24 @@ def test_outputs_parquet_plots_and_index(spark: Any, analysed: dict[str, Any]) -
     index = (analysed["root"] / "index.html").read_text()
     assert "analysis/invalid-rate.png" in index
     assert not (out / "spark.log").exists()  # the fixture's session logs elsewhere
+
+
+def test_run_ids_needing_decoding_keep_their_history(spark: Any, tmp_path: Path) -> None:
+    # The history's path becomes a run id once per file, after its lines are counted and
+    # paired: a name that its URI encodes must still find its counts and its latencies.
+    spec = TestSpec(name="kv fault+1 %41", nemesis=("partition-leader",), seed=1)
+    folders = [write_run(tmp_path, spec, events(VALID_OPS, [WINDOW]), T0 + d) for d in (0, DAY)]
+    out = tmp_path / "analysis"
+    analyze_with(spark, tmp_path, out, StatusLine())
+    rows = {r["run"]: r for r in _csv(out / "runs.csv")}
+    assert set(rows) == {_run_id(f) for f in folders}
+    assert {(r["ops"], r["ok"], r["p50_ms"], r["p95_ms"]) for r in rows.values()} == {
+        ("6", "4", "15.0", "40.0")
+    }
+    (aggregate,) = _csv(out / "aggregates.csv")
+    assert (aggregate["runs"], aggregate["p50_ms"]) == ("2", "15.0")
+    (window,) = _csv(out / "fault_windows.csv")
+    assert (window["windows"], window["error_rate_inside"]) == ("2", "1.0")
 
 
 # --- check --spark against the local path -------------------------------------------------
