@@ -182,19 +182,21 @@ class KafkaConnection:
         thread = getattr(self, "_thread", None)
         if thread is not None:
             thread.join(max(0.0, deadline - time.monotonic()))
+        producer = getattr(self, "_producer", None)
+        if producer is not None:
+            self._release(lambda: _close_producer(producer, deadline))
+        consumer = getattr(self, "_consumer", None)
+        if consumer is not None and (thread is None or not thread.is_alive()):
+            self._release(lambda: close_within(consumer, max(1.0, deadline - time.monotonic())))
+
+    def _release(self, close: Callable[[], None]) -> None:
+        # Any exception: after a fatal idempotent-producer error confluent-kafka's flush
+        # raises SystemError ("returned a result with an exception set"), and a client
+        # that fails to close must not keep the other from closing.
         try:
-            producer = getattr(self, "_producer", None)
-            if producer is not None:
-                producer.flush(max(0.0, deadline - time.monotonic()))
-                # Purging leaves nothing for close() to flush: it cannot block on dead brokers.
-                producer.purge()
-                producer.poll(0)
-                producer.close()
-            consumer = getattr(self, "_consumer", None)
-            if consumer is not None and (thread is None or not thread.is_alive()):
-                close_within(consumer, max(1.0, deadline - time.monotonic()))
-        except (KafkaException, RuntimeError) as e:
-            KAFKA_LOG.warning("closing the clients of %s: %r", self._topic, e)
+            close()
+        except Exception as e:
+            KAFKA_LOG.warning("closing a client of %s: %r", self._topic, e)
 
     def fail(self, reason: str) -> None:
         """Fails the instance for good with reason (the store found its client broken)."""
@@ -313,6 +315,15 @@ def produce(
         producer.produce(topic, value, key, partition, on_delivery=on_delivery)
     except (BufferError, KafkaException, RuntimeError) as e:
         raise DefiniteFailure(f"produce rejected before sending: {e!r}") from e
+
+
+def _close_producer(producer: Producer, deadline: float) -> None:
+    """Flushes what is queued until deadline, then closes the producer."""
+    producer.flush(max(0.0, deadline - time.monotonic()))
+    # Purging leaves nothing for close() to flush: it cannot block on dead brokers.
+    producer.purge()
+    producer.poll(0)
+    producer.close()
 
 
 def close_within(consumer: Consumer, seconds: float) -> None:

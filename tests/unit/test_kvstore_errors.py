@@ -12,8 +12,23 @@ from typing import Any
 import pytest
 from confluent_kafka import Consumer, KafkaError, Producer
 
-from kvstore import VARIANTS, DefiniteFailure, Indeterminate, InvalidArgument, Timeouts
-from kvstore.kafka_log import KAFKA_LOG, client_error, close_within, delivered, feed, produce
+from kvstore import (
+    DEFAULT_TIMEOUTS,
+    VARIANTS,
+    DefiniteFailure,
+    Indeterminate,
+    InvalidArgument,
+    Timeouts,
+)
+from kvstore.kafka_log import (
+    KAFKA_LOG,
+    KafkaConnection,
+    client_error,
+    close_within,
+    delivered,
+    feed,
+    produce,
+)
 from kvstore.kafka_map import KafkaMap
 from kvstore.memlog import MemoryLog
 from kvstore.replica import Pending, Replica
@@ -202,3 +217,23 @@ def test_a_consumer_whose_close_blocks_is_left_behind_within_the_bound() -> None
     close_within(Stuck(), 0.3)  # type: ignore[arg-type]
     assert time.monotonic() - started < 2
     release.set()
+
+
+def test_close_survives_a_producer_whose_flush_raises_and_still_closes_the_consumer() -> None:
+    """confluent-kafka's flush raises SystemError after a fatal idempotent-producer error
+    (seen on the real cluster after an unclean election): close must still not raise."""
+    closed: list[str] = []
+
+    class BrokenProducer:
+        def flush(self, timeout: float) -> int:
+            raise SystemError("<class 'Indeterminate'> returned a result with an exception set")
+
+    class Consumer:
+        def close(self) -> None:
+            closed.append("consumer")
+
+    conn = KafkaConnection.__new__(KafkaConnection)  # the clients alone, no cluster
+    conn._topic, conn._timeouts, conn._stop = "t", DEFAULT_TIMEOUTS, threading.Event()
+    conn._producer, conn._consumer = BrokenProducer(), Consumer()  # type: ignore[assignment]
+    conn.close()
+    assert closed == ["consumer"]
