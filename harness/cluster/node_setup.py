@@ -15,8 +15,12 @@ from harness.cluster.resources import node_environment
 
 def new_cluster_id() -> str:
     """Returns a fresh KRaft cluster id (a random UUID, base64url without padding, as
-    `kafka-storage random-uuid` prints it)."""
-    return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+    `kafka-storage random-uuid` prints it). Like Kafka's Uuid.randomUuid it never starts
+    with "-": `kafka-storage format -t -xyz` would read the id as an option (1 in 64)."""
+    while True:
+        found = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+        if not found.startswith("-"):
+            return found
 
 
 def node_files(spec: ClusterSpec, node: Node, nodes: Sequence[Node]) -> dict[str, str]:

@@ -196,3 +196,12 @@ def test_partition_zookeeper_says_it_does_not_apply_on_kraft_and_cuts_nothing() 
     with pytest.raises(Skipped, match="does not apply on KRaft"):
         fault.invoke("start-partition-zookeeper")
     assert cluster.execs == []
+
+
+def test_a_cluster_id_never_starts_with_a_dash(monkeypatch: pytest.MonkeyPatch) -> None:
+    """kafka-storage format would read `-t -xyz...` as an option (a CI run hit it)."""
+    import uuid
+
+    draws = iter([uuid.UUID(bytes=b"\xf8" + bytes(15)), uuid.UUID(int=7)])
+    monkeypatch.setattr(uuid, "uuid4", lambda: next(draws))
+    assert new_cluster_id() == "AAAAAAAAAAAAAAAAAAAABw"
