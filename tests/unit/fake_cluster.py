@@ -7,13 +7,14 @@ from harness.cluster.admin import PartitionState
 
 
 class FakeCluster:
-    """Three brokers and one ZooKeeper (or, with kraft, three controllers c4-c6);
-    partition 0 led by `leader`."""
+    """Three brokers and one ZooKeeper (or, with kraft, three controllers c4-c6, or with
+    combined too, the brokers as controllers); partition 0 led by `leader`."""
 
-    def __init__(self, leader: int = 1, kraft: bool = False) -> None:
+    def __init__(self, leader: int = 1, kraft: bool = False, combined: bool = False) -> None:
         self.leader = leader
         self.kraft = kraft
-        self.active = "c4" if kraft else "n1"
+        self.combined = combined
+        self.active = "c4" if kraft and not combined else "n1"
         self.actions: list[tuple[str, str]] = []
         self.execs: list[tuple[str, list[str]]] = []
         self.fail_start: set[str] = set()
@@ -21,7 +22,7 @@ class FakeCluster:
 
     @property
     def nodes(self) -> list[str]:
-        return [*self.brokers, *self.zookeepers, *self.controllers]
+        return list(dict.fromkeys([*self.brokers, *self.zookeepers, *self.controllers]))
 
     @property
     def brokers(self) -> list[str]:
@@ -33,7 +34,9 @@ class FakeCluster:
 
     @property
     def controllers(self) -> list[str]:
-        return ["c4", "c5", "c6"] if self.kraft else []
+        if not self.kraft:
+            return []
+        return self.brokers if self.combined else ["c4", "c5", "c6"]
 
     @property
     def metadata(self) -> str:

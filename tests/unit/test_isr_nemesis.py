@@ -21,8 +21,10 @@ class ScriptedCluster(FakeCluster):
     Cutting broker 1 from its followers shrinks its partitions' ISR after `lag` seconds
     of the fake clock; killing it elects a follower if `unclean`, else nobody."""
 
-    def __init__(self, unclean: bool, shrinks: bool = True, kraft: bool = False) -> None:
-        super().__init__(kraft=kraft)
+    def __init__(
+        self, unclean: bool, shrinks: bool = True, kraft: bool = False, combined: bool = False
+    ) -> None:
+        super().__init__(kraft=kraft, combined=combined)
         self.now = 0.0
         self.unclean = unclean
         self.shrinks = shrinks
@@ -159,16 +161,8 @@ def test_on_kraft_a_broker_apart_from_the_controllers_is_isolated_and_the_quorum
     assert cut["followers"] == ["n2", "n3"]  # never a controller: the quorum stays reachable
 
 
-class CombinedCluster(ScriptedCluster):
-    """KRaft with every broker a controller too (--kraft-roles combined)."""
-
-    @property
-    def controllers(self) -> list[str]:
-        return self.brokers
-
-
 def test_on_combined_kraft_nodes_it_is_skipped_because_the_leader_would_lose_the_quorum() -> None:
-    cluster = CombinedCluster(unclean=True, kraft=True)
+    cluster = ScriptedCluster(unclean=True, kraft=True, combined=True)
     with pytest.raises(Skipped, match="needs brokers apart from the controllers"):
         nemesis_on(cluster).invoke("start-isr-shrink")
     assert not any(a == "kill" for a, _ in cluster.actions)

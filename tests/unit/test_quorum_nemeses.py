@@ -92,20 +92,8 @@ def test_quorum_partitions_say_they_do_not_apply_on_zookeeper(fault: str) -> Non
     assert cluster.execs == []
 
 
-class CombinedCluster(FakeCluster):
-    """KRaft with every broker a controller too (--kraft-roles combined)."""
-
-    @property
-    def controllers(self) -> list[str]:
-        return self.brokers
-
-    @property
-    def nodes(self) -> list[str]:
-        return self.brokers
-
-
 def test_brokers_from_controllers_is_skipped_when_every_broker_is_a_controller() -> None:
-    cluster = CombinedCluster(kraft=True)
+    cluster = FakeCluster(kraft=True, combined=True)
     nemesis = NetworkFault("partition-brokers-from-controllers", "t", random.Random(1))
     nemesis.setup(cluster)
     with pytest.raises(Skipped, match="every broker is also a controller"):
