@@ -28,6 +28,7 @@ from harness.cluster.protocol import Cluster
 from harness.final_phase import final_reads, wait_healthy
 from harness.history import HistoryError, HistoryWriter, load
 from harness.progress import StatusLine
+from harness.recount import read_replicas, write_recount
 from harness.results import (
     add_cluster_facts,
     new_run_folder,
@@ -96,6 +97,7 @@ class TestRun:
         self.nemesis: Compose | None = None
         self.recorder: Recorder | None = None
         self.final: dict[str, Any] = {}
+        self.on_disk: dict[str, Any] | None = None
         self.workload = WORKLOADS[spec.workload]
         self.ctx = Context(
             bootstrap="",
@@ -181,6 +183,12 @@ class TestRun:
         self.line.update("final reads")
         reads = self.workload.final_reads(self.ctx)
         self.final |= final_reads(reads, self.open_client, recorder, cut_short)
+        if self.workload.recount_from_disk and not cut_short():
+            self.line.update("recounting the topic from the brokers' disks")
+            try:
+                self.on_disk = read_replicas(self.cluster, self.spec.topic)
+            except Exception:  # evidence beside the verdict, never a reason to lose the run
+                LOG.exception("reading the topic from the brokers' disks failed")
 
     def tear_down(self) -> None:
         """Copies the nodes' logs and stops the cluster unless asked to leave it running."""
@@ -327,6 +335,11 @@ def _check_and_report(run: TestRun) -> RunOutcome:
         return RunOutcome(folder, None, EXIT_BROKEN)
     results = check_run(history, run.workload, run.ctx)
     results["final"] = run.final
+    if run.on_disk is not None:
+        counted = write_recount(folder, run.on_disk, results.get("lost-acks"))
+        results["final"]["recount"] = {
+            k: v for k, v in counted.items() if k not in ("partitions", "source")
+        }
     if run.interrupted():
         results["interrupted"] = "the run was interrupted: the history is checked as far as it went"
     test = {"spec": run.spec.to_json()}

@@ -12,6 +12,7 @@ from typing import Any
 from checkers import faults, perf, stats
 from checkers.result import check_safe, merge_valid
 from harness.history import History
+from harness.recount import recount_line
 from harness.report.page import queue_lines, verdict_word, write_report
 from harness.results import write_json
 from workloads.core import Context, Workload
@@ -105,5 +106,7 @@ def summary_lines(results: dict[str, Any], report: Path) -> list[str]:
     final = results.get("final", {})
     if final and not final.get("healthy", True):
         lines.append("  after healing, the topic never had a full ISR again (see results.json)")
+    if isinstance(final.get("recount"), dict):
+        lines.append(f"  {recount_line(final['recount'])}")
     lines.append(f"  report: {report}")
     return lines

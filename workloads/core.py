@@ -74,6 +74,9 @@ class Workload:
     """Returns the invokes that read everything back once the faults are healed."""
     check: Callable[[History, Context], dict[str, dict[str, Any]]]
     """Returns the workload's own checker results by section name (each with `valid`)."""
+    recount_from_disk: bool = False
+    """Whether lost acknowledged sends are counted again from the brokers' log segments
+    (harness.recount) before the cluster stops: for workloads of plain sends."""
 
 
 def ok(value: Any) -> OpDict:

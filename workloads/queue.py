@@ -92,4 +92,5 @@ QUEUE = Workload(
     open_client=open_client,
     final_reads=lambda ctx: [{"f": "drain", "key": p, "value": None} for p in range(ctx.keys)],
     check=check,
+    recount_from_disk=True,
 )

@@ -10,6 +10,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from harness.recount import recount_line
+
 VERDICT_COLOURS = {"VALID": "#2ca02c", "INVALID": "#d62728", "UNKNOWN": "#ff7f0e"}
 STYLE = """
 body{font-family:system-ui,sans-serif;margin:2em;max-width:75em;color:#222}
@@ -133,7 +135,8 @@ def _final(final: dict[str, Any]) -> str:
     reads = f"{final.get('read', 0)} final reads ok" + (
         f", never read: {missing}" if missing else ""
     )
-    return f"{health}; {reads}"
+    recount = final.get("recount")
+    return f"{health}; {reads}" + (f"; {recount_line(recount)}" if recount else "")
 
 
 def _nemesis(results: dict[str, Any]) -> str:

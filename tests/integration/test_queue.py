@@ -5,6 +5,7 @@ elected, the old leader truncated), with nothing left running afterwards."""
 from __future__ import annotations
 
 import json
+import re
 import time
 from pathlib import Path
 
@@ -12,6 +13,7 @@ import docker
 import pytest
 
 from harness.cluster.docker_cluster import DockerCluster
+from harness.recount import read_replicas, recount
 from kvstore import DEFAULT_TIMEOUTS
 from kvstore.topic import create_store_topic
 from tests.integration.test_run import _run
@@ -80,6 +82,44 @@ def test_a_consumer_group_member_records_its_assignment(cluster: DockerCluster) 
         client.close()
 
 
+_DUMPED_RECORD = re.compile(r"^\| offset: (\d+) .*? payload: (.*)$", re.M)
+
+
+def test_the_segment_reader_reads_what_kafkas_dump_log_segments_reads(
+    cluster: DockerCluster,
+) -> None:
+    """harness.segments reads the broker's files itself (4.4 has no DumpLogSegments): on
+    3.9.1 both must find the same records, and every acknowledged send among them."""
+    create_store_topic(cluster.admin(), "q-disk", partitions=2)
+    client = QueueClient(_settings(cluster, "q-disk"), "p0")
+    try:
+        sent = [client.invoke({"f": "send", "key": i % 2, "value": i}) for i in range(1, 31)]
+    finally:
+        client.close()
+    assert all(c["type"] == "ok" for c in sent), sent
+    on_disk = read_replicas(cluster, "q-disk")
+    assert on_disk["errors"] == {}
+    for node in cluster.brokers:
+        dumped: dict[int, dict[int, str]] = {}
+        for p in (0, 1):
+            code, out = cluster.exec(
+                node,
+                [
+                    "sh",
+                    "-c",
+                    "java -cp '/opt/kafka/libs/*' kafka.tools.DumpLogSegments "
+                    f"--print-data-log --files /var/lib/kafka/data/q-disk-{p}/*.log",
+                ],
+            )
+            assert code == 0, out
+            dumped[p] = {int(o): v for o, v in _DUMPED_RECORD.findall(out)}
+        assert on_disk["replicas"][node] == dumped
+    acked = [(i % 2, c["value"][0], c["value"][1]) for i, c in enumerate(sent, start=1)]
+    counted = recount(acked, on_disk)
+    assert (counted["acknowledged"], counted["lost"]) == (30, 0)
+    assert counted["replicas_agree"] and counted["overwritten"] == 0
+
+
 @pytest.mark.parametrize(
     "cluster_args",
     [
@@ -122,6 +162,10 @@ def test_isr_shrink_steps_happen_and_the_old_leader_truncates(
     rejoined = {s["step"]: s for s in stop["value"]["steps"]}["rejoined"]
     assert rejoined["truncation"], "the old leader logged no truncation"
     assert "queue" in results and "lost-acks" in results
+    # The lost sends counted again from every broker's segment files, apart from the drain.
+    recount = results["final"]["recount"]
+    assert recount["complete"] and recount["replicas_agree"], recount
+    assert recount["agrees"] and recount["lost"] == results["lost-acks"]["lost_count"], recount
     history = (tmp_path / "latest" / "history.jsonl").read_text().splitlines()
     drains = [json.loads(x) for x in history if '"drain"' in x and '"ok"' in x]
     assert len(drains) == 3
