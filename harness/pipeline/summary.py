@@ -75,6 +75,7 @@ def render(
         "Lost: acknowledged writes absent from the final reads, per run (blank: the workload",
         "does not count them). Latencies are of ok ops, over every run of the configuration.",
         "",
+        *side_by_side(aggregates, figures),
         "## Inside fault windows against outside",
         "",
         *markdown_table(
@@ -106,3 +107,54 @@ def render(
     if len(broken) > BROKEN_SHOWN:
         lines.append(f"- ... and {len(broken) - BROKEN_SHOWN} more (broken.csv)")
     return "\n".join(lines) + "\n"
+
+
+TEST = ("workload", "store", "nemesis", "kafka_config")
+"""What a test ran, apart from the cluster it ran on."""
+
+
+def _cluster(row: Row) -> str:
+    return f"{row['kafka_version']}-{row['metadata']}"
+
+
+def _outcome(row: Row, inside: Row | None) -> str:
+    """Returns one cell: verdicts, anomalies, and service while its fault was in force."""
+    text = f"{row['runs']} runs: {row['invalid']} invalid, {row['unknown']} unknown"
+    if row.get("lost_total") is not None:
+        text += f"; {row['lost_total']} lost"
+    if row.get("nonlinearizable_keys"):
+        text += f"; {row['nonlinearizable_keys']} non-linearizable keys"
+    if inside is not None and None not in (inside["ok_per_s_inside"], inside["error_rate_inside"]):
+        text += (
+            f"; in faults {inside['ok_per_s_inside']:g} ok/s, "
+            f"{100 * inside['error_rate_inside']:.0f}% errors"
+        )
+    return text
+
+
+def side_by_side(aggregates: Sequence[Row], figures: Sequence[Row]) -> list[str]:
+    """Takes the aggregates and fault-window figures. Returns a table with a row per test
+    and a column per cluster (Kafka release and metadata mode), or nothing when the runs
+    are all of one cluster."""
+    clusters = sorted({_cluster(r) for r in aggregates})
+    if len(clusters) < 2:
+        return []
+    inside = {
+        (_cluster(f), *(f[k] for k in TEST)): f for f in figures if f["fault"] == f["nemesis"]
+    }
+    cells: dict[tuple[Any, ...], Row] = {}
+    for r in aggregates:
+        test = tuple(r[k] for k in TEST)
+        row = cells.setdefault(test, {"test": "/".join(map(str, test))})
+        row[_cluster(r)] = _outcome(r, inside.get((_cluster(r), *test)))
+    rows = [cells[t] for t in sorted(cells, key=lambda t: tuple(map(str, t)))]
+    return [
+        "## Side by side",
+        "",
+        *markdown_table(rows, ("test", *clusters)),
+        "",
+        "Lost: acknowledged writes absent from the final reads, over all runs. In faults: ok",
+        "ops per second and the share of completions that were not ok while the test's one",
+        "fault was in force (blank for a test of several faults).",
+        "",
+    ]

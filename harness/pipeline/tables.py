@@ -149,6 +149,8 @@ def aggregates(runs: Any, completions: Any) -> Any:
         F.sum(F.when(F.col("verdict") == "UNKNOWN", 1).otherwise(0)).alias("unknown"),
         F.round(F.avg("lost"), 3).alias("lost_mean"),
         F.max("lost").alias("lost_max"),
+        F.sum("lost").alias("lost_total"),
+        F.sum("nonlinearizable_keys").alias("nonlinearizable_keys"),
     )
     rated = counted.select(
         *CONFIG,
@@ -160,6 +162,8 @@ def aggregates(runs: Any, completions: Any) -> Any:
         F.round(F.least(F.lit(1.0), centre + half), 4).alias("invalid_rate_high"),
         "lost_mean",
         "lost_max",
+        "lost_total",
+        "nonlinearizable_keys",
     )
     with_config = completions.join(runs.select("run", *CONFIG), "run")
     return rated.join(latency_quantiles(with_config, *CONFIG), list(CONFIG), "left")

@@ -248,3 +248,6 @@ def test_runs_group_by_kafka_release_and_metadata_mode(spark: Any, tmp_path: Pat
     ]
     summary = (tmp_path / "analysis" / "summary.md").read_text()
     assert "4.4.0-kraft/kv/linearizable/partition-leader/safe" in summary
+    side = summary.split("## Side by side")[1].split("##")[0]
+    assert "| test | 3.9.1-zookeeper | 4.4.0-kraft |" in side
+    assert "| kv/linearizable/partition-leader/safe | 2 runs: 0 invalid, 0 unknown" in side
