@@ -27,6 +27,7 @@ from harness.cluster.images import ensure_node_image
 from harness.cluster.protocol import Cluster
 from harness.final_phase import final_reads, wait_healthy
 from harness.history import HistoryError, HistoryWriter, load
+from harness.metadata_watch import MetadataWatch
 from harness.progress import StatusLine
 from harness.recount import read_replicas, write_recount
 from harness.results import (
@@ -160,7 +161,9 @@ class TestRun:
             recorder,
             self.rng,
         )
-        runner.run(self.line.update)
+        assert self.cluster is not None
+        with MetadataWatch(self.cluster, self.folder, recorder.elapsed_ns):
+            runner.run(self.line.update)
 
     def heal(self, recorder: Recorder | None) -> None:
         """Undoes every fault (recorded as a `heal` nemesis op when a history is open)."""

@@ -62,6 +62,10 @@ class HistoryWriter:
             self._next_index += 1
             return written
 
+    def elapsed_ns(self) -> int:
+        """Returns the history's clock now: what `time` an event appended now would get."""
+        return self._clock() - self._start
+
     def close(self) -> None:
         """Closes the file; later appends raise ValueError."""
         with self._lock:

@@ -49,6 +49,10 @@ class Recorder:
         with self._lock:
             self.counts[completion["type"]] += 1
 
+    def elapsed_ns(self) -> int:
+        """Returns the history's clock now."""
+        return self._writer.elapsed_ns()
+
     def nemesis(self, kind: str, f: str, value: Any = None, error: str | None = None) -> None:
         """Records a nemesis event (process "nemesis")."""
         event: dict[str, Any] = {"process": "nemesis", "type": kind, "f": f, "value": value}

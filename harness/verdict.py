@@ -12,6 +12,7 @@ from typing import Any
 from checkers import faults, perf, stats
 from checkers.result import check_safe, merge_valid
 from harness.history import History
+from harness.metadata_watch import read_samples
 from harness.recount import recount_line
 from harness.report.page import queue_lines, verdict_word, write_report
 from harness.results import write_json
@@ -59,6 +60,10 @@ def write_outputs(
             drawings[str(failure.get("key"))] = render_counterexample(failure, folder)
         if isinstance(results.get("queue"), dict) and "error" not in results["queue"]:
             _queue_plots(folder, history, results["queue"], windows)
+        if metadata := read_samples(folder):
+            from harness.report.metadata_plot import metadata_plot
+
+            metadata_plot(metadata, windows, folder / "metadata.png")
     except Exception:  # a drawing must never cost the run its verdict
         LOG.exception("drawing the plots failed")
     return write_report(folder, test, results, drawings)

@@ -190,7 +190,7 @@ def write_report(
     files = sorted(p for p in folder.rglob("*") if p.is_file() and p.name != "report.html")
     plots = "".join(
         f'<h3>{name}</h3><img src="{name}" alt="{name}">'
-        for name in ("latency.png", "rate.png", "lost-acks.png")
+        for name in ("latency.png", "rate.png", "lost-acks.png", "metadata.png")
         if (folder / name).exists()
     )
     colour = VERDICT_COLOURS[word]

@@ -2,14 +2,15 @@
 formatted and led, with eligible leader replicas on; its committed partition state is
 read from a broker that reaches the quorum; kill-active-controller moves it;
 partition-controller-quorum shows in `cluster status`; partition-brokers-from-controllers
-cuts only across; a 3.9.1 cluster of combined nodes comes up
-too; nothing is left behind."""
+cuts only across; a 3.9.1 cluster of combined nodes comes up too; a run records and
+draws the active controller moving; nothing is left behind."""
 
 from __future__ import annotations
 
 import random
 import time
 from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import docker
 import pytest
@@ -17,11 +18,13 @@ import pytest
 from harness.cluster.docker_cluster import ClusterSpec, DockerCluster
 from harness.cluster.images import ensure_node_image
 from harness.cluster.status import describe
+from harness.metadata_watch import read_samples
 from nemesis import net
 from nemesis.partition import NetworkFault
 from nemesis.process import ProcessFault
 from tests.integration.conftest import PREFIX
 from tests.integration.kafka_io import produce_all, read_all
+from tests.integration.test_run import _run
 
 
 def wait_for(what: str, pred: Callable[[], bool], timeout: float = 60.0) -> None:
@@ -134,3 +137,26 @@ def test_kafka_3_9_runs_kraft_on_combined_nodes(engine: docker.DockerClient) -> 
         assert cluster.controllers == cluster.brokers == ["n1", "n2", "n3"]
         assert info["quorum"]["leader_node"] in cluster.brokers
         assert "eligible.leader.replicas.version" not in cluster.features()
+
+
+def test_a_run_records_and_draws_the_active_controller_moving(
+    engine: docker.DockerClient, tmp_path: Path
+) -> None:
+    code, results, out = _run(
+        engine,
+        tmp_path,
+        *("--kafka-version", "4.4.0", "--nemesis", "kill-active-controller"),
+        *("--time-limit", "24", "--nemesis-interval", "8"),
+    )
+    assert code == 0, out
+    [kill] = [op for op in results["nemesis"]["ops"] if op["f"] == "start-kill-active-controller"]
+    killed, at = kill["value"]["killed"], kill["time"]
+    samples = read_samples(tmp_path / "latest")
+    before = [s for s in samples if s["time"] / 1e9 < at - 1 and s["leader"]]
+    after = [s for s in samples if at + 4 < s["time"] / 1e9 < at + 7 and s["leader"]]
+    assert before and after, samples
+    assert {s["leader"] for s in before} == {killed}
+    assert killed not in {s["leader"] for s in after}
+    assert min(s["epoch"] for s in after) > max(s["epoch"] for s in before)
+    assert (tmp_path / "latest" / "metadata.png").stat().st_size > 0
+    assert 'src="metadata.png"' in (tmp_path / "latest" / "report.html").read_text()
