@@ -64,9 +64,12 @@ def parse_segments(text: str, topic: str) -> tuple[dict[int, Records], list[str]
 
 def read_replicas(cluster: Cluster, topic: str) -> dict[str, Any]:
     """Reads every broker's copy of topic from its disk, and who leads each partition.
-    Returns {"leaders": {partition: node}, "replicas": {node: {partition: Records}},
+    Returns {"leaders": {partition: node or None}, "replicas": {node: {partition: Records}},
     "errors": {node: why}}; a broker that cannot be read is named in errors."""
-    leaders = {p.partition: cluster.node_of_broker(p.leader) for p in cluster.partitions(topic)}
+    leaders = {
+        p.partition: cluster.node_of_broker(p.leader) if p.leader >= 0 else None
+        for p in cluster.partitions(topic)
+    }
     replicas: dict[str, dict[int, Records]] = {}
     errors: dict[str, str] = {}
 
@@ -103,7 +106,7 @@ def recount(sends: Iterable[tuple[int, int, int]], on_disk: dict[str, Any]) -> d
     acked: dict[int, list[tuple[int, int]]] = {}
     for partition, offset, message in sends:
         acked.setdefault(partition, []).append((offset, message))
-    leaders: dict[Any, str] = {int(p): n for p, n in on_disk["leaders"].items()}
+    leaders: dict[int, str | None] = {int(p): n for p, n in on_disk["leaders"].items()}
     replicas: dict[str, dict[int, Records]] = on_disk["replicas"]
     partitions: dict[str, Any] = {}
     for p in sorted(set(leaders) | set(acked)):
@@ -117,7 +120,9 @@ def recount(sends: Iterable[tuple[int, int, int]], on_disk: dict[str, Any]) -> d
             "records": {node: len(c) for node, c in sorted(copies.items())},
             "replicas_agree": None if log is None else all(c == log for c in copies.values()),
         }
-        if log is None:
+        if leader is None:
+            entry["error"] = "the partition had no leader after healing"
+        elif log is None:
             entry["error"] = f"the leader's log ({leader}) could not be read"
         else:
             present = {int(v) for v in log.values() if v.lstrip("-").isdigit()}

@@ -93,6 +93,9 @@ def test_an_unreadable_leader_makes_the_recount_incomplete_not_lossless() -> Non
     checked = compare_with_checker(counted, {"lost_count": 0, "by_key": []})
     assert checked["agrees"] is False
     assert "incomplete" in recount_line(checked)
+    leaderless = recount([(0, 0, 1)], on_disk({"n1": {0: {0: "1"}}}, {0: None}))
+    assert leaderless["complete"] is False
+    assert leaderless["partitions"]["0"]["error"] == "the partition had no leader after healing"
 
 
 def test_the_comparison_is_by_lost_sets_not_counts() -> None:
