@@ -67,7 +67,7 @@ def test_the_command_prints_only_the_topics_segment_files() -> None:
     assert "/var/lib/kafka/data/store-7-*/*.log" in script and "base64 -w0" in script
 
 
-def on_disk(replicas: dict[str, dict[int, dict[int, str]]], leaders: dict[int, str]) -> Any:
+def on_disk(replicas: dict[str, dict[int, dict[int, str]]], leaders: dict[int, str | None]) -> Any:
     return {"leaders": leaders, "replicas": replicas, "errors": {}}
 
 
