@@ -18,6 +18,10 @@ from workloads.core import Client, OpDict
 LOG = logging.getLogger("harness.run")
 HEALTH_TIMEOUT_S = 60.0
 FINAL_READ_TIMEOUT_S = 90.0
+RETRY_PAUSE_S = 0.25
+"""Between a final read that did not come back ok and its retry: a new leader may refuse
+reads for seconds (OFFSET_NOT_AVAILABLE until its high watermark catches up), and each
+try is recorded in the history."""
 
 
 def wait_healthy(
@@ -57,8 +61,8 @@ def final_reads(
     timeout: float = FINAL_READ_TIMEOUT_S,
 ) -> dict[str, Any]:
     """Takes the workload's final read ops. Runs each once with a fresh client under new
-    process ids, retrying one that did not come back ok. Returns {"read": how many came
-    back ok, "missing": the keys of those that never did}."""
+    process ids, retrying one that did not come back ok after a pause. Returns {"read":
+    how many came back ok, "missing": the keys of those that never did}."""
     deadline = time.monotonic() + timeout
     process = recorder.max_process + 1
     client: Client | None = None
@@ -78,6 +82,8 @@ def final_reads(
             recorder.complete(process, op, completion)
             if completion["type"] == "ok":
                 pending.pop(0)
+            else:
+                time.sleep(RETRY_PAUSE_S)
             if completion["type"] == "info" or client.failure is not None:
                 process += 1
             if client.failure is not None:

@@ -1,0 +1,62 @@
+"""The final reads: each read runs until it comes back ok, a failed try is recorded and
+retried after a pause (not in a hot loop), and a read that never succeeds is missing."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import harness.final_phase as final_phase
+from harness.final_phase import final_reads
+from harness.history_writer import HistoryWriter
+from harness.runner import Recorder
+from workloads.core import OpDict
+
+
+class Refusing:
+    """A client whose reads fail `refusals` times, then succeed."""
+
+    def __init__(self, refusals: int) -> None:
+        self.refusals = refusals
+        self.failure: str | None = None
+
+    def invoke(self, op: OpDict) -> OpDict:
+        if self.refusals > 0:
+            self.refusals -= 1
+            return {"type": "fail", "error": "OFFSET_NOT_AVAILABLE"}
+        return {"type": "ok", "value": []}
+
+    def close(self) -> None:
+        pass
+
+
+def test_a_refused_read_is_retried_after_a_pause_until_ok(tmp_path: Path) -> None:
+    client = Refusing(refusals=3)
+    with HistoryWriter(tmp_path / "h.jsonl") as writer:
+        started = time.monotonic()
+        done = final_reads(
+            [{"f": "drain", "key": 0, "value": None}],
+            lambda _: client,
+            Recorder(writer),
+            lambda: False,
+        )
+        took = time.monotonic() - started
+    events = [json.loads(x) for x in (tmp_path / "h.jsonl").read_text().splitlines()]
+    assert done == {"read": 1, "missing": []}
+    assert [e["type"] for e in events[1::2]] == ["fail", "fail", "fail", "ok"]
+    assert took >= 3 * final_phase.RETRY_PAUSE_S
+
+
+def test_a_read_that_never_succeeds_is_missing(tmp_path: Path) -> None:
+    with HistoryWriter(tmp_path / "h.jsonl") as writer:
+        done = final_reads(
+            [{"f": "drain", "key": 5, "value": None}],
+            lambda _: Refusing(refusals=10**6),
+            Recorder(writer),
+            lambda: False,
+            timeout=1.0,
+        )
+    assert done == {"read": 0, "missing": [5]}
+    tries = (tmp_path / "h.jsonl").read_text().count('"fail"')
+    assert 1 <= tries <= 1.0 / final_phase.RETRY_PAUSE_S + 1
