@@ -6,6 +6,8 @@ What each kind means (the finders are in checkers/queue_cases.py):
 - lost-write: an acknowledged send that the last ok drain of its partition does not hold.
   Decided by checkers.lost_acks on the history seen as a set (send M to key P; the drain
   of P as the final read of P), so `lost_acks` in the result counts exactly the same;
+- unexpected: a message a poll or drain saw that no send attempted, or whose every send
+  certainly failed (lost-acks' `unexpected`, and polls too);
 - unseen: an acknowledged send no poll received by the end, with the count over time;
 - duplicate: one message seen at two (partition, offset) positions;
 - inconsistent-offsets: two messages seen at one offset of one partition, by any two
@@ -50,6 +52,7 @@ from checkers.queue_cases import (
     nonmonotonic_send_cases,
     observed_offsets,
     poll_skip_cases,
+    unexpected_cases,
     unseen_cases,
     unseen_over_time,
 )
@@ -81,6 +84,7 @@ __all__ = [
 
 KINDS = (
     "lost-write",
+    "unexpected",
     "unseen",
     "duplicate",
     "inconsistent-offsets",
@@ -91,6 +95,7 @@ KINDS = (
 ALWAYS, IDEMPOTENT = "always", "with idempotence"
 INVALIDATING = {
     "lost-write": ALWAYS,
+    "unexpected": ALWAYS,
     "inconsistent-offsets": ALWAYS,
     # Without idempotence a producer's retry may land twice or out of order by design.
     "duplicate": IDEMPOTENT,
@@ -204,6 +209,7 @@ def find_cases(
     jumps = list(consumer_jumps(history))
     return {
         "lost-write": lost_write_cases(history.sends, lost),
+        "unexpected": unexpected_cases(history.sends, observed),
         "unseen": unseen_cases(history.sends, polled),
         "duplicate": duplicate_cases(observed),
         "inconsistent-offsets": inconsistent_offset_cases(observed),

@@ -44,6 +44,20 @@ def _send_case(s: Send) -> Case:
     }
 
 
+def unexpected_cases(sends: Iterable[Send], index: ObservationIndex) -> list[Case]:
+    """Takes the sends and the ObservationIndex. Returns each message a poll or drain saw
+    that no send attempted, or whose every send certainly failed, with where it was first
+    seen."""
+    outcomes: dict[Message, set[str]] = {}
+    for s in sends:
+        outcomes.setdefault(s.value, set()).add(s.outcome)
+    return [
+        _observer(o) | {"write": "failed" if message in outcomes else "never sent"}
+        for message, o in index.of.items()
+        if outcomes.get(message, {"fail"}) == {"fail"}
+    ]
+
+
 def first_polled(history: QueueHistory) -> dict[Message, int]:
     """Takes a QueueHistory. Returns, per message any poll received, when (ns) the first
     such poll completed."""

@@ -44,6 +44,11 @@ def _lost(c: Case) -> str:
     )
 
 
+def _unexpected(c: Case) -> str:
+    sent = "whose send certainly failed" if c["write"] == "failed" else "that no send attempted"
+    return f"{c['value']!r} {sent}, seen at {_at(c)} ({_observer(c)})"
+
+
 def _unseen(c: Case) -> str:
     return f"send of {c['value']!r} (op {c['index']}) acknowledged at {_at(c)}; no poll received it"
 
@@ -86,6 +91,7 @@ def _nonmonotonic_send(c: Case) -> str:
 
 _RENDERERS: dict[str, Callable[[Case], str]] = {
     "lost-write": _lost,
+    "unexpected": _unexpected,
     "unseen": _unseen,
     "duplicate": _duplicate,
     "inconsistent-offsets": _inconsistent,

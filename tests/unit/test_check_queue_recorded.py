@@ -15,6 +15,7 @@ AT_RUN_TIME = {
     "lost": 21,
     "kinds": {
         "lost-write": 21,
+        "unexpected": 0,
         "unseen": 0,
         "duplicate": 0,
         "inconsistent-offsets": 23,

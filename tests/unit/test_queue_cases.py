@@ -315,7 +315,7 @@ def test_nonmonotonic_send_per_producer_and_partition() -> None:
 def test_invalidating_kinds_are_explicit() -> None:
     always = {k for k in queue.KINDS if queue.invalidating(k, idempotent=False)}
     with_idempotence = {k for k in queue.KINDS if queue.invalidating(k, idempotent=True)}
-    assert always == {"lost-write", "inconsistent-offsets"}
+    assert always == {"lost-write", "unexpected", "inconsistent-offsets"}
     assert with_idempotence == always | {"duplicate", "nonmonotonic-send"}
 
 
@@ -327,6 +327,7 @@ def test_explain_has_one_line_per_kind() -> None:
     lines = queue.explain(result)
     assert lines[1:] == [
         "lost-write: 0 (makes the history invalid)",
+        "unexpected: 0 (makes the history invalid)",
         "unseen: 3 (reported)",
         "duplicate: 0 (reported)",
         "inconsistent-offsets: 0 (makes the history invalid)",
@@ -337,3 +338,30 @@ def test_explain_has_one_line_per_kind() -> None:
         "  unseen: send of 11 (op 2) acknowledged at partition 0 offset 1; no poll received it",
         "  unseen: send of 12 (op 4) acknowledged at partition 0 offset 2; no poll received it",
     ]
+
+
+def test_a_failed_or_never_sent_message_that_is_seen_is_unexpected() -> None:
+    b = three_sent()
+    b.send(2, 0, 13, None, outcome="fail")  # certainly not written: but a poll sees it
+    b.send(3, 0, 14, None, outcome="info")  # may have landed: seeing it is fine
+    b.send(4, 0, 15, None, outcome="fail")
+    b.send(4, 0, 15, 5, outcome="ok")  # the same message sent again, acknowledged
+    seen = [*ALL_THREE, (3, 13), (4, 14), (5, 15)]
+    poll = b.poll(1, {0: seen}, rebalanced={"assigned": [0], "revoked": []})
+    drain = b.drain(DRAINER, 0, [*seen, (6, 99)])
+    result = check(b, idempotent=False)
+    assert result["valid"] is False
+    assert result["kinds"]["unexpected"]["cases"] == [
+        {"partition": 0, "offset": 3, "value": 13, "by": "poll", "index": poll, "write": "failed"},
+        {
+            "partition": 0,
+            "offset": 6,
+            "value": 99,
+            "by": "drain",
+            "index": drain,
+            "write": "never sent",
+        },
+    ]
+    assert "13 whose send certainly failed, seen at partition 0 offset 3 (poll op" in "\n".join(
+        queue.explain(result)
+    )

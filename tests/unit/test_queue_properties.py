@@ -18,6 +18,7 @@ EXAMPLES = 40
 # Unseen sends are no fault of the log: consumers simply read slower than producers.
 ALWAYS_ZERO = (
     "lost-write",
+    "unexpected",
     "duplicate",
     "inconsistent-offsets",
     "nonmonotonic-poll",
