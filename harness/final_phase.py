@@ -30,13 +30,15 @@ def wait_healthy(
     interrupted: Callable[[], bool],
     timeout: float = HEALTH_TIMEOUT_S,
 ) -> dict[str, Any]:
-    """Waits until every partition of topic has a leader and its full ISR. Returns
+    """Waits until every partition of topic has a leader and its full ISR, as the
+    controller committed them: a broker's own metadata may be stale (a just-healed old
+    leader still names itself with the full ISR before it has truncated). Returns
     {"healthy": bool, "seconds": waited, "partitions": the last state seen}."""
     started = time.monotonic()
     last: Any = "no answer"
     while time.monotonic() - started < timeout and not interrupted():
         try:
-            parts = cluster.partitions(topic)
+            parts = cluster.committed_partitions(topic)
         except Exception as err:  # metadata may be briefly unavailable after a heal
             last = str(err)
         else:

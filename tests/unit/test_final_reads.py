@@ -1,5 +1,7 @@
-"""The final reads: each read runs until it comes back ok, a failed try is recorded and
-retried after a pause (not in a hot loop), and a read that never succeeds is missing."""
+"""The final phase: the topic is whole when the controller's committed state says so
+(not a possibly stale broker); each final read runs until it comes back ok, a failed try
+recorded and retried after a pause (not in a hot loop); one that never succeeds is
+missing."""
 
 from __future__ import annotations
 
@@ -8,9 +10,11 @@ import time
 from pathlib import Path
 
 import harness.final_phase as final_phase
-from harness.final_phase import final_reads
+from harness.cluster.admin import PartitionState
+from harness.final_phase import final_reads, wait_healthy
 from harness.history_writer import HistoryWriter
 from harness.runner import Recorder
+from tests.unit.fake_cluster import FakeCluster
 from workloads.core import OpDict
 
 
@@ -60,3 +64,18 @@ def test_a_read_that_never_succeeds_is_missing(tmp_path: Path) -> None:
     assert done == {"read": 0, "missing": [5]}
     tries = (tmp_path / "h.jsonl").read_text().count('"fail"')
     assert 1 <= tries <= 1.0 / final_phase.RETRY_PAUSE_S + 1
+
+
+class StaleBroker(FakeCluster):
+    """A broker's metadata names the full ISR; the controller's committed state does not
+    (the just-healed old leader has not rejoined yet)."""
+
+    def committed_partitions(self, topic: str) -> list[PartitionState]:
+        return [PartitionState(0, 2, (1, 2, 3), (2, 3))]
+
+
+def test_the_topic_is_whole_only_when_the_committed_state_says_so() -> None:
+    waited = wait_healthy(StaleBroker(), "t", lambda: False, timeout=1.0)
+    assert waited["healthy"] is False
+    assert waited["partitions"] == [{"partition": 0, "leader": 2, "isr": [2, 3]}]
+    assert wait_healthy(FakeCluster(), "t", lambda: False, timeout=1.0)["healthy"] is True
