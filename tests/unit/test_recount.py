@@ -74,7 +74,9 @@ def on_disk(replicas: dict[str, dict[int, dict[int, str]]], leaders: dict[int, s
 def test_lost_overwritten_and_diverging_replicas_are_counted_against_the_leader() -> None:
     sends = [(0, 0, 1), (0, 1, 2), (0, 2, 3), (1, 0, 4)]
     leader_log = {0: "1", 1: "5"}  # 2 was truncated and offset 1 written over; 3 is gone
-    disk = on_disk({"n1": {0: leader_log, 1: {0: "4"}}, "n2": {0: {0: "1"}}}, {0: "n1", 1: "n1"})
+    # n2 still holds 2 at offset 1, where the leader now holds 5.
+    n2 = {0: {0: "1", 1: "2"}}
+    disk = on_disk({"n1": {0: leader_log, 1: {0: "4"}}, "n2": n2}, {0: "n1", 1: "n1"})
     counted = recount(sends, disk)
     assert counted["partitions"]["0"]["lost"] == [2, 3]
     assert counted["partitions"]["0"]["overwritten"] == 1
@@ -82,6 +84,18 @@ def test_lost_overwritten_and_diverging_replicas_are_counted_against_the_leader(
     assert (counted["acknowledged"], counted["lost"], counted["overwritten"]) == (4, 2, 1)
     assert counted["partitions"]["0"]["replicas_agree"] is False
     assert counted["replicas_agree"] is False and counted["complete"] is True
+
+
+def test_a_follower_a_fetch_behind_agrees_one_holding_other_records_does_not() -> None:
+    leader = {0: "1", 1: "2", 2: "3"}
+    behind = on_disk({"n1": {0: leader}, "n2": {0: {0: "1", 1: "2"}}}, {0: "n1"})
+    assert recount([(0, 0, 1)], behind)["replicas_agree"] is True
+    ahead = on_disk({"n1": {0: leader}, "n2": {0: leader | {3: "4"}}}, {0: "n1"})
+    assert recount([(0, 0, 1)], ahead)["replicas_agree"] is False
+    other = on_disk({"n1": {0: leader}, "n2": {0: {0: "1", 1: "9"}}}, {0: "n1"})
+    counted = recount([(0, 0, 1)], other)
+    assert counted["replicas_agree"] is False
+    assert "a replica holds records the leader does not" in recount_line(counted)
 
 
 def test_an_unreadable_leader_makes_the_recount_incomplete_not_lossless() -> None:
