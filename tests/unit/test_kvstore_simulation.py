@@ -126,5 +126,12 @@ def test_kafka_map_runs_are_linearizable(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("variant", ["local-read", "replica-style", "published-rule"])
 def test_every_weaker_variant_is_caught(tmp_path: Path, variant: str) -> None:
-    events = simulate(VARIANTS[variant], tmp_path / "history.jsonl")
-    assert check(pair(events), MODELS["map"], time_limit=30)["valid"] is False
+    # Each bug shows only in some interleavings, and a loaded machine makes fewer ops in
+    # the same 1.5 s (published-rule once went uncaught beside a Kafka run): up to 3 runs.
+    verdicts = []
+    for attempt in range(3):
+        events = simulate(VARIANTS[variant], tmp_path / f"history-{attempt}.jsonl")
+        verdicts.append(check(pair(events), MODELS["map"], time_limit=30)["valid"])
+        if verdicts[-1] is False:
+            return
+    pytest.fail(f"{variant} was never caught in 3 runs: {verdicts}")
