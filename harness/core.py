@@ -339,7 +339,7 @@ def _check_and_report(run: TestRun) -> RunOutcome:
     results = check_run(history, run.workload, run.ctx)
     results["final"] = run.final
     if run.on_disk is not None:
-        results["final"]["recount"] = _recount(run, results.get("lost-acks"))
+        results["final"]["recount"] = _recount(folder, run.on_disk, results.get("lost-acks"))
     if run.interrupted():
         results["interrupted"] = "the run was interrupted: the history is checked as far as it went"
     test = {"spec": run.spec.to_json()}
@@ -355,11 +355,10 @@ def _check_and_report(run: TestRun) -> RunOutcome:
     return RunOutcome(folder, results["valid"], exit_code(results["valid"]))
 
 
-def _recount(run: TestRun, lost_acks: Any) -> dict[str, Any] | None:
+def _recount(folder: Path, on_disk: dict[str, Any], lost_acks: Any) -> dict[str, Any] | None:
     """Writes recount.json; returns its summary for results.json (None if it failed)."""
-    assert run.on_disk is not None
     try:
-        counted = write_recount(run.folder, run.on_disk, lost_acks)
+        counted = write_recount(folder, on_disk, lost_acks)
     except Exception:  # evidence beside the verdict, never a reason to lose the run
         LOG.exception("recounting the lost sends failed")
         return None

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from harness.cluster.quorum import FRESH_FETCH_MS
+from harness.cluster.quorum import reaches_leader
 
 if TYPE_CHECKING:
     from harness.cluster.docker_cluster import DockerCluster
@@ -32,10 +32,7 @@ def sample(cluster: DockerCluster) -> dict[str, Any]:
         return {"leader": cluster.active_controller()}
     quorum = cluster.quorum()
     behind = [
-        cluster.node_of_broker(v.node_id)
-        for v in quorum.voters
-        if v.node_id != quorum.leader
-        and (v.last_fetch_ago_ms is None or v.last_fetch_ago_ms > FRESH_FETCH_MS)
+        cluster.node_of_broker(v.node_id) for v in quorum.voters if not reaches_leader(v, quorum)
     ]
     return {
         "leader": cluster.node_of_broker(quorum.leader),

@@ -78,12 +78,14 @@ def freshest_broker(quorum: Quorum, brokers: Sequence[int]) -> int | None:
     replicated the most of the metadata log among those that fetched within
     FRESH_FETCH_MS (a combined node that leads counts as fresh), or None."""
     replicas = {r.node_id: r for r in (*quorum.observers, *quorum.voters)}
-    fresh = [replicas[b] for b in brokers if b in replicas and _fresh(replicas[b], quorum)]
+    fresh = [replicas[b] for b in brokers if b in replicas and reaches_leader(replicas[b], quorum)]
     best = max(fresh, key=lambda r: (r.log_end_offset, -r.node_id), default=None)
     return None if best is None else best.node_id
 
 
-def _fresh(replica: ReplicaView, quorum: Quorum) -> bool:
+def reaches_leader(replica: ReplicaView, quorum: Quorum) -> bool:
+    """Returns whether replica reaches the quorum's leader: it is the leader, or it
+    fetched within FRESH_FETCH_MS."""
     ago = replica.last_fetch_ago_ms
     return replica.node_id == quorum.leader or (ago is not None and ago <= FRESH_FETCH_MS)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from harness.pipeline.trend_plots import config_label
+from harness.pipeline.trend_plots import TEST, cluster_label, config_label, test_label
 
 Row = dict[str, Any]
 BROKEN_SHOWN = 50
@@ -109,14 +109,6 @@ def render(
     return "\n".join(lines) + "\n"
 
 
-TEST = ("workload", "store", "nemesis", "kafka_config")
-"""What a test ran, apart from the cluster it ran on."""
-
-
-def _cluster(row: Row) -> str:
-    return f"{row['kafka_version']}-{row['metadata']}"
-
-
 def _outcome(row: Row, inside: Row | None) -> str:
     """Returns one cell: verdicts, anomalies, and service while its fault was in force."""
     text = f"{row['runs']} runs: {row['invalid']} invalid, {row['unknown']} unknown"
@@ -136,17 +128,17 @@ def side_by_side(aggregates: Sequence[Row], figures: Sequence[Row]) -> list[str]
     """Takes the aggregates and fault-window figures. Returns a table with a row per test
     and a column per cluster (Kafka release and metadata mode), or nothing when the runs
     are all of one cluster."""
-    clusters = sorted({_cluster(r) for r in aggregates})
+    clusters = sorted({cluster_label(r) for r in aggregates})
     if len(clusters) < 2:
         return []
     inside = {
-        (_cluster(f), *(f[k] for k in TEST)): f for f in figures if f["fault"] == f["nemesis"]
+        (cluster_label(f), *(f[k] for k in TEST)): f for f in figures if f["fault"] == f["nemesis"]
     }
     cells: dict[tuple[Any, ...], Row] = {}
     for r in aggregates:
         test = tuple(r[k] for k in TEST)
-        row = cells.setdefault(test, {"test": "/".join(map(str, test))})
-        row[_cluster(r)] = _outcome(r, inside.get((_cluster(r), *test)))
+        row = cells.setdefault(test, {"test": test_label(r)})
+        row[cluster_label(r)] = _outcome(r, inside.get((cluster_label(r), *test)))
     rows = [cells[t] for t in sorted(cells, key=lambda t: tuple(map(str, t)))]
     return [
         "## Side by side",

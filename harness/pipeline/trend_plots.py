@@ -16,11 +16,24 @@ from matplotlib.axes import Axes
 Row = dict[str, Any]
 
 
+TEST = ("workload", "store", "nemesis", "kafka_config")
+"""What a test ran, apart from the cluster it ran on."""
+
+
+def cluster_label(row: Row) -> str:
+    """Returns the cluster a configuration ran on, e.g. 3.9.1-zookeeper."""
+    return f"{row['kafka_version']}-{row['metadata']}"
+
+
+def test_label(row: Row) -> str:
+    """Returns what a configuration ran, e.g. kv/linearizable/kill-leader/safe."""
+    return "/".join(str(row[k]) for k in TEST)
+
+
 def config_label(row: Row) -> str:
     """Returns a configuration's short name, e.g.
     3.9.1-zookeeper/kv/linearizable/kill-leader/safe."""
-    test = "/".join(str(row[k]) for k in ("workload", "store", "nemesis", "kafka_config"))
-    return f"{row['kafka_version']}-{row['metadata']}/{test}"
+    return f"{cluster_label(row)}/{test_label(row)}"
 
 
 def _lines(

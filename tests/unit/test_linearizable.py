@@ -263,15 +263,12 @@ def test_result_is_json_and_explain_reads_well() -> None:
     assert any("concurrent with it" in line for line in lines)
 
 
-def test_parallel_keys_give_the_same_result(monkeypatch: pytest.MonkeyPatch) -> None:
-    h = History()
-    for k in range(6):
-        h.ok(0, "write", 1, 0, 10, key=k)
-        h.ok(1, "read", 1 if k % 3 else 2, 20, 30, key=k)
-    serial = check(h.ops, REGISTER, jobs=1)
+def forced_pool(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Makes every check with jobs > 1 use the process pool; returns a list that grows by
+    one each time the pool runs."""
     monkeypatch.setattr(linearizable, "PARALLEL_MIN_OPS", 1)
     # Threads left by other tests (a Kafka client's close abandoned in the background)
-    # would make the check stay in process; this test is about the pool's result.
+    # would make the check stay in process; these tests are about the pool.
     monkeypatch.setattr(linearizable, "can_fork", lambda: True)
     pools: list[int] = []
     run_pool = linearizable._run_pool
@@ -281,6 +278,16 @@ def test_parallel_keys_give_the_same_result(monkeypatch: pytest.MonkeyPatch) -> 
         return run_pool(*args)
 
     monkeypatch.setattr(linearizable, "_run_pool", counted)
+    return pools
+
+
+def test_parallel_keys_give_the_same_result(monkeypatch: pytest.MonkeyPatch) -> None:
+    h = History()
+    for k in range(6):
+        h.ok(0, "write", 1, 0, 10, key=k)
+        h.ok(1, "read", 1 if k % 3 else 2, 20, 30, key=k)
+    serial = check(h.ops, REGISTER, jobs=1)
+    pools = forced_pool(monkeypatch)
     parallel = check(h.ops, REGISTER, jobs=2)
     assert pools == [1]
     assert parallel["failures"] == serial["failures"]

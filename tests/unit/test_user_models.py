@@ -24,6 +24,7 @@ from checkers import linearizable
 from checkers.model_loader import load_model
 from checkers.models import Model
 from harness.history import Op
+from tests.unit.test_linearizable import forced_pool
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "counter_model.py"
@@ -160,24 +161,13 @@ def test_hand_written_histories(counter: Model, ops: list[Op], valid: bool) -> N
 def test_a_model_from_a_file_pickles_and_its_keys_spread_over_processes(
     counter: Model, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # Threads left by other tests (a Kafka client's close abandoned in the background)
-    # would make the check stay in process; this test is about pickling across the pool.
-    monkeypatch.setattr(linearizable, "can_fork", lambda: True)
+    pools = forced_pool(monkeypatch)
     assert pickle.loads(pickle.dumps(counter)) == counter
-    monkeypatch.setattr(linearizable, "PARALLEL_MIN_OPS", 1)
     ops = [
         *(op(i, "add", 1, 2 * i, 2 * i + 1, key=f"k{i % 4}") for i in range(8)),
         op(8, "read", 2, 20, 21, key="k0"),
         op(9, "read", 3, 20, 21, key="k1"),  # invalid: k1 got two adds
     ]
-    pools: list[int] = []
-    run_pool = linearizable._run_pool
-
-    def counted(*args: Any) -> Any:
-        pools.append(1)
-        return run_pool(*args)
-
-    monkeypatch.setattr(linearizable, "_run_pool", counted)
     parallel = linearizable.check(ops, counter, jobs=2)
     assert pools == [1]
     assert parallel["valid"] is False
