@@ -190,10 +190,7 @@ class IsrShrink(SingleFault):
         if leader is None:
             return steps.result()
         leader_id = cluster.broker_id(leader)
-        back = self._wait(
-            lambda: all(leader_id in isr for isr in _isr_of(cluster, self.topic, targets).values()),
-            REJOIN_WAIT_S,
-        )
+        back = self._wait(lambda: _rejoined(cluster, self.topic, targets, leader_id), REJOIN_WAIT_S)
         # Kafka logs "Truncating partition T-P with TruncationState(offset=..." when a
         # replica cuts its log back to the new leader's epoch end (KIP-101).
         names = "|".join(re.escape(f"{self.topic}-{p}") for p in targets)
@@ -261,6 +258,13 @@ class Steps:
 def _isr_of(cluster: Cluster, topic: str, targets: Sequence[int]) -> dict[int, tuple[int, ...]]:
     parts = cluster.committed_partitions(topic)
     return {p.partition: p.isr for p in parts if p.partition in targets}
+
+
+def _rejoined(cluster: Cluster, topic: str, targets: Sequence[int], node: int) -> bool:
+    # The ISR alone is not enough: where nobody was elected it still names the dead
+    # leader, so the node is back only once every partition is led again as well.
+    parts = [p for p in cluster.committed_partitions(topic) if p.partition in targets]
+    return len(parts) == len(targets) and all(p.leader != -1 and node in p.isr for p in parts)
 
 
 def _all_led_by_others(cluster: Cluster, topic: str, targets: Sequence[int], exclude: int) -> bool:

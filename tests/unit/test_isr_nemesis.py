@@ -14,12 +14,14 @@ from tests.unit.fake_cluster import FakeCluster
 
 TOPIC = "q"
 REPLICAS = ((1, 2, 3), (2, 3, 1), (3, 1, 2))
+RESTART_S = 3.0
 
 
 class ScriptedCluster(FakeCluster):
     """Three partitions with rotating preferred leaders and broker 1 as the controller.
     Cutting broker 1 from its followers shrinks its partitions' ISR after `lag` seconds
-    of the fake clock; killing it elects a follower if `unclean`, else nobody."""
+    of the fake clock; killing it elects a follower if `unclean`, else nobody. A started
+    broker is back `RESTART_S` later."""
 
     def __init__(
         self, unclean: bool, shrinks: bool = True, kraft: bool = False, combined: bool = False
@@ -31,7 +33,7 @@ class ScriptedCluster(FakeCluster):
         self.leaders = [2, 2, 3]  # partition 0 is not on its preferred leader yet
         self.cut_at: float | None = None
         self.killed_at: float | None = None
-        self.started = False
+        self.started_at: float | None = None
 
     def sleep(self, seconds: float) -> None:
         self.now += seconds
@@ -57,7 +59,7 @@ class ScriptedCluster(FakeCluster):
 
     def start(self, node: str) -> None:
         super().start(node)
-        self.started = True
+        self.started_at = self.now
 
     def partitions(self, topic: str) -> list[PartitionState]:
         parts = []
@@ -66,7 +68,8 @@ class ScriptedCluster(FakeCluster):
             cut_long_enough = self.cut_at is not None and self.now - self.cut_at >= 5
             if leader == 1 and self.shrinks and cut_long_enough:
                 isr = (1,)
-            if leader == 1 and self.killed_at is not None and not self.started:
+            back = self.started_at is not None and self.now - self.started_at >= RESTART_S
+            if leader == 1 and self.killed_at is not None and not back:
                 elected = self.now - self.killed_at >= 7
                 leader = 2 if elected and self.unclean else -1
                 isr = (2,) if leader == 2 else (1,)
@@ -115,6 +118,19 @@ def test_safe_sequence_says_nobody_was_elected_and_claims_no_loss() -> None:
     started = nemesis_on(cluster).invoke("start-isr-shrink")
     assert steps(started)[-1] == "no-leader-elected"
     assert started["set_up"] is False
+
+
+def test_after_nobody_was_elected_the_leader_rejoins_only_once_it_leads_again() -> None:
+    # The committed ISR still names the dead leader the moment it is started again;
+    # "rejoined" must wait for its partitions to be led, not take that stale ISR's word.
+    cluster = ScriptedCluster(unclean=False)
+    nemesis = nemesis_on(cluster)
+    nemesis.invoke("start-isr-shrink")
+    started_at = cluster.now
+    stopped = nemesis.invoke("stop-isr-shrink")
+    assert steps(stopped) == ["healed", "rejoined"]
+    assert stopped["steps"][-1]["after_s"] >= RESTART_S
+    assert cluster.now - started_at >= RESTART_S
 
 
 def test_an_isr_that_never_shrinks_stops_the_sequence_before_any_kill() -> None:
