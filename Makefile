@@ -37,9 +37,9 @@ run: setup
 	@$(PY) -m harness run --nemesis $(NEMESIS) --time-limit $(TIME_LIMIT) $(ARGS)
 
 # The nightly matrix: every Kafka version (3.9.1 on ZooKeeper, 4.4.0 on KRaft) x workload x
-# nemesis x Kafka config x store, NIGHTLY_RUNS runs each (NIGHTLY_TIME s of workload), then
-# `analyze` over the results. An invalid run is
-# what the matrix is for, so only analyze's exit code decides the target's.
+# nemesis x Kafka config x store, NIGHTLY_RUNS runs each (NIGHTLY_TIME s of workload),
+# NIGHTLY_JOBS at once, then `analyze` over the results. An invalid run is what the matrix
+# is for, so only analyze's exit code decides the target's.
 NIGHTLY_VERSIONS ?= 3.9.1 4.4.0
 NIGHTLY_WORKLOADS ?= kv register
 NIGHTLY_NEMESES ?= partition-leader kill-leader pause-leader
@@ -47,16 +47,13 @@ NIGHTLY_CONFIGS ?= safe unsafe
 NIGHTLY_STORES ?= linearizable local-read
 NIGHTLY_RUNS ?= 2
 NIGHTLY_TIME ?= 30
+NIGHTLY_JOBS ?= 1
 NIGHTLY_RESULTS ?= results
 nightly: setup
-	@for v in $(NIGHTLY_VERSIONS); do for w in $(NIGHTLY_WORKLOADS); do \
-	  for n in $(NIGHTLY_NEMESES); do for c in $(NIGHTLY_CONFIGS); do for s in $(NIGHTLY_STORES); do \
-	    for i in $$(seq $(NIGHTLY_RUNS)); do \
-	      echo "nightly: $$v $$w $$s $$n $$c run $$i of $(NIGHTLY_RUNS)"; \
-	      $(PY) -m harness run --kafka-version $$v --workload $$w --store $$s --nemesis $$n \
-	        --kafka-config $$c --time-limit $(NIGHTLY_TIME) --results $(NIGHTLY_RESULTS) $(ARGS) \
-	        || echo "nightly: exit $$? ($$v $$w $$s $$n $$c)"; \
-	    done; done; done; done; done; done
+	@$(PY) -m harness matrix --kafka $(NIGHTLY_VERSIONS) --workloads $(NIGHTLY_WORKLOADS) \
+	  --nemeses $(NIGHTLY_NEMESES) --configs $(NIGHTLY_CONFIGS) --stores $(NIGHTLY_STORES) \
+	  --runs $(NIGHTLY_RUNS) --time-limit $(NIGHTLY_TIME) --jobs $(NIGHTLY_JOBS) \
+	  --results $(NIGHTLY_RESULTS) -- $(ARGS) || echo "nightly: matrix exit $$?"
 	@$(PY) -m harness analyze $(NIGHTLY_RESULTS)
 
 lint: $(VENV_STAMP)

@@ -13,7 +13,7 @@ import tempfile
 import traceback
 from collections.abc import Sequence
 
-from harness import check_cli, run_cli, serve, signals
+from harness import check_cli, matrix, run_cli, serve, signals
 from harness.cluster import cli as cluster_cli
 from harness.pipeline import analyze
 
@@ -34,6 +34,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
     run_cli.add_parser(sub)
+    matrix.add_parser(sub)
     cluster_cli.add_parser(sub)
     check_cli.add_parser(sub)
     analyze.add_parser(sub)

@@ -1,0 +1,312 @@
+"""`harness matrix`: runs `harness run` over every Kafka release x workload x store x
+fault x config, a few runs at once, each run on a fresh cluster of its own.
+
+The plan is round by round (round r uses seed base+r), so a matrix cut short leaves
+whole rounds behind; a fault that does not apply to a release's metadata mode is left
+out. Each run's output goes to a log file; the screen gets one line per run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import queue
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from harness import signals
+from harness.argtypes import positive
+from harness.cluster.config import METADATA_MODES, PROFILES, RELEASES, default_metadata
+from harness.cluster.layout import release_problem
+from nemesis.names import ISR_SHRINK, NEMESES, ONLY_ON
+from workloads.names import STORES, WORKLOAD_NAMES
+
+# Jepsen's test-all: any invalid run makes the matrix invalid, then unknown, then crashed.
+EXIT_VALID, EXIT_INVALID, EXIT_UNKNOWN, EXIT_CRASH = 0, 1, 2, 255
+VERDICTS = {EXIT_VALID: "VALID", EXIT_INVALID: "INVALID", EXIT_UNKNOWN: "UNKNOWN"}
+
+
+@dataclass(frozen=True, slots=True)
+class Kafka:
+    """A Kafka release and the metadata mode it runs in."""
+
+    version: str
+    metadata: str
+
+    @property
+    def label(self) -> str:
+        """Returns e.g. 4.4.0-kraft, as analyze names the column."""
+        return f"{self.version}-{self.metadata}"
+
+
+@dataclass(frozen=True, slots=True)
+class Job:
+    """One `harness run` of the matrix."""
+
+    kafka: Kafka
+    workload: str
+    store: str
+    nemesis: str
+    config: str
+    round: int
+    seed: int
+    time_limit: float
+
+    def describe(self) -> str:
+        """Returns a short line naming the run."""
+        return (
+            f"{self.kafka.label} {self.workload}/{self.store}/{self.nemesis}/{self.config} "
+            f"round {self.round} seed {self.seed}"
+        )
+
+    def argv(self, results: str, cluster: str, extra: Sequence[str]) -> list[str]:
+        """Returns the command line of this run on cluster, writing under results."""
+        return [
+            sys.executable, "-m", "harness", "run",
+            "--kafka-version", self.kafka.version, "--metadata", self.kafka.metadata,
+            "--workload", self.workload, "--store", self.store, "--nemesis", self.nemesis,
+            "--kafka-config", self.config, "--time-limit", f"{self.time_limit:g}",
+            "--seed", str(self.seed), "--results", results, "--cluster-name", cluster,
+            *extra,
+        ]  # fmt: skip
+
+
+def parse_kafka(text: str) -> Kafka:
+    """Takes VERSION or VERSION:METADATA. Returns the Kafka it names; raises ValueError."""
+    version, _, metadata = text.partition(":")
+    if version not in RELEASES:
+        raise ValueError(f"kafka {text!r}: version one of {', '.join(RELEASES)}")
+    metadata = metadata or default_metadata(version)
+    problem = release_problem(version, metadata)
+    if problem is not None:
+        raise ValueError(problem)
+    return Kafka(version, metadata)
+
+
+def plan(
+    kafkas: Sequence[Kafka],
+    workloads: Sequence[str],
+    stores: Sequence[str],
+    nemeses: Sequence[str],
+    configs: Sequence[str],
+    rounds: range,
+    seed_base: int,
+    time_limit: Callable[[str], float],
+) -> list[Job]:
+    """Takes the matrix's axes, the rounds (1-based) and each fault's time limit. Returns
+    its runs round by round, the releases of one cell next to each other; faults that do
+    not apply to a release's metadata mode are left out."""
+    return [
+        Job(kafka, w, s, n, c, r, seed_base + r, time_limit(n))
+        for r in rounds
+        for n in nemeses
+        for w in workloads
+        for s in stores
+        for c in configs
+        for kafka in kafkas
+        if ONLY_ON.get(n, kafka.metadata) == kafka.metadata
+    ]
+
+
+def worst(codes: Sequence[int]) -> int:
+    """Takes the runs' exit codes. Returns the matrix's: 1 if any run was invalid, else 2
+    if any unknown, else 255 if any did not finish with a verdict, else 0."""
+    if EXIT_INVALID in codes:
+        return EXIT_INVALID
+    if EXIT_UNKNOWN in codes:
+        return EXIT_UNKNOWN
+    if any(c != EXIT_VALID for c in codes):
+        return EXIT_CRASH
+    return EXIT_VALID
+
+
+@dataclass
+class _Progress:
+    total: int
+    started: float
+    done: int = 0
+
+    def line(self, job: Job, code: int, took: float, log: Path) -> str:
+        self.done += 1
+        verdict = VERDICTS.get(code, f"no verdict (exit {code}, see {log})")
+        left = (time.monotonic() - self.started) / self.done * (self.total - self.done)
+        return (
+            f"[{self.done}/{self.total}] {job.describe()}: {verdict} in {took:.0f} s"
+            f" (about {left / 60:.0f} min left at this pace)"
+        )
+
+
+Command = Callable[[Job, str], list[str]]
+"""Takes a job and the name of its lane's cluster; returns the command line to run."""
+
+
+class Matrix:
+    """Runs jobs on `lanes` clusters at once; each child runs in a session of its own, so
+    an interrupt reaches it once, forwarded by us, and it heals and cleans up."""
+
+    def __init__(self, jobs: list[Job], lanes: int, logs: Path, command: Command) -> None:
+        self.jobs: queue.Queue[Job] = queue.Queue()
+        for job in jobs:
+            self.jobs.put(job)
+        self.logs, self.command = logs, command
+        self.codes: list[int] = []
+        self._stopping = threading.Event()
+        self._children: set[subprocess.Popen[bytes]] = set()
+        self._lock = threading.Lock()
+        self._progress = _Progress(len(jobs), time.monotonic())
+        prefix = f"matrix{os.getpid()}"
+        self._lanes = [
+            threading.Thread(target=self._lane, args=(f"{prefix}-{i}",), daemon=True)
+            for i in range(1, lanes + 1)
+        ]
+
+    def run(self) -> int:
+        """Runs every job, or until interrupted (then 130). Returns the exit code."""
+        self.start()
+        try:
+            self.wait()
+        except KeyboardInterrupt:
+            with signals.shielded():
+                self.stop()
+                self.wait()
+            print(
+                f"interrupted: {len(self.codes)} runs finished, {self.jobs.qsize()} not started",
+                file=sys.stderr,
+            )
+            return 130
+        return worst(self.codes)
+
+    def start(self) -> None:
+        """Starts the lanes."""
+        self.logs.mkdir(parents=True, exist_ok=True)
+        for lane in self._lanes:
+            lane.start()
+
+    def wait(self) -> None:
+        """Returns when every lane has finished (in slices, so an interrupt gets through)."""
+        while any(lane.is_alive() for lane in self._lanes):
+            for lane in self._lanes:
+                lane.join(0.2)
+
+    def stop(self) -> None:
+        """Starts no more runs, and interrupts those in progress (each heals, cleans up
+        and keeps its history, as on ^C)."""
+        self._stopping.set()
+        print("stopping the runs in progress (each heals and cleans up)", file=sys.stderr)
+        with self._lock:
+            for child in self._children:
+                child.send_signal(signal.SIGINT)
+
+    def _lane(self, cluster: str) -> None:
+        while not self._stopping.is_set():
+            try:
+                job = self.jobs.get_nowait()
+            except queue.Empty:
+                return
+            self._one(job, cluster)
+
+    def _one(self, job: Job, cluster: str) -> None:
+        name = f"{job.round:02d}-{job.kafka.label}-{job.workload}-{job.store}-{job.nemesis}"
+        log = self.logs / f"{name}-{job.config}.log"
+        began = time.monotonic()
+        with open(log, "wb") as out, self._lock:
+            if self._stopping.is_set():
+                return
+            child = subprocess.Popen(
+                self.command(job, cluster),
+                stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )  # fmt: skip
+            self._children.add(child)
+        code = child.wait()
+        with self._lock:
+            self._children.discard(child)
+            self.codes.append(code)
+            print(self._progress.line(job, code, time.monotonic() - began, log), flush=True)
+
+
+def _time_limits(args: argparse.Namespace) -> Callable[[str], float]:
+    overrides: dict[str, float] = {}
+    for item in args.time_limit_of:
+        nemesis, _, seconds = item.partition("=")
+        if nemesis not in NEMESES:
+            raise ValueError(f"--time-limit-of {item!r}: no fault named {nemesis!r}")
+        try:
+            overrides[nemesis] = positive(float)(seconds)
+        except (ValueError, argparse.ArgumentTypeError) as err:
+            raise ValueError(f"--time-limit-of {item!r}: {err}") from err
+    return lambda nemesis: overrides.get(nemesis, args.time_limit)
+
+
+def _command(args: argparse.Namespace) -> int:
+    try:
+        kafkas = [parse_kafka(k) for k in args.kafka]
+        limits = _time_limits(args)
+    except ValueError as err:
+        print(f"harness matrix: {err}", file=sys.stderr)
+        return 254
+    extra = args.run_args[1:] if args.run_args[:1] == ["--"] else args.run_args
+    rounds = range(args.first_round, args.first_round + args.runs)
+    jobs = plan(
+        kafkas, args.workloads, args.stores, args.nemeses, args.configs, rounds,
+        args.seed_base, limits,
+    )  # fmt: skip
+    logs = Path(args.results) / ".matrix-logs"
+    print(f"matrix: {len(jobs)} runs, {args.jobs} at a time; each run's output in {logs}/")
+    matrix = Matrix(jobs, args.jobs, logs, lambda job, lane: job.argv(args.results, lane, extra))
+    return matrix.run()
+
+
+def add_parser(sub: Any) -> None:
+    """Registers `harness matrix`."""
+    p = sub.add_parser(
+        "matrix",
+        help="run `harness run` over releases x workloads x faults x configs, N at a time",
+        description=__doc__,
+    )
+    p.add_argument(
+        "--kafka",
+        nargs="+",
+        default=list(RELEASES),
+        metavar="VERSION[:MODE]",
+        help=f"releases, each with a metadata mode ({'|'.join(METADATA_MODES)}; "
+        "default: the release's own)",
+    )
+    p.add_argument("--workloads", nargs="+", choices=sorted(WORKLOAD_NAMES), default=["kv"])
+    p.add_argument("--stores", nargs="+", choices=list(STORES), default=["linearizable"])
+    p.add_argument("--nemeses", nargs="+", choices=list(NEMESES), default=list(NEMESES))
+    p.add_argument("--configs", nargs="+", choices=sorted(PROFILES), default=["safe"])
+    p.add_argument("--runs", type=positive(int), default=1, help="rounds (default 1)")
+    p.add_argument(
+        "--first-round",
+        type=positive(int),
+        default=1,
+        help="number of the first round, to add rounds to a matrix (default 1)",
+    )
+    p.add_argument("--seed-base", type=int, default=100, help="round r uses seed BASE+r")
+    p.add_argument(
+        "--time-limit",
+        type=positive(float),
+        default=40.0,
+        help="seconds of workload per run (default 40)",
+    )
+    p.add_argument(
+        "--time-limit-of",
+        action="append",
+        default=[f"{ISR_SHRINK}=60"],
+        metavar="FAULT=SECONDS",
+        help=f"another time limit for one fault (default {ISR_SHRINK}=60)",
+    )
+    p.add_argument("--jobs", type=positive(int), default=1, help="runs at once (default 1)")
+    p.add_argument("--results", default="results", metavar="DIR", help="results root")
+    p.add_argument(
+        "run_args", nargs=argparse.REMAINDER, help="after --: more options for every `harness run`"
+    )
+    p.set_defaults(func=_command)
