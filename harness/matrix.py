@@ -216,14 +216,15 @@ class Matrix:
         name = f"{job.round:02d}-{job.kafka.label}-{job.workload}-{job.store}-{job.nemesis}"
         log = self.logs / f"{name}-{job.config}.log"
         began = time.monotonic()
-        with open(log, "wb") as out, self._lock:
+        with self._lock:
             if self._stopping.is_set():
                 return
-            child = subprocess.Popen(
-                self.command(job, cluster),
-                stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
-                start_new_session=True,
-            )  # fmt: skip
+            with open(log, "wb") as out:  # the child keeps its own copy of the file
+                child = subprocess.Popen(
+                    self.command(job, cluster),
+                    stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
+                    start_new_session=True,
+                )  # fmt: skip
             self._children.add(child)
         code = child.wait()
         with self._lock:
