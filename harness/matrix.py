@@ -259,6 +259,11 @@ def _command(args: argparse.Namespace) -> int:
         kafkas, args.workloads, args.stores, args.nemeses, args.configs, rounds,
         args.seed_base, limits,
     )  # fmt: skip
+    if args.list:
+        for job in jobs:
+            print(job.describe())
+        print(f"{len(jobs)} runs")
+        return 0
     logs = Path(args.results) / ".matrix-logs"
     print(f"matrix: {len(jobs)} runs, {args.jobs} at a time; each run's output in {logs}/")
     matrix = Matrix(jobs, args.jobs, logs, lambda job, lane: job.argv(args.results, lane, extra))
@@ -307,6 +312,7 @@ def add_parser(sub: Any) -> None:
     )
     p.add_argument("--jobs", type=positive(int), default=1, help="runs at once (default 1)")
     p.add_argument("--results", default="results", metavar="DIR", help="results root")
+    p.add_argument("--list", action="store_true", help="print the runs and exit")
     p.add_argument(
         "run_args", nargs=argparse.REMAINDER, help="after --: more options for every `harness run`"
     )

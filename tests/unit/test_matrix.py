@@ -153,3 +153,17 @@ def test_bad_matrix_arguments_exit_254_before_anything_runs(
     assert main(argv) == 254
     err = capsys.readouterr().err
     assert err.startswith("harness matrix: ") and err.count("\n") == 1
+
+
+def test_list_prints_the_plan_and_runs_nothing(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(matrix.Matrix, "start", lambda _: pytest.fail("a run was started"))
+    argv = ["matrix", "--kafka", "3.9.1", "4.4.0", "--nemeses", "partition-zookeeper",
+            "isr-shrink", "--runs", "2", "--list"]  # fmt: skip
+    assert main(argv) == 0
+    lines = capsys.readouterr().out.splitlines()
+    # partition-zookeeper is left out on KRaft: 2 rounds x (1 + 2) runs.
+    assert lines[-1] == "6 runs"
+    assert lines[0] == "3.9.1-zookeeper kv/linearizable/partition-zookeeper/safe round 1 seed 101"
+    assert not any("4.4.0-kraft kv/linearizable/partition-zookeeper" in x for x in lines)
