@@ -5,12 +5,13 @@ election allowed an out-of-sync follower leads, and the old leader truncates on 
 The leader must still reach the controller while its ISR shrinks (its AlterPartition
 goes there): after a preferred-leader election, the targets are the partitions led on
 ZooKeeper by the controller broker, on KRaft by a broker that is not a controller (the
-workload's preferred leaders rotate over the brokers). Every step is read from the
-cluster, never assumed, and recorded with its time since the start op was invoked
-(`after_s`). A step that does not happen within its bound is recorded with the reason
-and the sequence stops there: no loss is ever reported that was never set up. Stop
-(step 4) heals the network, starts the old leader, waits for it to rejoin the ISR and
-records its truncation log lines.
+workload's preferred leaders rotate over the brokers; where the ZooKeeper-mode
+controller leads none, one partition's replicas are reordered to put it first). Every
+step is read from the cluster, never assumed, and recorded with its time since the start
+op was invoked (`after_s`). A step that does not happen within its bound is recorded
+with the reason and the sequence stops there: no loss is ever reported that was never
+set up. Stop (step 4) heals the network, starts the old leader, waits for it to rejoin
+the ISR and records its truncation log lines.
 """
 
 from __future__ import annotations
@@ -36,6 +37,8 @@ ELECTION_WAIT_S = 25.0
 """Bound on step 3: the dead leader's ZooKeeper session or KRaft broker session (6 s
 each), then the (unclean) election."""
 REJOIN_WAIT_S = 40.0
+LEAD_WAIT_S = 10.0
+"""Bound on a preferred-leader election reaching the brokers' metadata."""
 POLL_S = 0.5
 TRUNCATION_LINES = 20
 
@@ -142,19 +145,45 @@ class IsrShrink(SingleFault):
             moved = {-1: str(err)}
         leaders = {p.partition: p.leader for p in cluster.partitions(self.topic)}
         leader = self._reachable_leader(set(leaders.values()) - {-1})
+        made_preferred = {}
+        if leader not in leaders.values():
+            made_preferred = self._lead_one(leader, sorted(leaders))
+            leaders = {p.partition: p.leader for p in cluster.partitions(self.topic)}
         steps.record(
             "placed",
             leader=cluster.node_of_broker(leader),
             controller=_active_controller(cluster),
             not_moved={str(p): why for p, why in moved.items() if why},
+            **({"made_preferred": made_preferred} if made_preferred else {}),
         )
         targets = [p for p, lead in sorted(leaders.items()) if lead == leader]
         if not targets:
             raise Skipped(
                 f"no partition of {self.topic} is led by the controller "
-                f"{cluster.node_of_broker(leader)}"
+                f"{cluster.node_of_broker(leader)} ({made_preferred})"
             )
         return leader, targets
+
+    def _lead_one(self, broker: int, partitions: list[int]) -> dict[str, str]:
+        """Makes broker (the ZooKeeper-mode controller, which leads a one-partition topic
+        such as the kv store's only by chance) the preferred leader of one of partitions
+        and elects it. Returns {partition: "" once it leads, else why not}."""
+        cluster, partition = self.cluster, self.rng.choice(partitions)
+        try:
+            why = cluster.prefer_leader(self.topic, partition, broker)
+            if not why:
+                why = cluster.elect_preferred_leaders(self.topic).get(partition, "")
+        except Exception as err:  # recorded; the caller then skips with the reason
+            why = str(err)
+        if not why and not self._wait(
+            lambda: any(
+                p.partition == partition and p.leader == broker
+                for p in cluster.partitions(self.topic)
+            ),
+            LEAD_WAIT_S,
+        ):
+            why = f"broker {broker} did not lead it within {LEAD_WAIT_S:g} s"
+        return {str(partition): why}
 
     def _reachable_leader(self, leaders: set[int]) -> int:
         """Returns a broker that keeps reaching the controller when cut from its followers:

@@ -109,6 +109,11 @@ class Cluster(Protocol):
         leads there now, else the reason it does not."""
         ...
 
+    def prefer_leader(self, topic: str, partition: int, broker: int) -> str:
+        """Makes broker the preferred leader of one partition (its replicas reordered, none
+        moved). Returns "" once the assignment says so, else the reason it does not."""
+        ...
+
     def server_log(self, node: str, pattern: str, lines: int = 50) -> list[str]:
         """Returns the last lines of broker node's server log matching a regular
         expression (grep -E), oldest first."""

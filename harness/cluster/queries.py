@@ -5,13 +5,17 @@ KRaft quorum, finalized features. DockerCluster says where the nodes are.
 
 from __future__ import annotations
 
+import time
 from abc import ABC, abstractmethod
 
-from harness.cluster import kraft
+from harness.cluster import kraft, wire
 from harness.cluster.admin import Admin, AdminError, PartitionState
 from harness.cluster.layout import ClusterSpec
 from harness.cluster.quorum import Quorum
 from harness.cluster.zookeeper import committed_partitions
+
+PREFER_WAIT_S = 10.0
+"""Bound on a reordered assignment reaching the brokers' metadata."""
 
 
 class ClusterQueries(ABC):
@@ -109,6 +113,36 @@ class ClusterQueries(ABC):
         """Moves leadership of topic's partitions to their preferred replicas where in sync;
         returns partition -> "" or the reason it did not move."""
         return self._query_admin().elect_preferred_leaders(topic)
+
+    def prefer_leader(self, topic: str, partition: int, broker: int) -> str:
+        """Makes broker the preferred leader of one partition of topic: the same replicas,
+        broker first, so no data moves. Returns "" once the assignment says so, else the
+        reason it does not (a leader election then moves leadership there)."""
+        try:
+            (part,) = [p for p in self.partitions(topic) if p.partition == partition]
+        except ValueError:
+            return f"no partition {partition} of {topic!r}"
+        if broker not in part.replicas:
+            return f"broker {broker} holds no replica of {topic}-{partition}"
+        wanted = (broker, *(r for r in part.replicas if r != broker))
+        if part.replicas != wanted:
+            # To the controller: on ZooKeeper only it takes reassignments; on KRaft the
+            # broker named here forwards them.
+            address = self.ip(self.node_of_broker(self.controller()))
+            try:
+                refused = wire.reassign(address, 9092, topic, {partition: wanted}, 5.0)
+            except wire.WireError as err:
+                return str(err)
+            if refused.get(partition):
+                return refused[partition]
+        deadline = time.monotonic() + PREFER_WAIT_S
+        while time.monotonic() < deadline:
+            if any(
+                p.partition == partition and p.replicas == wanted for p in self.partitions(topic)
+            ):
+                return ""
+            time.sleep(0.25)
+        return f"{topic}-{partition}: assignment not {list(wanted)} after {PREFER_WAIT_S:g} s"
 
     def _query_admin(self) -> Admin:
         # One client for the many queries a run makes: each new one opens sockets anew.

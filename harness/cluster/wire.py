@@ -1,7 +1,8 @@
 """The few Kafka protocol requests the harness sends itself, to one node it chooses:
-DescribeQuorum (v1), Metadata (v12) and ApiVersions (v3). confluent-kafka cannot
-describe the KRaft quorum, and it answers metadata from whichever broker it likes and
-without leader epochs; these can.
+DescribeQuorum (v1), Metadata (v12), ApiVersions (v3) and AlterPartitionReassignments
+(v0). confluent-kafka cannot describe the KRaft quorum or reorder a partition's
+replicas, and it answers metadata from whichever broker it likes and without leader
+epochs; these can.
 
 Only the flexible (compact) encodings these versions use are here. Every read is
 bounded by the frame the node sent: a short or malformed frame raises WireError.
@@ -14,7 +15,7 @@ import struct
 from dataclasses import dataclass
 from itertools import count
 
-API_VERSIONS, METADATA, DESCRIBE_QUORUM = 18, 3, 55
+API_VERSIONS, METADATA, ALTER_REASSIGNMENTS, DESCRIBE_QUORUM = 18, 3, 45, 55
 METADATA_TOPIC = "__cluster_metadata"
 _CLIENT_ID = b"kafka-harness"
 _MAX_FRAME = 16 * 2**20
@@ -331,3 +332,43 @@ def finalized_features(address: str, port: int, timeout: float) -> dict[str, int
     eligible.leader.replicas.version, ...)."""
     answer = request(address, port, API_VERSIONS, 3, api_versions_body(), timeout)
     return read_finalized_features(answer)
+
+
+def reassignment_body(topic: str, replicas: dict[int, tuple[int, ...]], timeout_ms: int) -> bytes:
+    """Returns an AlterPartitionReassignments v0 body moving each partition of topic to
+    its replicas (preferred leader first)."""
+    body = Writer().int32(timeout_ms).array_length(1).string(topic).array_length(len(replicas))
+    for partition, assigned in sorted(replicas.items()):
+        body.int32(partition).array_length(len(assigned))
+        for broker in assigned:
+            body.int32(broker)
+        body.no_tags()
+    return bytes(body.no_tags().no_tags().data)
+
+
+def read_reassignment(answer: Reader) -> dict[int, str]:
+    """Takes an AlterPartitionReassignments v0 answer's body. Returns partition -> "" when
+    accepted, else the broker's error; raises WireError when the whole request was refused."""
+    answer.int32()
+    error, message = answer.int16(), answer.string()
+    if error != 0:
+        raise WireError(f"reassignment refused: error {error} ({message})")
+    found = {}
+    for _ in range(answer.array_length()):
+        answer.string()
+        for _ in range(answer.array_length()):
+            partition, part_error, part_message = answer.int32(), answer.int16(), answer.string()
+            answer.tags()
+            found[partition] = "" if part_error == 0 else f"error {part_error} ({part_message})"
+        answer.tags()
+    answer.tags()
+    return found
+
+
+def reassign(
+    address: str, port: int, topic: str, replicas: dict[int, tuple[int, ...]], timeout: float
+) -> dict[int, str]:
+    """Asks the controller (on KRaft any broker, which forwards it) to move partitions of
+    topic to new replicas. Returns partition -> "" or the reason it was refused."""
+    body = reassignment_body(topic, replicas, int(timeout * 1000))
+    return read_reassignment(request(address, port, ALTER_REASSIGNMENTS, 0, body, timeout))

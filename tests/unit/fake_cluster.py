@@ -96,5 +96,9 @@ class FakeCluster:
         self.actions.append(("elect", topic))
         return {0: ""}
 
+    def prefer_leader(self, topic: str, partition: int, broker: int) -> str:
+        self.actions.append(("prefer", f"{topic}-{partition}:{broker}"))
+        return ""
+
     def server_log(self, node: str, pattern: str, lines: int = 50) -> list[str]:
         return []

@@ -145,12 +145,52 @@ def test_an_isr_that_never_shrinks_stops_the_sequence_before_any_kill() -> None:
     assert cluster.cut_at is None
 
 
-def test_a_controller_that_leads_nothing_is_skipped_with_the_reason() -> None:
-    cluster = ScriptedCluster(unclean=True)
-    cluster.elect_preferred_leaders = lambda topic: {}  # type: ignore[method-assign]
-    cluster.leaders = [2, 2, 3]
-    with pytest.raises(Skipped, match="led by the controller n1"):
+class OnePartition(ScriptedCluster):
+    """The kv store's topic: one partition, whose preferred leader is broker 2, not the
+    controller (broker 1); reordering its replicas is what makes broker 1 lead it."""
+
+    def __init__(self, reorder_refused: str = "") -> None:
+        super().__init__(unclean=True)
+        self.replicas = (2, 3, 1)
+        self.reorder_refused = reorder_refused
+
+    def prefer_leader(self, topic: str, partition: int, broker: int) -> str:
+        self.actions.append(("prefer", f"{topic}-{partition}:{broker}"))
+        if self.reorder_refused:
+            return self.reorder_refused
+        self.replicas = (broker, *(r for r in self.replicas if r != broker))
+        return ""
+
+    def elect_preferred_leaders(self, topic: str) -> dict[int, str]:
+        self.leaders[0] = self.replicas[0]
+        return {0: ""}
+
+    def partitions(self, topic: str) -> list[PartitionState]:
+        (part,) = [p for p in super().partitions(topic) if p.partition == 0]
+        return [PartitionState(0, part.leader, self.replicas, part.isr)]
+
+
+def test_a_controller_that_leads_nothing_is_made_to_lead_one_partition() -> None:
+    cluster = OnePartition()
+    started = nemesis_on(cluster).invoke("start-isr-shrink")
+    assert ("prefer", f"{TOPIC}-0:1") in cluster.actions
+    placed = started["steps"][0]
+    assert placed["step"] == "placed" and placed["made_preferred"] == {"0": ""}
+    assert started["partitions"] == [0] and started["leader"] == "n1"
+    assert steps(started)[-1] == "follower-elected" and started["set_up"] is True
+
+
+def test_a_controller_that_cannot_be_made_to_lead_is_skipped_with_the_reason() -> None:
+    cluster = OnePartition(reorder_refused="error 41 (not the controller)")
+    with pytest.raises(Skipped, match=r"led by the controller n1.*error 41"):
         nemesis_on(cluster).invoke("start-isr-shrink")
+    assert not any(action == "kill" for action, _ in cluster.actions)
+
+
+def test_a_controller_that_leads_already_is_not_reassigned() -> None:
+    cluster = ScriptedCluster(unclean=True)
+    nemesis_on(cluster).invoke("start-isr-shrink")
+    assert not any(action == "prefer" for action, _ in cluster.actions)
 
 
 def test_stop_without_start_is_skipped_and_teardown_heals_a_half_done_start() -> None:

@@ -77,6 +77,30 @@ def test_metadata_answer_gives_leader_epoch_and_isr_of_the_asked_topic() -> None
     assert request.array_length() == 1 and request.uuid() == bytes(16) and request.string() == "t"
 
 
+def test_reassignment_request_and_answer_follow_the_v0_schema() -> None:
+    body = wire.reassignment_body("store-1", {0: (3, 1, 2)}, 5000)
+    # TimeoutMs, 1 topic (compact: 2), its name, 1 partition, index 0, 3 replicas (4),
+    # then the partition's, the topic's and the request's empty tag sections.
+    expected = struct.pack(">i", 5000) + b"\x02\x08store-1\x02" + struct.pack(">i", 0)
+    expected += b"\x04" + struct.pack(">iii", 3, 1, 2) + b"\x00\x00\x00"
+    assert body == expected
+
+    w = Writer().int32(0).int16(0).array_length(-1).array_length(1).string("store-1")
+    w.array_length(2).int32(0).int16(0).array_length(-1).no_tags()
+    w.int32(1).int16(41).string("this is not the controller").no_tags()
+    answer = bytes(w.no_tags().no_tags().data)
+    assert wire.read_reassignment(Reader(answer)) == {
+        0: "",
+        1: "error 41 (this is not the controller)",
+    }
+
+
+def test_a_reassignment_refused_as_a_whole_is_a_wire_error() -> None:
+    w = Writer().int32(0).int16(41).string("not the controller").array_length(0).no_tags()
+    with pytest.raises(WireError, match="error 41 \\(not the controller\\)"):
+        wire.read_reassignment(Reader(bytes(w.data)))
+
+
 def test_finalized_features_come_from_tag_2_of_api_versions() -> None:
     features = Writer().array_length(2)
     for name, level in (("metadata.version", 33), ("eligible.leader.replicas.version", 1)):
