@@ -7,6 +7,7 @@ import time
 from confluent_kafka import Consumer, KafkaError, Message, Producer, TopicPartition
 
 from harness.cluster.admin import client_config
+from harness.cluster.docker_cluster import DockerCluster
 
 
 def produce_all(bootstrap: str, topic: str, values: list[str], timeout: float = 30.0) -> list[str]:
@@ -56,3 +57,28 @@ def read_all(bootstrap: str, topic: str, partition: int = 0, timeout: float = 30
         raise TimeoutError(f"did not reach offset {high} of {topic}[{partition}] in {timeout} s")
     finally:
         consumer.close()
+
+
+def check_prefer_leader(cluster: DockerCluster, topic: str) -> None:
+    """Creates a one-partition topic led by another broker than the one the metadata names
+    as controller (on KRaft any broker), makes that one its preferred leader and elects
+    it: it leads, the replicas are the same three reordered, and every acknowledged record
+    is still there."""
+    controller = cluster.controller()
+    others = sorted(
+        cluster.broker_id(b) for b in cluster.brokers if cluster.broker_id(b) != controller
+    )
+    admin = cluster.admin()
+    admin.create_topic(topic, [[others[0], others[1], controller]])
+    admin.wait_full_isr(topic, timeout=30)
+    values = [f"v{i}" for i in range(50)]
+    assert produce_all(cluster.bootstrap_servers, topic, values) == values
+    assert cluster.prefer_leader(topic, 0, controller) == ""
+    assert cluster.elect_preferred_leaders(topic) == {0: ""}
+    deadline = time.monotonic() + 30
+    while cluster.partitions(topic)[0].leader != controller and time.monotonic() < deadline:
+        time.sleep(0.5)
+    (state,) = cluster.partitions(topic)
+    assert (state.leader, state.replicas) == (controller, (controller, others[0], others[1]))
+    assert read_all(cluster.bootstrap_servers, topic) == values
+    assert cluster.prefer_leader(topic, 0, 99) == f"broker 99 holds no replica of {topic}-0"

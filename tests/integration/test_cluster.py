@@ -23,7 +23,7 @@ from harness.cluster.images import node_image
 from harness.cluster.labels import CHECKOUT, CHECKOUT_LABEL, CLUSTER_LABEL, HARNESS_LABEL
 from harness.cluster.resources import ROLE_LIMITS
 from tests.integration.conftest import PREFIX
-from tests.integration.kafka_io import produce_all, read_all
+from tests.integration.kafka_io import check_prefer_leader, produce_all, read_all
 
 
 def wait_until(what: str, pred: Callable[[], bool], timeout: float = 90.0) -> None:
@@ -55,6 +55,12 @@ def make_topic(cluster: DockerCluster, name: str) -> PartitionState:
         lambda: all(cluster.has_log(b, name, 0) for b in cluster.brokers),
     )
     return state
+
+
+def test_the_controller_is_made_preferred_leader_without_moving_data(
+    cluster: DockerCluster,
+) -> None:
+    check_prefer_leader(cluster, "t-prefer")
 
 
 def test_acks_all_writes_read_back(cluster: DockerCluster) -> None:

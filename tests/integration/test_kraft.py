@@ -23,7 +23,7 @@ from nemesis import net
 from nemesis.partition import NetworkFault
 from nemesis.process import ProcessFault
 from tests.integration.conftest import PREFIX
-from tests.integration.kafka_io import produce_all, read_all
+from tests.integration.kafka_io import check_prefer_leader, produce_all, read_all
 from tests.integration.test_run import _run
 
 
@@ -73,6 +73,11 @@ def test_a_kraft_cluster_comes_up_led_with_elr_and_serves_writes(kraft: DockerCl
     assert read_all(kraft.bootstrap_servers, "t-kraft") == values
     committed = kraft.committed_partitions("t-kraft")[0]
     assert (committed.leader, committed.isr, committed.leader_epoch) == (1, (1, 2, 3), 0)
+
+
+def test_a_broker_forwards_a_reordering_of_replicas_to_the_quorum(kraft: DockerCluster) -> None:
+    # On KRaft controller() names a random broker, which forwards the request.
+    check_prefer_leader(kraft, "t-kraft-prefer")
 
 
 def test_kill_active_controller_moves_it(kraft: DockerCluster) -> None:
