@@ -23,7 +23,14 @@ from typing import Any
 
 from harness import signals
 from harness.argtypes import positive
-from harness.cluster.config import METADATA_MODES, PROFILES, RELEASES, default_metadata
+from harness.cluster.config import (
+    METADATA_MODES,
+    PROFILES,
+    RELEASES,
+    Metadata,
+    default_metadata,
+    profile_problem,
+)
 from harness.cluster.layout import release_problem
 from nemesis.names import ISR_SHRINK, NEMESES, ONLY_ON
 from workloads.names import STORES, WORKLOAD_NAMES
@@ -38,7 +45,7 @@ class Kafka:
     """A Kafka release and the metadata mode it runs in."""
 
     version: str
-    metadata: str
+    metadata: Metadata
 
     @property
     def label(self) -> str:
@@ -83,11 +90,11 @@ def parse_kafka(text: str) -> Kafka:
     version, _, metadata = text.partition(":")
     if version not in RELEASES:
         raise ValueError(f"kafka {text!r}: version one of {', '.join(RELEASES)}")
-    metadata = metadata or default_metadata(version)
-    problem = release_problem(version, metadata)
+    problem = release_problem(version, metadata or default_metadata(version))
     if problem is not None:
         raise ValueError(problem)
-    return Kafka(version, metadata)
+    mode = next((m for m in METADATA_MODES if m == metadata), default_metadata(version))
+    return Kafka(version, mode)
 
 
 def plan(
@@ -102,7 +109,8 @@ def plan(
 ) -> list[Job]:
     """Takes the matrix's axes, the rounds (1-based) and each fault's time limit. Returns
     its runs round by round, the releases of one cell next to each other; faults that do
-    not apply to a release's metadata mode are left out."""
+    not apply to a release's metadata mode, and configs the release cannot run (eligible
+    leader replicas before 4.x), are left out."""
     return [
         Job(kafka, w, s, n, c, r, seed_base + r, time_limit(n))
         for r in rounds
@@ -112,6 +120,7 @@ def plan(
         for c in configs
         for kafka in kafkas
         if ONLY_ON.get(n, kafka.metadata) == kafka.metadata
+        and profile_problem(PROFILES[c], kafka.version, kafka.metadata) is None
     ]
 
 

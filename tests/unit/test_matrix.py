@@ -48,6 +48,14 @@ def test_plan_leaves_out_faults_that_do_not_apply() -> None:
     assert set(Counter((j.kafka, j.workload, j.nemesis) for j in jobs).values()) == {5}
 
 
+def test_plan_leaves_out_configs_a_release_cannot_run() -> None:
+    jobs = plan([ZK, KRAFT], ["kv"], ["linearizable"], ["kill-leader"],
+                ["safe", "safe-no-elr"], range(1, 2), 100, _limits)  # fmt: skip
+    assert [(j.kafka, j.config) for j in jobs] == [
+        (ZK, "safe"), (KRAFT, "safe"), (KRAFT, "safe-no-elr"),
+    ]  # fmt: skip
+
+
 def test_plan_is_round_by_round_with_each_cells_releases_side_by_side() -> None:
     jobs = _acceptance()
     rounds = [j.round for j in jobs]
