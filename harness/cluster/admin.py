@@ -7,9 +7,10 @@ from __future__ import annotations
 import logging
 import time
 from dataclasses import dataclass
+from itertools import count
 from typing import Any
 
-from confluent_kafka import ElectionType, KafkaException, TopicPartition
+from confluent_kafka import ElectionType, KafkaError, KafkaException, TopicPartition
 from confluent_kafka.admin import AdminClient
 from confluent_kafka.cimpl import NewTopic
 
@@ -18,6 +19,16 @@ from confluent_kafka.cimpl import NewTopic
 KAFKA_LOG = logging.getLogger("harness.kafka")
 KAFKA_LOG.addHandler(logging.NullHandler())
 KAFKA_LOG.propagate = False
+
+
+CREATE_TOPIC_S = 60.0
+"""How long topic creation is tried again after time-outs (a loaded controller)."""
+_RETRIABLE_CREATE = {
+    KafkaError._TIMED_OUT,
+    KafkaError.REQUEST_TIMED_OUT,
+    KafkaError.NOT_CONTROLLER,
+    KafkaError._TRANSPORT,
+}
 
 
 class AdminError(RuntimeError):
@@ -119,16 +130,35 @@ class Admin:
         self, name: str, assignment: list[list[int]], config: dict[str, str] | None = None
     ) -> None:
         """Creates topic name with an explicit replica assignment (the first replica of
-        each partition is its preferred leader) and topic-level config."""
+        each partition is its preferred leader) and topic-level config. A time-out is
+        tried again for up to CREATE_TOPIC_S: the attempt may have landed, so on a retry
+        the topic already existing with this very assignment is success."""
         # The binding rejects an assignment with the default partition count of -1.
         topic = NewTopic(
             name, num_partitions=len(assignment), replica_assignment=assignment, config=config or {}
         )
-        futures = self._client.create_topics([topic], request_timeout=self._timeout)
+        deadline = time.monotonic() + CREATE_TOPIC_S
+        for attempt in count():
+            futures = self._client.create_topics([topic], request_timeout=self._timeout)
+            try:
+                futures[name].result(timeout=self._timeout * 2)
+                return
+            except KafkaException as err:
+                code = err.args[0].code() if err.args else None
+                if code == KafkaError.TOPIC_ALREADY_EXISTS:
+                    if attempt > 0 and self._has_assignment(name, assignment):
+                        return
+                    raise AdminError(f"could not create topic {name!r}: {err}") from err
+                if code not in _RETRIABLE_CREATE or time.monotonic() >= deadline:
+                    raise AdminError(f"could not create topic {name!r}: {err}") from err
+                KAFKA_LOG.warning("creating topic %s: %s; trying again", name, err)
+
+    def _has_assignment(self, name: str, assignment: list[list[int]]) -> bool:
         try:
-            futures[name].result(timeout=self._timeout * 2)
-        except KafkaException as err:
-            raise AdminError(f"could not create topic {name!r}: {err}") from err
+            parts = self.partitions(name)
+        except AdminError:
+            return False
+        return [list(p.replicas) for p in parts] == assignment
 
     def wait_full_isr(self, topic: str, timeout: float) -> list[PartitionState]:
         """Waits until every partition of topic has a leader and all replicas in its ISR;

@@ -1,0 +1,87 @@
+"""Topic creation on a loaded cluster: a time-out is tried again, and on a retry the
+topic already existing with our assignment (the timed-out attempt landed) is success;
+anything else that already exists, or any other refusal, is an error at once."""
+
+from __future__ import annotations
+
+from concurrent.futures import Future
+from typing import Any
+
+import pytest
+from confluent_kafka import KafkaError, KafkaException
+
+from harness.cluster import admin as admin_module
+from harness.cluster.admin import Admin, AdminError, PartitionState
+
+ASSIGNMENT = [[1, 2, 3], [2, 3, 1]]
+
+
+class _Client:
+    """Answers each create_topics call with the next outcome: None (created) or an error
+    code."""
+
+    def __init__(self, outcomes: list[int | None]) -> None:
+        self.outcomes = outcomes
+        self.calls = 0
+
+    def create_topics(self, topics: list[Any], request_timeout: float) -> dict[str, Future[None]]:
+        outcome = self.outcomes[self.calls]
+        self.calls += 1
+        future: Future[None] = Future()
+        if outcome is None:
+            future.set_result(None)
+        else:
+            future.set_exception(KafkaException(KafkaError(outcome)))
+        return {topics[0].topic: future}
+
+
+def _admin(
+    outcomes: list[int | None], existing: list[list[int]] | None = None
+) -> tuple[Admin, _Client]:
+    admin = Admin("127.0.0.1:1", timeout=0.1)
+    client = _Client(outcomes)
+    admin._client = client  # type: ignore[assignment]
+    states = [PartitionState(i, r[0], tuple(r), tuple(r)) for i, r in enumerate(existing or [])]
+    admin.partitions = lambda topic: states  # type: ignore[method-assign]
+    return admin, client
+
+
+def test_a_time_out_is_tried_again() -> None:
+    admin, client = _admin([KafkaError._TIMED_OUT, KafkaError.REQUEST_TIMED_OUT, None])
+    admin.create_topic("t", ASSIGNMENT)
+    assert client.calls == 3
+
+
+def test_a_timed_out_attempt_that_landed_is_success() -> None:
+    admin, client = _admin([KafkaError._TIMED_OUT, KafkaError.TOPIC_ALREADY_EXISTS], ASSIGNMENT)
+    admin.create_topic("t", ASSIGNMENT)
+    assert client.calls == 2
+
+
+def test_a_topic_that_existed_before_the_first_attempt_is_an_error() -> None:
+    admin, client = _admin([KafkaError.TOPIC_ALREADY_EXISTS], ASSIGNMENT)
+    with pytest.raises(AdminError, match="could not create topic 't'"):
+        admin.create_topic("t", ASSIGNMENT)
+    assert client.calls == 1
+
+
+def test_another_assignment_found_on_a_retry_is_an_error() -> None:
+    admin, client = _admin([KafkaError._TIMED_OUT, KafkaError.TOPIC_ALREADY_EXISTS], [[3, 2, 1]])
+    with pytest.raises(AdminError):
+        admin.create_topic("t", ASSIGNMENT)
+    assert client.calls == 2
+
+
+def test_a_refusal_that_is_no_time_out_is_an_error_at_once() -> None:
+    admin, client = _admin([KafkaError.INVALID_REPLICA_ASSIGNMENT])
+    with pytest.raises(AdminError, match="could not create topic"):
+        admin.create_topic("t", ASSIGNMENT)
+    assert client.calls == 1
+
+
+def test_time_outs_stop_at_the_bound(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(admin_module, "CREATE_TOPIC_S", 0.0)
+    admin, client = _admin([KafkaError._TIMED_OUT, None])
+    with pytest.raises(AdminError, match=r"_TIMED_OUT|Timed out"):
+        admin.create_topic("t", ASSIGNMENT)
+    assert client.calls == 1
