@@ -23,6 +23,8 @@ KAFKA_LOG.propagate = False
 
 CREATE_TOPIC_S = 60.0
 """How long topic creation is tried again after time-outs (a loaded controller)."""
+METADATA_WAIT_S = 15.0
+"""How long a topic that already exists may take to show in the brokers' metadata."""
 _RETRIABLE_CREATE = {
     KafkaError._TIMED_OUT,
     KafkaError.REQUEST_TIMED_OUT,
@@ -154,11 +156,18 @@ class Admin:
                 KAFKA_LOG.warning("creating topic %s: %s; trying again", name, err)
 
     def _has_assignment(self, name: str, assignment: list[list[int]]) -> bool:
-        try:
-            parts = self.partitions(name)
-        except AdminError:
-            return False
-        return [list(p.replicas) for p in parts] == assignment
+        # A topic just created may not be in the metadata brokers answer with yet.
+        deadline = time.monotonic() + METADATA_WAIT_S
+        while True:
+            try:
+                parts = self.partitions(name)
+            except AdminError:
+                parts = []
+            if len(parts) == len(assignment):
+                return [list(p.replicas) for p in parts] == assignment
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.25)
 
     def wait_full_isr(self, topic: str, timeout: float) -> list[PartitionState]:
         """Waits until every partition of topic has a leader and all replicas in its ISR;

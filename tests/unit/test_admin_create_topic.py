@@ -58,6 +58,18 @@ def test_a_timed_out_attempt_that_landed_is_success() -> None:
     assert client.calls == 2
 
 
+def test_a_landed_topic_not_yet_in_the_metadata_is_waited_for() -> None:
+    admin, client = _admin([KafkaError._TIMED_OUT, KafkaError.TOPIC_ALREADY_EXISTS])
+    answers = [
+        [],
+        [],
+        [PartitionState(i, r[0], tuple(r), tuple(r)) for i, r in enumerate(ASSIGNMENT)],
+    ]
+    admin.partitions = lambda topic: answers.pop(0) if len(answers) > 1 else answers[0]  # type: ignore[method-assign]
+    admin.create_topic("t", ASSIGNMENT)
+    assert client.calls == 2
+
+
 def test_a_topic_that_existed_before_the_first_attempt_is_an_error() -> None:
     admin, client = _admin([KafkaError.TOPIC_ALREADY_EXISTS], ASSIGNMENT)
     with pytest.raises(AdminError, match="could not create topic 't'"):
@@ -65,7 +77,8 @@ def test_a_topic_that_existed_before_the_first_attempt_is_an_error() -> None:
     assert client.calls == 1
 
 
-def test_another_assignment_found_on_a_retry_is_an_error() -> None:
+def test_another_assignment_found_on_a_retry_is_an_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(admin_module, "METADATA_WAIT_S", 0.0)
     admin, client = _admin([KafkaError._TIMED_OUT, KafkaError.TOPIC_ALREADY_EXISTS], [[3, 2, 1]])
     with pytest.raises(AdminError):
         admin.create_topic("t", ASSIGNMENT)
