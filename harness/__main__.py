@@ -2,6 +2,8 @@
 
 import sys
 
+from harness.exit_codes import EXIT_CRASH, EXIT_INTERRUPTED
+
 try:
     from harness import signals
 
@@ -11,9 +13,9 @@ try:
     from harness.cli import main
 except KeyboardInterrupt:  # nothing has been made yet
     print("interrupted", file=sys.stderr)
-    raise SystemExit(130) from None
-except Exception as err:  # a broken install: a crash (255), never "invalid" (1)
+    raise SystemExit(EXIT_INTERRUPTED) from None
+except Exception as err:  # a broken install: a crash, never "invalid"
     print(f"harness: cannot load: {err!r}", file=sys.stderr)
-    raise SystemExit(255) from None
+    raise SystemExit(EXIT_CRASH) from None
 
 raise SystemExit(main())

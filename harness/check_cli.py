@@ -38,13 +38,16 @@ from harness.check_file import (
     one_line,
     write_crash_log,
 )
+from harness.exit_codes import (
+    EXIT_BAD_INPUT,
+    EXIT_CRASH,
+    EXIT_INTERRUPTED,
+    EXIT_INVALID,
+    EXIT_UNKNOWN,
+    EXIT_VALID,
+)
 from harness.history_paths import drawing_folders, find_histories
 from harness.history_source import STDIN
-
-EXIT_VALID, EXIT_INVALID, EXIT_UNKNOWN = 0, 1, 2
-EXIT_BAD_INPUT = 254
-EXIT_CRASH = 255
-EXIT_INTERRUPTED = 130
 
 
 def add_parser(subparsers: Any) -> None:

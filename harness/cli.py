@@ -15,17 +15,15 @@ from collections.abc import Sequence
 
 from harness import check_cli, matrix, run_cli, serve, signals
 from harness.cluster import cli as cluster_cli
+from harness.exit_codes import EXIT_BAD_INPUT, EXIT_CRASH, EXIT_INTERRUPTED
 from harness.pipeline import analyze
-
-# Jepsen's exit codes: 0 valid, 1 invalid, 2 unknown, 254 bad arguments, 255 crash.
-EXIT_BAD_ARGS, EXIT_CRASH = 254, 255
 
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # type: ignore[override]
         self.print_usage(sys.stderr)
         print(f"{self.prog}: error: {message}", file=sys.stderr)
-        raise SystemExit(EXIT_BAD_ARGS)
+        raise SystemExit(EXIT_BAD_INPUT)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -50,7 +48,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         code: int = args.func(args)
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
-        return 130
+        return EXIT_INTERRUPTED
     except Exception as err:  # a bug of ours: never exit 1, which means "invalid"
         return crashed(err)
     return code

@@ -25,6 +25,7 @@ from harness.cluster.docker_cluster import ClusterError, DockerCluster
 from harness.cluster.engine import docker_client
 from harness.cluster.images import ensure_node_image
 from harness.cluster.protocol import Cluster
+from harness.exit_codes import EXIT_CRASH, EXIT_INTERRUPTED, EXIT_INVALID, EXIT_UNKNOWN, EXIT_VALID
 from harness.final_phase import final_reads, wait_healthy
 from harness.history import HistoryError, HistoryWriter, load
 from harness.metadata_watch import MetadataWatch
@@ -49,8 +50,6 @@ from workloads.core import Client, Context
 from workloads.registry import WORKLOADS
 
 LOG = logging.getLogger("harness.run")
-EXIT_VALID, EXIT_INVALID, EXIT_UNKNOWN = 0, 1, 2
-EXIT_INTERRUPTED, EXIT_BROKEN = 130, 255
 CLUSTER_UP_TIMEOUT_S = 120.0
 _LOGGERS = ("harness", "kvstore", "nemesis", ADMIN_KAFKA_LOG.name, STORE_KAFKA_LOG.name)
 
@@ -260,7 +259,7 @@ def run_test(spec: TestSpec, results_root: Path, line: StatusLine) -> RunOutcome
         except Exception as err:  # a bug of ours: never exit 1, which means "invalid"
             LOG.error("internal error:\n%s", traceback.format_exc())
             line.say(f"harness run: internal error: {err!r} (traceback in {folder}/run.log)")
-            outcome = RunOutcome(folder, None, EXIT_BROKEN)
+            outcome = RunOutcome(folder, None, EXIT_CRASH)
         update_index(results_root)
     return outcome
 
@@ -318,7 +317,7 @@ def _conclude(run: TestRun, broke: BaseException | None) -> RunOutcome:
     if broke is not None:
         line.say(f"the run broke: {type(broke).__name__}: {broke} (details in {folder}/run.log)")
         write_json(folder / "results.json", {"valid": "unknown", "error": repr(broke)})
-        return RunOutcome(folder, None, EXIT_BROKEN)
+        return RunOutcome(folder, None, EXIT_CRASH)
     try:
         return _check_and_report(run)
     except KeyboardInterrupt:  # the containers are gone already: only the check is cut short
@@ -335,7 +334,7 @@ def _check_and_report(run: TestRun) -> RunOutcome:
         history = load(folder / "history.jsonl")
     except HistoryError as err:
         line.say(f"the recorded history is unreadable: {err}")
-        return RunOutcome(folder, None, EXIT_BROKEN)
+        return RunOutcome(folder, None, EXIT_CRASH)
     results = check_run(history, run.workload, run.ctx)
     results["final"] = run.final
     if run.on_disk is not None:

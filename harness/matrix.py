@@ -32,11 +32,18 @@ from harness.cluster.config import (
     profile_problem,
 )
 from harness.cluster.layout import release_problem
+from harness.exit_codes import (
+    EXIT_BAD_INPUT,
+    EXIT_CRASH,
+    EXIT_INTERRUPTED,
+    EXIT_INVALID,
+    EXIT_UNKNOWN,
+    EXIT_VALID,
+)
 from nemesis.names import ISR_SHRINK, NEMESES, ONLY_ON
 from workloads.names import STORES, WORKLOAD_NAMES
 
 # Jepsen's test-all: any invalid run makes the matrix invalid, then unknown, then crashed.
-EXIT_VALID, EXIT_INVALID, EXIT_UNKNOWN, EXIT_CRASH = 0, 1, 2, 255
 VERDICTS = {EXIT_VALID: "VALID", EXIT_INVALID: "INVALID", EXIT_UNKNOWN: "UNKNOWN"}
 
 
@@ -189,7 +196,7 @@ class Matrix:
                 f"interrupted: {len(self.codes)} runs finished, {self.jobs.qsize()} not started",
                 file=sys.stderr,
             )
-            return 130
+            return EXIT_INTERRUPTED
         return worst(self.codes)
 
     def start(self) -> None:
@@ -261,7 +268,7 @@ def _command(args: argparse.Namespace) -> int:
         limits = _time_limits(args)
     except ValueError as err:
         print(f"harness matrix: {err}", file=sys.stderr)
-        return 254
+        return EXIT_BAD_INPUT
     extra = args.run_args[1:] if args.run_args[:1] == ["--"] else args.run_args
     rounds = range(args.first_round, args.first_round + args.runs)
     jobs = plan(

@@ -13,6 +13,7 @@ from typing import Any
 
 from harness.argtypes import positive
 from harness.cluster.cli import add_cluster_options, cluster_spec
+from harness.exit_codes import EXIT_BAD_INPUT, EXIT_INTERRUPTED, EXIT_INVALID
 from harness.progress import StatusLine
 from harness.spec import TestSpec, default_name
 from nemesis.names import NEMESES
@@ -21,7 +22,6 @@ from workloads.names import STORES, WORKLOAD_NAMES
 # The modules that run a test (Docker's, Kafka's and ZooKeeper's clients) are imported
 # by the functions that need them, so that `harness --help` starts fast.
 
-EXIT_BAD_ARGS = 254
 # The test name names folders (and nothing in Docker), so `+` is fine there.
 _TEST_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+-]{0,99}")
 
@@ -182,17 +182,17 @@ def fault_shortfall(spec: TestSpec) -> str | None:
 def run(args: argparse.Namespace) -> int:
     """Runs the test --test-count times (stopping at the first invalid or interrupted
     run); returns the exit code of the last run."""
-    from harness.core import EXIT_INTERRUPTED, EXIT_INVALID, run_test
+    from harness.core import run_test
 
     first_seed = args.seed if args.seed is not None else int.from_bytes(os.urandom(4), "big")
     try:
         specs = [spec_from_args(args, first_seed + i) for i in range(args.test_count)]
     except ValueError as err:
         print(f"harness run: error: {err}", file=sys.stderr)
-        return EXIT_BAD_ARGS
+        return EXIT_BAD_INPUT
     if (too_big := machine_fit_problem(specs[0])) is not None:
         print(f"harness run: error: {too_big}", file=sys.stderr)
-        return EXIT_BAD_ARGS
+        return EXIT_BAD_INPUT
     line = StatusLine()
     if (shortfall := fault_shortfall(specs[0])) is not None:
         line.say(shortfall)

@@ -13,10 +13,10 @@ from pathlib import Path
 from typing import Any
 
 from harness.argtypes import positive
+from harness.exit_codes import EXIT_BAD_INPUT
 
 HOST = "127.0.0.1"
 DEFAULT_PORT = 8080
-EXIT_BAD_ARGS = 254
 
 
 class ResultsHandler(SimpleHTTPRequestHandler):
@@ -60,14 +60,14 @@ def run(args: argparse.Namespace) -> int:
     root = Path(args.results)
     if not root.is_dir():
         print(f"harness serve: {root}: no such directory", file=sys.stderr)
-        return EXIT_BAD_ARGS
+        return EXIT_BAD_INPUT
     try:
         server = make_server(root, args.port)
     except OSError as err:
         print(
             f"harness serve: cannot listen on {HOST}:{args.port}: {err.strerror}", file=sys.stderr
         )
-        return EXIT_BAD_ARGS
+        return EXIT_BAD_INPUT
     write_index(root)
     print(f"serving {root} at http://{HOST}:{server.server_address[1]}/ (^C to stop)")
     with server:

@@ -38,6 +38,14 @@ _TRUNCATION_ERRORS = frozenset(
 Fail = Callable[[str], None]
 """Fails an instance's replica with the reason given."""
 _POLL_S = 0.05
+_WATERMARK_RETRY_S = 0.2
+_LEADER_MOVING = frozenset(
+    {
+        KafkaError.OFFSET_NOT_AVAILABLE,
+        KafkaError.NOT_LEADER_FOR_PARTITION,
+        KafkaError.LEADER_NOT_AVAILABLE,
+    }
+)
 _BATCH = 1000
 
 # librdkafka logs every refused connection; during faults that is expected noise,
@@ -239,11 +247,8 @@ class KafkaConnection:
     def _high_watermarks(self, partitions: int, deadline: float) -> list[int]:
         ends = []
         for p in range(partitions):
-            tp = TopicPartition(self._topic, p)
             try:
-                _, high = self._consumer.get_watermark_offsets(
-                    tp, max(0.1, deadline - time.monotonic()), cached=False
-                )
+                _, high = watermarks(self._consumer, TopicPartition(self._topic, p), deadline)
             except KafkaException as e:
                 raise DefiniteFailure(f"no high watermark for {self._topic}/{p}: {e}") from e
             ends.append(high)
@@ -324,6 +329,22 @@ def _close_producer(producer: Producer, deadline: float) -> None:
     producer.purge()
     producer.poll(0)
     producer.close()
+
+
+def watermarks(consumer: Consumer, tp: TopicPartition, deadline: float) -> tuple[int, int]:
+    """Returns a partition's low and high watermarks, asking again until the deadline while
+    the answer is one a leader change gives for a moment: a new leader does not know its
+    high watermark until its followers have fetched from it."""
+    while True:
+        try:
+            low, high = consumer.get_watermark_offsets(
+                tp, max(0.1, deadline - time.monotonic()), cached=False
+            )
+            return low, high
+        except KafkaException as e:
+            if e.args[0].code() not in _LEADER_MOVING or time.monotonic() >= deadline:
+                raise
+        time.sleep(min(_WATERMARK_RETRY_S, max(0.0, deadline - time.monotonic())))
 
 
 def close_within(consumer: Consumer, seconds: float) -> None:

@@ -175,13 +175,19 @@ class IsrShrink(SingleFault):
                 why = cluster.elect_preferred_leaders(self.topic).get(partition, "")
         except Exception as err:  # recorded; the caller then skips with the reason
             why = str(err)
-        if not why and not self._wait(
-            lambda: any(
+
+        def leads() -> bool:
+            if any(
                 p.partition == partition and p.leader == broker
                 for p in cluster.partitions(self.topic)
-            ),
-            LEAD_WAIT_S,
-        ):
+            ):
+                return True
+            # Elected again: once, on a cluster just up, one election answered done and
+            # the old leader was still in place 30 s on.
+            cluster.elect_preferred_leaders(self.topic)
+            return False
+
+        if not why and not self._wait(leads, LEAD_WAIT_S):
             why = f"broker {broker} did not lead it within {LEAD_WAIT_S:g} s"
         return {str(partition): why}
 

@@ -34,7 +34,7 @@ from confluent_kafka import (
 )
 
 from kvstore import Timeouts
-from kvstore.kafka_log import client_config, client_error, close_within
+from kvstore.kafka_log import client_config, client_error, close_within, watermarks
 from workloads.core import OpDict, fail, info, ok
 
 POLL_BATCH = 500
@@ -264,7 +264,7 @@ class QueueClient:
         drainer = Consumer(consumer_config(alone, f"{self._client_id}-drain"))
         timeout = self._s.timeouts.catch_up
         try:
-            low, high = drainer.get_watermark_offsets(tp, timeout=timeout, cached=False)
+            low, high = watermarks(drainer, tp, time.monotonic() + timeout)
             if high <= low:
                 return ok([])
             drainer.assign([tp])

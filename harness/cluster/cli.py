@@ -37,12 +37,11 @@ from harness.cluster.layout import (
     count_problem,
     name_problem,
 )
+from harness.exit_codes import EXIT_BAD_INPUT, EXIT_CRASH, EXIT_INTERRUPTED, EXIT_UNHEALTHY
 from harness.progress import StatusLine
 
 # Docker's client and what drives it are imported by the commands that use them, so that
 # `harness --help` starts fast.
-
-EXIT_UNHEALTHY, EXIT_INTERRUPTED, EXIT_REFUSED, EXIT_FAILED = 3, 130, 254, 255
 
 
 def _count(what: str, most: int) -> Callable[[str], int]:
@@ -209,7 +208,7 @@ def cmd_image(args: argparse.Namespace) -> int:
         tag = ensure_node_image(docker_client(), line.say, args.kafka_version)
     except (EngineError, ImageError) as err:
         print(f"image build failed: {err}", file=sys.stderr)
-        return EXIT_FAILED
+        return EXIT_CRASH
     line.say(f"node image {tag} is ready")
     return 0
 
@@ -228,7 +227,7 @@ def cmd_up(args: argparse.Namespace) -> int:
         spec = cluster_spec(args, args.name)
     except SpecError as err:
         print(f"harness cluster up: error: {err}", file=sys.stderr)
-        return EXIT_REFUSED
+        return EXIT_BAD_INPUT
     started = time.monotonic()
     try:
         client = docker_client()
@@ -240,10 +239,10 @@ def cmd_up(args: argparse.Namespace) -> int:
         return EXIT_INTERRUPTED
     except ClusterRefused as err:
         line.say(f"cluster up refused: {err}")
-        return EXIT_REFUSED
+        return EXIT_BAD_INPUT
     except (ClusterError, EngineError, ImageError, DockerException) as err:
         line.say(f"cluster up failed, nothing of cluster {spec.name} left: {err}")
-        return EXIT_FAILED
+        return EXIT_CRASH
     line.say(
         f"cluster {spec.name} up in {time.monotonic() - started:.1f} s: {shape(spec)}; "
         f"bootstrap {cluster.bootstrap_servers}"
@@ -279,7 +278,7 @@ def cmd_status(args: argparse.Namespace) -> int:
         attached = cluster.attach()
     except (EngineError, DockerException) as err:
         print(err, file=sys.stderr)
-        return EXIT_FAILED
+        return EXIT_CRASH
     if not attached:
         print(f"no cluster named {args.name}", file=sys.stderr)
         return EXIT_UNHEALTHY
@@ -349,7 +348,7 @@ def cmd_down(args: argparse.Namespace) -> int:
             removed = {name: DockerCluster(ClusterSpec(name=name), client).down() for name in names}
     except (EngineError, DockerException) as err:
         print(err, file=sys.stderr)
-        return EXIT_FAILED
+        return EXIT_CRASH
     for name, count in removed.items():
         print(
             f"cluster {name}: removed {count} containers" if count else f"no cluster named {name}"

@@ -13,11 +13,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from harness.exit_codes import EXIT_BAD_INPUT, EXIT_CRASH, EXIT_OK
 from harness.pipeline.folders import Listing, list_runs
 from harness.pipeline.session import DEFAULT_MASTER
 from harness.progress import StatusLine
 
-EXIT_DONE, EXIT_BAD_ARGS, EXIT_CRASH = 0, 254, 255
 LOG = logging.getLogger("harness.analyze")
 
 
@@ -54,7 +54,7 @@ def run(args: argparse.Namespace) -> int:
     root = Path(args.results)
     if not root.is_dir():
         print(f"harness analyze: {root}: no such directory", file=sys.stderr)
-        return EXIT_BAD_ARGS
+        return EXIT_BAD_INPUT
     out = Path(args.out) if args.out else root / "analysis"
     line = StatusLine()
     try:
@@ -69,7 +69,7 @@ def run(args: argparse.Namespace) -> int:
     line.clear()
     for text in report_lines(found):
         line.say(text)
-    return EXIT_DONE
+    return EXIT_OK
 
 
 def report_lines(found: Analysis) -> list[str]:

@@ -10,11 +10,11 @@ import tempfile
 import traceback
 from pathlib import Path
 
+from harness.exit_codes import EXIT_BAD_INPUT, EXIT_CRASH
 from harness.history import HistoryError
 from harness.progress import StatusLine
 
 MASTER_VARIABLE = "HARNESS_SPARK_MASTER"
-EXIT_BAD_INPUT, EXIT_CRASH = 254, 255
 
 
 def spark_master() -> str:

@@ -8,6 +8,7 @@ from confluent_kafka import Consumer, KafkaError, Message, Producer, TopicPartit
 
 from harness.cluster.admin import client_config
 from harness.cluster.docker_cluster import DockerCluster
+from kvstore.kafka_log import watermarks
 
 
 def produce_all(bootstrap: str, topic: str, values: list[str], timeout: float = 30.0) -> list[str]:
@@ -42,11 +43,12 @@ def read_all(bootstrap: str, topic: str, partition: int = 0, timeout: float = 30
     try:
         tp = TopicPartition(topic, partition, -2)  # OFFSET_BEGINNING
         consumer.assign([tp])
-        low, high = consumer.get_watermark_offsets(tp, timeout=timeout, cached=False)
+        deadline = time.monotonic() + timeout
+        # Right after an election the new leader answers OFFSET_NOT_AVAILABLE for a moment.
+        low, high = watermarks(consumer, tp, deadline)
         if high <= low:
             return []
         values: list[str] = []
-        deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             position = consumer.position([tp])[0].offset
             if position >= high:
@@ -74,11 +76,16 @@ def check_prefer_leader(cluster: DockerCluster, topic: str) -> None:
     values = [f"v{i}" for i in range(50)]
     assert produce_all(cluster.bootstrap_servers, topic, values) == values
     assert cluster.prefer_leader(topic, 0, controller) == ""
-    assert cluster.elect_preferred_leaders(topic) == {0: ""}
     deadline = time.monotonic() + 30
+    # Elected again while it does not lead, as the isr-shrink nemesis does: once, on a
+    # cluster just up, one election answered done and the leader had not moved 30 s on.
     while cluster.partitions(topic)[0].leader != controller and time.monotonic() < deadline:
+        assert cluster.elect_preferred_leaders(topic) == {0: ""}
         time.sleep(0.5)
     (state,) = cluster.partitions(topic)
-    assert (state.leader, state.replicas) == (controller, (controller, others[0], others[1]))
+    wanted = (controller, (controller, others[0], others[1]))
+    assert (state.leader, state.replicas) == wanted, (
+        f"{state} (controller now {cluster.controller()})"
+    )
     assert read_all(cluster.bootstrap_servers, topic) == values
     assert cluster.prefer_leader(topic, 0, 99) == f"broker 99 holds no replica of {topic}-0"

@@ -149,10 +149,11 @@ class OnePartition(ScriptedCluster):
     """The kv store's topic: one partition, whose preferred leader is broker 2, not the
     controller (broker 1); reordering its replicas is what makes broker 1 lead it."""
 
-    def __init__(self, reorder_refused: str = "") -> None:
+    def __init__(self, reorder_refused: str = "", idle_elections: int = 0) -> None:
         super().__init__(unclean=True)
         self.replicas = (2, 3, 1)
         self.reorder_refused = reorder_refused
+        self.idle_elections = idle_elections
 
     def prefer_leader(self, topic: str, partition: int, broker: int) -> str:
         self.actions.append(("prefer", f"{topic}-{partition}:{broker}"))
@@ -162,7 +163,11 @@ class OnePartition(ScriptedCluster):
         return ""
 
     def elect_preferred_leaders(self, topic: str) -> dict[int, str]:
-        self.leaders[0] = self.replicas[0]
+        self.actions.append(("elect", topic))
+        if self.idle_elections:  # answered as done, the old leader left in place
+            self.idle_elections -= 1
+        else:
+            self.leaders[0] = self.replicas[0]
         return {0: ""}
 
     def partitions(self, topic: str) -> list[PartitionState]:
@@ -178,6 +183,14 @@ def test_a_controller_that_leads_nothing_is_made_to_lead_one_partition() -> None
     assert placed["step"] == "placed" and placed["made_preferred"] == {"0": ""}
     assert started["partitions"] == [0] and started["leader"] == "n1"
     assert steps(started)[-1] == "follower-elected" and started["set_up"] is True
+
+
+def test_an_election_that_leaves_the_old_leader_is_made_again_until_the_controller_leads() -> None:
+    cluster = OnePartition(idle_elections=2)
+    started = nemesis_on(cluster).invoke("start-isr-shrink")
+    assert started["steps"][0]["made_preferred"] == {"0": ""}
+    assert sum(action == "elect" for action, _ in cluster.actions) >= 3
+    assert started["leader"] == "n1" and started["set_up"] is True
 
 
 def test_a_controller_that_cannot_be_made_to_lead_is_skipped_with_the_reason() -> None:

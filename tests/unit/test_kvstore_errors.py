@@ -1,7 +1,7 @@
 """Errors are surfaced, never swallowed: fatal librdkafka errors and a dead consumer thread
 fail the instance with the cause, close() ends waits at once as info, a closed client's
 refusal is a DefiniteFailure, nothing but StoreErrors leave the store, and keys and values
-are checked before anything is sent."""
+are checked before anything is sent; watermark queries wait out a leader change."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import time
 from typing import Any
 
 import pytest
-from confluent_kafka import Consumer, KafkaError, Producer
+from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
 
 from kvstore import (
     DEFAULT_TIMEOUTS,
@@ -28,6 +28,7 @@ from kvstore.kafka_log import (
     delivered,
     feed,
     produce,
+    watermarks,
 )
 from kvstore.kafka_map import KafkaMap
 from kvstore.memlog import MemoryLog
@@ -237,3 +238,38 @@ def test_close_survives_a_producer_whose_flush_raises_and_still_closes_the_consu
     conn._producer, conn._consumer = BrokenProducer(), Consumer()  # type: ignore[assignment]
     conn.close()
     assert closed == ["consumer"]
+
+
+class _Watermarks:
+    """A consumer whose watermark queries raise the given errors first, then answer."""
+
+    def __init__(self, *errors: int) -> None:
+        self.errors = list(errors)
+        self.asked = 0
+
+    def get_watermark_offsets(self, _tp: Any, _timeout: float, cached: bool) -> tuple[int, int]:
+        self.asked += 1
+        if self.errors:
+            raise KafkaException(KafkaError(self.errors.pop(0)))
+        return 3, 17
+
+
+def test_watermarks_ask_again_while_a_new_leader_does_not_know_its_high_watermark() -> None:
+    consumer = _Watermarks(KafkaError.OFFSET_NOT_AVAILABLE, KafkaError.NOT_LEADER_FOR_PARTITION)
+    tp = TopicPartition("t", 0)
+    assert watermarks(consumer, tp, time.monotonic() + 5) == (3, 17)  # type: ignore[arg-type]
+    assert consumer.asked == 3
+
+
+def test_watermarks_raise_any_other_error_and_stop_asking_at_the_deadline() -> None:
+    tp = TopicPartition("t", 0)
+    other = _Watermarks(KafkaError.UNKNOWN_TOPIC_OR_PART)
+    with pytest.raises(KafkaException, match="UNKNOWN_TOPIC_OR_PART"):
+        watermarks(other, tp, time.monotonic() + 5)  # type: ignore[arg-type]
+    assert other.asked == 1
+    moving = _Watermarks(*[KafkaError.OFFSET_NOT_AVAILABLE] * 100)
+    started = time.monotonic()
+    with pytest.raises(KafkaException, match="OFFSET_NOT_AVAILABLE"):
+        watermarks(moving, tp, started + 0.5)  # type: ignore[arg-type]
+    assert time.monotonic() - started < 2
+    assert 2 <= moving.asked < 10
