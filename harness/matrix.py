@@ -19,7 +19,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from harness import signals
 from harness.argtypes import positive
@@ -37,6 +37,7 @@ from harness.exit_codes import (
     EXIT_CRASH,
     EXIT_INTERRUPTED,
     EXIT_INVALID,
+    EXIT_OK,
     EXIT_UNKNOWN,
     EXIT_VALID,
 )
@@ -94,14 +95,14 @@ class Job:
 
 def parse_kafka(text: str) -> Kafka:
     """Takes VERSION or VERSION:METADATA. Returns the Kafka it names; raises ValueError."""
-    version, _, metadata = text.partition(":")
+    version, _, given = text.partition(":")
     if version not in RELEASES:
         raise ValueError(f"kafka {text!r}: version one of {', '.join(RELEASES)}")
-    problem = release_problem(version, metadata or default_metadata(version))
+    metadata = given or default_metadata(version)
+    problem = release_problem(version, metadata)
     if problem is not None:
         raise ValueError(problem)
-    mode = next((m for m in METADATA_MODES if m == metadata), default_metadata(version))
-    return Kafka(version, mode)
+    return Kafka(version, cast(Metadata, metadata))  # release_problem checked the mode
 
 
 def plan(
@@ -143,18 +144,16 @@ def worst(codes: Sequence[int]) -> int:
     return EXIT_VALID
 
 
-@dataclass
+@dataclass(frozen=True)
 class _Progress:
     total: int
     started: float
-    done: int = 0
 
-    def line(self, job: Job, code: int, took: float, log: Path) -> str:
-        self.done += 1
+    def line(self, job: Job, code: int, took: float, log: Path, done: int) -> str:
         verdict = VERDICTS.get(code, f"no verdict (exit {code}, see {log})")
-        left = (time.monotonic() - self.started) / self.done * (self.total - self.done)
+        left = (time.monotonic() - self.started) / done * (self.total - done)
         return (
-            f"[{self.done}/{self.total}] {job.describe()}: {verdict} in {took:.0f} s"
+            f"[{done}/{self.total}] {job.describe()}: {verdict} in {took:.0f} s"
             f" (about {left / 60:.0f} min left at this pace)"
         )
 
@@ -246,7 +245,8 @@ class Matrix:
         with self._lock:
             self._children.discard(child)
             self.codes.append(code)
-            print(self._progress.line(job, code, time.monotonic() - began, log), flush=True)
+            took = time.monotonic() - began
+            print(self._progress.line(job, code, took, log, len(self.codes)), flush=True)
 
 
 def _time_limits(args: argparse.Namespace) -> Callable[[str], float]:
@@ -279,7 +279,7 @@ def _command(args: argparse.Namespace) -> int:
         for job in jobs:
             print(job.describe())
         print(f"{len(jobs)} runs")
-        return 0
+        return EXIT_OK
     logs = Path(args.results) / ".matrix-logs"
     print(f"matrix: {len(jobs)} runs, {args.jobs} at a time; each run's output in {logs}/")
     matrix = Matrix(jobs, args.jobs, logs, lambda job, lane: job.argv(args.results, lane, extra))

@@ -38,7 +38,9 @@ _TRUNCATION_ERRORS = frozenset(
 Fail = Callable[[str], None]
 """Fails an instance's replica with the reason given."""
 _POLL_S = 0.05
+_BATCH = 1000
 _WATERMARK_RETRY_S = 0.2
+# What a partition's leader answers for a moment while leadership moves.
 _LEADER_MOVING = frozenset(
     {
         KafkaError.OFFSET_NOT_AVAILABLE,
@@ -46,7 +48,6 @@ _LEADER_MOVING = frozenset(
         KafkaError.LEADER_NOT_AVAILABLE,
     }
 )
-_BATCH = 1000
 
 # librdkafka logs every refused connection; during faults that is expected noise,
 # so it goes to this logger, silent unless a run attaches a handler.
