@@ -59,6 +59,7 @@ nightly: setup
 lint: $(VENV_STAMP)
 	@$(PY) -m ruff check .
 	@$(PY) -m mypy
+	@$(dir $(PY))lint-imports --no-cache --no-logo
 
 unit: $(VENV_STAMP)
 	@$(PY) -m pytest -q tests/unit

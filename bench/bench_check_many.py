@@ -26,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench_linearizable import Case, simulate
 
-from harness.history import Op
+from history import Op
 
 ROOT = Path(__file__).resolve().parent.parent
 TARGET_S = 1.5

@@ -1,4 +1,4 @@
-"""Start-up time of the command line: importing harness.check_cli, and the whole
+"""Start-up time of the command line: importing harness.commands.check, and the whole
 `python -m harness --help`, `check --help` and `run --help` (each registers every
 subcommand's parser).
 
@@ -17,7 +17,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 COMMANDS = {
-    "import harness.check_cli": [sys.executable, "-c", "import harness.check_cli"],
+    "import harness.commands.check": [sys.executable, "-c", "import harness.commands.check"],
     "python -m harness --help": [sys.executable, "-m", "harness", "--help"],
     "python -m harness check --help": [sys.executable, "-m", "harness", "check", "--help"],
     "python -m harness run --help": [sys.executable, "-m", "harness", "run", "--help"],

@@ -21,7 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from checkers.linearizable import check
 from checkers.models import MODELS
-from harness.history import Op, OpType
+from history import Op, OpType
 
 TARGET_S = 0.5
 KEYS = 10

@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from checkers.linearizable import check
 from checkers.models import MODELS
-from harness.history import Op
+from history import Op
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ workers, sends and polls, assigns and seeks, info ops, transaction markers, 100 
 losses, final drains) and is written once as history.jsonl in a temporary folder. Each
 run is two fresh subprocesses: `python -m harness check FILE --json` timed from outside,
 its peak RSS from wait4(2), the model guessed as a user would leave it; then the same
-path in process (harness.history.load with the queue checker's reader, then the check),
+path in process (history.load with the queue checker's reader, then the check),
 which reports the load and check times apart.
 """
 
@@ -51,7 +51,7 @@ def run_child(path: str) -> dict[str, Any]:
     """Loads and checks the history in this process as `harness check` does; returns the
     times, verdict and peak RSS."""
     from checkers import queue
-    from harness.history import load
+    from history import load
 
     started = time.monotonic()
     history = load(path, keep_events=False, reader=queue.QueueStream(path))

@@ -15,7 +15,7 @@ from typing import Any
 
 from checkers.models import UNREAD, Inconsistent, Model, State, thaw
 from checkers.wgl import Outcome
-from harness.history import Op
+from history import Op
 
 PREFIX_TAIL = 20  # how many of the prefix's last ops a report keeps
 MAX_CONCURRENT = 50

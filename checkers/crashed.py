@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from checkers.models import UNKNOWN, Model, freeze
-from harness.history import Op
+from history import Op
 
 
 @dataclass(frozen=True, slots=True)

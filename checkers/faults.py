@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from harness.history import Event
+from history import Event
 
 HEAL_F = "heal"
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import networkx as nx
 
-from harness.history import Op
+from history import Op
 
 
 def _ret(op: Op) -> float:

@@ -29,7 +29,7 @@ from checkers.fork_pool import can_fork, forked_map
 from checkers.model_core import with_value
 from checkers.models import UNREAD, Model, freeze
 from checkers.wgl import Limits, Outcome, Validity, search
-from harness.history import MalformedOp, Op
+from history import MalformedOp, Op
 
 __all__ = ["check", "explain", "merge_validity", "reject_unknown_ops"]
 

@@ -30,8 +30,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from checkers.result import Validity, merge_valid
-from harness.frozen import thaw
-from harness.history import Event, Invocation, MalformedOp, Op, freeze, pair_invocations
+from history import Event, Invocation, MalformedOp, Op, freeze, pair_invocations
+from history.frozen import thaw
 
 WRITE_FS = frozenset({"add", "send"})
 READ_F = "read"

@@ -30,9 +30,9 @@ from collections.abc import Callable, Hashable
 from dataclasses import dataclass, replace
 from typing import Any, Final
 
-from harness.frozen import Exact
-from harness.frozen import thaw as thaw_value
-from harness.history import Op, freeze
+from history import Op, freeze
+from history.frozen import Exact
+from history.frozen import thaw as thaw_value
 
 State = Any  # any hashable, immutable value
 

@@ -45,7 +45,7 @@ from checkers.model_core import (
     thaw,
     with_value,
 )
-from harness.history import Op, freeze
+from history import Op, freeze
 
 __all__ = [
     "ANY_STATE",

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from harness.history import Event, pair_invocations
+from history import Event, pair_invocations
 
 QUANTILES = (0.5, 0.95, 0.99, 1.0)
 

@@ -67,7 +67,7 @@ from checkers.queue_history import (
     read_queue_history,
 )
 from checkers.result import Validity, merge_valid
-from harness.history import Event, HistoryError, collector_paused, freeze
+from history import Event, HistoryError, collector_paused, freeze
 
 __all__ = [
     "CASES_KEPT",
@@ -138,7 +138,7 @@ def check_read(read: object, *, idempotent: bool) -> dict[str, Any]:
 
 
 class QueueStream:
-    """A Reader for harness.history.load: reads a queue history as it is loaded, so that
+    """A Reader for history.load: reads a queue history as it is loaded, so that
     neither its events nor its ops are kept. A value not of the queue format stops the
     reading; its HistoryError is what `finish` returns, for check_read to raise, so the
     history is judged as `check` judges it (not checked, with the problem)."""
@@ -148,7 +148,7 @@ class QueueStream:
         self.error: HistoryError | None = None
 
     def add(self, invoke: Event, invoke_line: int, completion: Event | None, line: int) -> None:
-        """Takes one invocation as harness.history's Reader does."""
+        """Takes one invocation as history's Reader does."""
         if self.reader is None:
             return
         try:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from operator import attrgetter
 from typing import Any, NoReturn, TypeAlias
 
-from harness.history import Event, HistoryError, pair_invocations
+from history import Event, HistoryError, pair_invocations
 
 SEND, POLL, ASSIGN, SEEK, SUBSCRIBE, DRAIN = "send", "poll", "assign", "seek", "subscribe", "drain"
 QUEUE_FS = frozenset({SEND, POLL, ASSIGN, SEEK, SUBSCRIBE, DRAIN})
@@ -131,7 +131,7 @@ def read_queue_history(events: Sequence[Event]) -> QueueHistory:
 
 class QueueReader:
     """Reads a queue history's invocations into its records, in any order of completion
-    (harness.history's Reader): what each consumer is assigned, and the records.
+    (history's Reader): what each consumer is assigned, and the records.
 
     Lines name offending events in messages; a line of 0 means "find the event's 1-based
     position in `events`" (for events not read from a file)."""

@@ -23,7 +23,7 @@ from collections.abc import Callable, Sequence
 
 from checkers.crashed import CrashedOps
 from checkers.models import Model, State
-from harness.history import Op
+from history import Op
 
 
 class NextRead:

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from checkers.result import UNKNOWN
-from harness.history import Event, pair_invocations
+from history import Event, pair_invocations
 
 OUTCOMES = ("ok", "fail", "info")
 

@@ -42,7 +42,7 @@ from checkers.closure import Closure, CrashedMoves, Exhausted
 from checkers.crashed import crashed_ops
 from checkers.models import Inconsistent, Model, State
 from checkers.reach import next_read
-from harness.history import Op
+from history import Op
 
 Validity = bool | Literal["unknown"]
 # (entry, closure index, state, crashed set, closure, z, window, parent): the search path

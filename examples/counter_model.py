@@ -6,7 +6,7 @@ harness check history.jsonl --model examples/counter_model.py:COUNTER
 from __future__ import annotations
 
 from checkers.models import Inconsistent, Model
-from harness.history import Op
+from history import Op
 
 
 def step(count: int, op: Op) -> int | Inconsistent:

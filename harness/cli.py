@@ -1,6 +1,6 @@
 """Command-line entry point: `python -m harness SUBCOMMAND ...`.
 
-Each subcommand lives in its own module with `add_parser(subparsers)`, which
+Each subcommand lives in its own module of harness.commands with `add_parser(subparsers)`, which
 sets `func(args) -> exit code` on its parser.
 """
 
@@ -13,10 +13,9 @@ import tempfile
 import traceback
 from collections.abc import Sequence
 
-from harness import check_cli, matrix, run_cli, serve, signals
-from harness.cluster import cli as cluster_cli
+from harness import signals
+from harness.commands import analyze, check, cluster, matrix, run, serve
 from harness.exit_codes import EXIT_BAD_INPUT, EXIT_CRASH, EXIT_INTERRUPTED
-from harness.pipeline import analyze
 
 
 class _Parser(argparse.ArgumentParser):
@@ -31,10 +30,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="harness", description="Jepsen-style correctness tests for Kafka.")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
-    run_cli.add_parser(sub)
+    run.add_parser(sub)
     matrix.add_parser(sub)
-    cluster_cli.add_parser(sub)
-    check_cli.add_parser(sub)
+    cluster.add_parser(sub)
+    check.add_parser(sub)
     analyze.add_parser(sub)
     serve.add_parser(sub)
     return parser

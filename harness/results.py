@@ -1,5 +1,9 @@
-"""The results folder of a run: results/<test>/<YYYYmmddTHHMMSS>/ with test.json,
-history.jsonl, results.json, plots and report.html; results/latest points at the newest.
+"""The results folders: a run's folder results/<test>/<YYYYmmddTHHMMSS>/ (test.json,
+history.jsonl, results.json, plots, report.html; results/latest points at the newest)
+made and written, and the run folders under a results directory found and read back.
+
+A folder that cannot be analysed is set aside with the reason: no test.json, no history,
+no results.json (still running, or stopped before its check).
 """
 
 from __future__ import annotations
@@ -10,11 +14,17 @@ import math
 import os
 import platform
 import time
+from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 from typing import Any
 
 from harness.spec import TestSpec
+from history.writer import jsonable
+
+TEST, HISTORY, RESULTS = "test.json", "history.jsonl", "results.json"
+LOST_ACKS_SECTIONS = ("lost-acks", "lost_acks")
+"""The results.json sections in checkers.lost_acks' shape, by the workloads that write one."""
 
 
 def new_run_folder(root: Path, name: str, now: float | None = None) -> Path:
@@ -67,20 +77,26 @@ def write_test_json(folder: Path, spec: TestSpec, started: float) -> None:
         "versions": versions(spec.kafka_version),
         "started": time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(started)),
     }
-    write_json(folder / "test.json", body)
+    write_json(folder / TEST, body)
 
 
 def add_cluster_facts(folder: Path, facts: dict[str, Any]) -> None:
     """Adds the cluster's facts to folder/test.json under "cluster"."""
-    path = folder / "test.json"
+    path = folder / TEST
     write_json(path, json.loads(path.read_text()) | {"cluster": facts})
 
 
 def write_json(path: Path, body: Any) -> None:
     """Writes body as indented JSON, through a temporary file so readers never see half."""
     tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(_finite(body), indent=2, default=_jsonable) + "\n")
+    tmp.write_text(to_json(body, indent=2) + "\n")
     tmp.replace(path)
+
+
+def to_json(body: Any, indent: int | None = None) -> str:
+    """Returns body as JSON text for a person or a program to read: sets as sorted lists,
+    NaN and infinities as null, and anything else JSON has no word for as its repr."""
+    return json.dumps(_finite(body), indent=indent, default=_jsonable)
 
 
 def _finite(value: Any) -> Any:
@@ -95,6 +111,89 @@ def _finite(value: Any) -> Any:
 
 
 def _jsonable(value: Any) -> Any:
-    if isinstance(value, set | frozenset):
-        return sorted(value, key=repr)
-    return repr(value)
+    try:
+        return jsonable(value)  # sets, as the history writer writes them
+    except TypeError:  # results are read, not replayed: a value's repr says what it was
+        return repr(value)
+
+
+RUN_FILES = (TEST, HISTORY, RESULTS)
+IN_PROGRESS_S = 600.0
+"""A history written to this recently, with no results.json yet, is a run still going."""
+
+
+@dataclass(frozen=True, slots=True)
+class Broken:
+    """A run folder left out of the analysis, and why."""
+
+    run: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Listing:
+    """The run folders with all three files (by run id, `<test>/<stamp>`), and the rest."""
+
+    root: Path
+    complete: list[str]
+    broken: list[Broken]
+
+    def files(self, name: str) -> list[str]:
+        """Returns the path of file `name` in every complete run folder."""
+        return [str(self.root / run / name) for run in self.complete]
+
+
+def run_folders(root: Path, skip: Path | None = None) -> list[str]:
+    """Takes a results directory. Returns the run ids of its run folders (a folder two
+    levels down holding any run file), sorted; symbolic links and `skip` are left out."""
+    found = []
+    skipped = skip.resolve() if skip is not None else None
+    for test in _subdirs(root):
+        if skipped is not None and test.resolve() == skipped:
+            continue
+        for run in _subdirs(test):
+            if any((run / name).is_file() for name in RUN_FILES):
+                found.append(f"{test.name}/{run.name}")
+    return sorted(found)
+
+
+def _subdirs(folder: Path) -> list[Path]:
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return []
+    return [
+        Path(e.path)
+        for e in entries
+        if e.is_dir(follow_symlinks=False) and not e.name.startswith(".")
+    ]
+
+
+def missing_reason(folder: Path, now: float) -> str | None:
+    """Takes a run folder. Returns why it cannot be analysed from its files' presence
+    alone, or None when test.json, history.jsonl and results.json are all there."""
+    has = {name: (folder / name).is_file() for name in RUN_FILES}
+    if has[RESULTS] and has[HISTORY] and has[TEST]:
+        return None
+    if not has[TEST]:
+        return "no test.json"
+    if not has[HISTORY]:
+        return "no history.jsonl (the run stopped before its workload started)"
+    age = now - (folder / HISTORY).stat().st_mtime
+    if age < IN_PROGRESS_S:
+        return f"in progress (history written {age:.0f} s ago, no results.json yet)"
+    return "no results.json (the run stopped before its check)"
+
+
+def list_runs(root: Path, skip: Path | None = None) -> Listing:
+    """Takes a results directory (and a folder under it to leave out, the output's).
+    Returns its run folders split into complete and broken."""
+    now = time.time()
+    complete, broken = [], []
+    for run in run_folders(root, skip):
+        reason = missing_reason(root / run, now)
+        if reason is None:
+            complete.append(run)
+        else:
+            broken.append(Broken(run, reason))
+    return Listing(root, complete, broken)

@@ -71,7 +71,7 @@ def client_config(bootstrap: str, client_id: str, t: Timeouts) -> dict[str, Any]
 
 
 def producer_config(bootstrap: str, client_id: str, t: Timeouts) -> dict[str, Any]:
-    """Returns the producer settings: acks=all and bounded timeouts (KAFKA-NOTES.md)."""
+    """Returns the producer settings: acks=all and bounded timeouts (docs/KAFKA.md)."""
     return client_config(bootstrap, f"{client_id}-producer", t) | {
         "acks": "all",
         # Without idempotence a retried record could land twice, and a duplicated

@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from harness.cluster.protocol import Cluster
+from nemesis.cluster import Cluster
 
 Value = dict[str, Any]
 LEADER_WAIT_S = 3.0

@@ -1,4 +1,4 @@
-"""The 2013 ISR-shrink data loss as a fault (KAFKA-NOTES.md): the leader, cut from its
+"""The 2013 ISR-shrink data loss as a fault (docs/KAFKA.md): the leader, cut from its
 followers only, shrinks its ISR to itself and acknowledges alone, then dies; with unclean
 election allowed an out-of-sync follower leads, and the old leader truncates on return.
 
@@ -22,9 +22,9 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from harness.cluster.protocol import Cluster
 from nemesis import grudge as g
 from nemesis import net
+from nemesis.cluster import Cluster
 from nemesis.core import SingleFault, Skipped, Value, split_f
 from nemesis.names import ISR_SHRINK as FAULT
 from nemesis.process import revive

@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 
-from harness.cluster.protocol import Cluster
+from nemesis.cluster import Cluster
 
 CHAIN = "HARNESS"
 KAFKA_PORT, ZOOKEEPER_PORT = 9092, 2181

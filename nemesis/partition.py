@@ -10,9 +10,9 @@ from __future__ import annotations
 import random
 from collections.abc import Callable
 
-from harness.cluster.protocol import Cluster
 from nemesis import grudge as g
 from nemesis import net
+from nemesis.cluster import Cluster
 from nemesis.core import (
     SingleFault,
     Skipped,

@@ -13,7 +13,7 @@ import random
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from harness.cluster.protocol import Cluster
+from nemesis.cluster import Cluster
 from nemesis.core import (
     SingleFault,
     Skipped,

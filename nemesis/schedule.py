@@ -1,5 +1,7 @@
 """Which nemeses a run uses (the `--nemesis` option) and the order of their ops: each
 fault is started, then stopped one interval later, families taken in seeded turns.
+
+A run asks for all of it once, as a FaultPlan, and then only invokes the plan's nemesis.
 """
 
 from __future__ import annotations
@@ -7,12 +9,59 @@ from __future__ import annotations
 import math
 import random
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
 
+from nemesis.cluster import Cluster
 from nemesis.core import Compose, Nemesis
 from nemesis.isr import IsrShrink
 from nemesis.names import ISR_SHRINK, NEMESES, applicable
 from nemesis.partition import CUTS, NetworkFault
-from nemesis.process import ProcessFault
+from nemesis.process import ProcessFault, revive
+
+
+@dataclass(frozen=True, slots=True)
+class FaultPlan:
+    """A run's faults, planned once: their names, when they come (every `interval` s
+    within `time_limit`), the one nemesis that injects them all, and its ops in order."""
+
+    names: tuple[str, ...]
+    time_limit: float
+    interval: float
+    nemesis: Compose
+    ops: Iterator[str]
+
+    def shortfall(self) -> str | None:
+        """Returns a note when the time limit is too short for every fault to start once,
+        else None."""
+        started = faults_started(self.time_limit, self.interval)
+        if started >= len(self.names):
+            return None
+        needed = (2 * len(self.names) - 1) * self.interval
+        return (
+            f"note: only {started} of the {len(self.names)} faults will start: "
+            f"{len(self.names)} faults at --nemesis-interval {self.interval:g} "
+            f"need a --time-limit over {needed:g} s"
+        )
+
+    def heal(self, cluster: Cluster | None) -> dict[str, Any]:
+        """Undoes every fault, then starts or resumes every node of cluster that is not
+        running (a broker may also have died by itself). Returns what was done, with the
+        nodes brought back under `revived`."""
+        report = self.nemesis.teardown()
+        if cluster is not None:
+            report["revived"] = revive(cluster, resume_paused=True)
+        return report
+
+
+def plan_faults(
+    names: Sequence[str], topic: str, time_limit: float, interval: float, rng: random.Random
+) -> FaultPlan:
+    """Takes fault names, the topic whose leaders they target, the workload's length, the
+    nemesis interval and a seeded random source. Returns the run's FaultPlan."""
+    nemesis = build_nemesis(names, topic, rng)
+    ops = fault_ops(names, random.Random(rng.random()))
+    return FaultPlan(tuple(names), time_limit, interval, nemesis, ops)
 
 
 def parse_nemeses(text: str, metadata: str = "zookeeper") -> tuple[str, ...]:

@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from harness.history import History
+from history import History
 from kvstore import Timeouts
 from kvstore.topic import TopicAdmin
 
@@ -76,7 +76,7 @@ class Workload:
     """Returns the workload's own checker results by section name (each with `valid`)."""
     recount_from_disk: bool = False
     """Whether lost acknowledged sends are counted again from the brokers' log segments
-    (harness.recount) before the cluster stops: for workloads of plain sends."""
+    (harness.run.recount) before the cluster stops: for workloads of plain sends."""
 
 
 def ok(value: Any) -> OpDict:

@@ -14,9 +14,8 @@ import random
 from collections.abc import Iterator
 from typing import Any
 
-import checkers.queue as queue_checker
-from checkers.result import check_safe
-from harness.history import History
+from checkers.registry import CHECKERS, CheckOptions, run_checker
+from history import History
 from kvstore import create_store_topic
 from kvstore.topic import TopicAdmin
 from workloads.core import Client, Context, OpDict, Workload
@@ -78,7 +77,7 @@ def open_client(ctx: Context, client_id: str) -> Client:
 
 def check(history: History, ctx: Context) -> dict[str, dict[str, Any]]:
     """Returns the queue checker's section and, counted as for sets, `lost-acks`."""
-    result = check_safe(queue_checker.check, history.events, idempotent=ctx.idempotence)
+    result = run_checker(CHECKERS["queue"], history, CheckOptions(idempotent=ctx.idempotence))
     sections: dict[str, dict[str, Any]] = {"queue": result}
     if isinstance(result.get("lost_acks"), dict):
         sections["lost-acks"] = result.pop("lost_acks")

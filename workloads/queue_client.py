@@ -2,7 +2,7 @@
 (confluent-kafka, no store in between), turning librdkafka's outcomes into completions.
 
 A send is `ok` with the offset Kafka acknowledged, `fail` only when the error proves the
-message was not written, `info` otherwise (KAFKA-NOTES.md). Even with retries=0
+message was not written, `info` otherwise (docs/KAFKA.md). Even with retries=0
 librdkafka sends a message again, uncounted, after NOT_LEADER_OR_FOLLOWER (it takes that
 error for "not persisted"), yet a leader that loses leadership while waiting for acks
 answers so for a message it had appended and a follower had copied: the second

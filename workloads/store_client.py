@@ -13,10 +13,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from checkers import linearizable
-from checkers.models import MODELS
-from checkers.result import check_safe
-from harness.history import History
+from checkers.registry import CHECKERS, CheckOptions, run_checker
+from history import History
 from kvstore import VARIANTS, DefiniteFailure, Indeterminate, KVMap, create_store_topic
 from kvstore.topic import TopicAdmin
 from workloads.core import Client, Context, OpDict, fail, info
@@ -86,9 +84,8 @@ def linearizability(model: str) -> Callable[[History, Context], dict[str, dict[s
     key's verdict in `by_key`; a checker that crashes gives unknown, never invalid."""
 
     def check(history: History, ctx: Context) -> dict[str, dict[str, Any]]:
-        lin = check_safe(
-            linearizable.check, history.ops, MODELS[model], time_limit=ctx.check_time_limit
-        )
+        options = CheckOptions(time_limit=ctx.check_time_limit)
+        lin = run_checker(CHECKERS[model], history, options)
         lin["by_key"] = _verdicts_by_key(history, lin)
         return {"linearizable": lin}
 

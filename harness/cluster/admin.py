@@ -14,6 +14,8 @@ from confluent_kafka import ElectionType, KafkaError, KafkaException, TopicParti
 from confluent_kafka.admin import AdminClient
 from confluent_kafka.cimpl import NewTopic
 
+from nemesis.cluster import PartitionState
+
 # librdkafka reports every refused connection; during faults that is expected
 # noise, so it goes to this logger (a run's log file), not to the terminal.
 KAFKA_LOG = logging.getLogger("harness.kafka")
@@ -35,18 +37,6 @@ _RETRIABLE_CREATE = {
 
 class AdminError(RuntimeError):
     """A query or topic operation did not succeed within its time bound."""
-
-
-@dataclass(frozen=True, slots=True)
-class PartitionState:
-    """One partition as the cluster's metadata reports it."""
-
-    partition: int
-    leader: int
-    replicas: tuple[int, ...]
-    isr: tuple[int, ...]
-    leader_epoch: int = -1
-    """-1 where the source does not say (librdkafka's metadata)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Protocol
 
 from harness.cluster import wire
-from harness.cluster.admin import AdminError, PartitionState
+from harness.cluster.admin import AdminError
 from harness.cluster.config import CONTROLLER_PORT
 from harness.cluster.quorum import (
     Quorum,
@@ -26,6 +26,7 @@ from harness.cluster.quorum import (
     quorum_view,
 )
 from harness.cluster.wire import WireError
+from nemesis.cluster import PartitionState
 
 KAFKA_PORT = 9092
 TIMEOUT_S = 1.5

@@ -9,10 +9,11 @@ import time
 from abc import ABC, abstractmethod
 
 from harness.cluster import kraft, wire
-from harness.cluster.admin import Admin, AdminError, PartitionState
+from harness.cluster.admin import Admin, AdminError
 from harness.cluster.layout import ClusterSpec
 from harness.cluster.quorum import Quorum
 from harness.cluster.zookeeper import committed_partitions
+from nemesis.cluster import PartitionState
 
 PREFER_WAIT_S = 10.0
 """Bound on a reordered assignment reaching the brokers' metadata."""

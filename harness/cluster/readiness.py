@@ -8,17 +8,43 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from harness.cluster.admin import Admin, AdminError
 from harness.cluster.errors import ClusterError
+from harness.cluster.layout import ClusterSpec
+from harness.cluster.quorum import Quorum
 from harness.cluster.zookeeper import zookeeper_mode
-
-if TYPE_CHECKING:
-    from harness.cluster.docker_cluster import DockerCluster
+from nemesis.cluster import Nodes
 
 PROBE_TOPIC = "harness-probe"
 Status = Callable[[str], None]
+
+
+class Starting(Nodes, Protocol):
+    """What the waits ask of a starting cluster (the Docker cluster, which calls them)."""
+
+    spec: ClusterSpec
+
+    def node_states(self) -> dict[str, str]:
+        """Returns each node's container state."""
+        ...
+
+    def log_tail(self, node: str, lines: int = 30) -> str:
+        """Returns the last lines of node's log."""
+        ...
+
+    def quorum(self) -> Quorum:
+        """Returns the KRaft quorum as its leader describes it."""
+        ...
+
+    def admin(self, timeout: float = 5.0) -> Admin:
+        """Returns an admin client of the cluster."""
+        ...
+
+    def has_log(self, node: str, topic: str, partition: int) -> bool:
+        """Returns whether node holds a log of the partition."""
+        ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,24 +73,24 @@ class Deadline:
         return f"cluster {cluster} was not up within {self.seconds:g} s ({doing})"
 
 
-def _fail(cluster: DockerCluster, what: str, node: str | None) -> ClusterError:
+def _fail(cluster: Starting, what: str, node: str | None) -> ClusterError:
     if node is None:
         return ClusterError(what)
     return ClusterError(f"{what}\n--- last lines of {node}'s log ---\n{cluster.log_tail(node)}")
 
 
-def _late(cluster: DockerCluster, deadline: Deadline, doing: str, node: str | None) -> ClusterError:
+def _late(cluster: Starting, deadline: Deadline, doing: str, node: str | None) -> ClusterError:
     return _fail(cluster, deadline.missed(cluster.spec.name, doing), node)
 
 
-def _check_running(cluster: DockerCluster, nodes: list[str]) -> None:
+def _check_running(cluster: Starting, nodes: list[str]) -> None:
     states = cluster.node_states()
     for name in nodes:
         if states.get(name) != "running":
             raise _fail(cluster, f"{name} stopped while starting ({states.get(name)})", name)
 
 
-def wait_zookeeper(cluster: DockerCluster, deadline: Deadline, status: Status) -> None:
+def wait_zookeeper(cluster: Starting, deadline: Deadline, status: Status) -> None:
     """Returns when every ZooKeeper server serves; raises ClusterError at the deadline."""
     while True:
         modes = {z: zookeeper_mode(cluster.ip(z)) for z in cluster.zookeepers}
@@ -78,7 +104,7 @@ def wait_zookeeper(cluster: DockerCluster, deadline: Deadline, status: Status) -
         time.sleep(0.5)
 
 
-def wait_quorum(cluster: DockerCluster, deadline: Deadline, status: Status) -> None:
+def wait_quorum(cluster: Starting, deadline: Deadline, status: Status) -> None:
     """Returns when the KRaft controllers have elected a leader; raises ClusterError
     when a controller stops or at the deadline."""
     while True:
@@ -95,7 +121,7 @@ def wait_quorum(cluster: DockerCluster, deadline: Deadline, status: Status) -> N
         time.sleep(0.5)
 
 
-def wait_brokers(cluster: DockerCluster, deadline: Deadline, status: Status) -> None:
+def wait_brokers(cluster: Starting, deadline: Deadline, status: Status) -> None:
     """Returns when every broker is registered and there is a controller; raises
     ClusterError when a node stops or at the deadline."""
     admin = cluster.admin(timeout=2.0)
@@ -132,7 +158,7 @@ def _create_probe_topic(admin: Admin, assignment: list[list[int]], deadline: Dea
         time.sleep(0.5)
 
 
-def wait_probe_topic(cluster: DockerCluster, deadline: Deadline, status: Status) -> None:
+def wait_probe_topic(cluster: Starting, deadline: Deadline, status: Status) -> None:
     """Creates the probe topic and returns when its replicas are all in sync and have
     their logs; raises ClusterError at the deadline."""
     status(f"cluster {cluster.spec.name}: waiting for a full ISR")

@@ -14,7 +14,8 @@ from kazoo.client import KazooClient
 from kazoo.exceptions import KazooException
 from kazoo.handlers.threading import KazooTimeoutError
 
-from harness.cluster.admin import AdminError, PartitionState
+from harness.cluster.admin import AdminError
+from nemesis.cluster import PartitionState
 
 # kazoo logs every lost connection; the caller reports what matters.
 _KAZOO_LOG = logging.getLogger("kazoo")

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from harness.pipeline.folders import HISTORY, RESULTS, TEST, Listing
 from harness.pipeline.schemas import CORRUPT, history_schema, results_schema, test_schema
+from harness.results import HISTORY, RESULTS, TEST, Listing
 
 EVENT_COLUMNS = ("path", "client", "process", "index", "type", "f", "time", CORRUPT)
 """The history columns the analysis uses."""

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from harness.results import LOST_ACKS_SECTIONS
+
 CORRUPT = "_corrupt_record"
 
 
@@ -80,12 +82,8 @@ def _lost_acks() -> Any:
     )
 
 
-LOST_ACKS_SECTIONS = ("lost-acks", "lost_acks")
-"""The results.json sections in checkers.lost_acks' shape, by the workloads that write one."""
-
-
 def results_schema() -> Any:
-    """Returns the schema of results.json (harness.verdict.check_run's sections)."""
+    """Returns the schema of results.json (harness.run.verdict.check_run's sections)."""
     t = _types()
     failure = t.StructType(
         [

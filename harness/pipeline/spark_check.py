@@ -6,7 +6,7 @@ the local path's code at every step, so both give the same result.
 2. Per process (a Spark task a group of processes): each line is read by the local jsonl
    reader and the process's events are paired by `pair_invocations`; every check it makes
    is about one process, so the first error of the history is the first of any process.
-3. The model, when not given, is guessed by check_file.default_model from one invocation
+3. The model, when not given, is guessed by checkers.registry.default_model from one invocation
    of each kind (it depends only on the operations and whether a read returned a list).
 4. Per key (a Spark task a bucket of keys): `linearizable.prepare`, `split_by_key` and
    `check_key_safely`, as `linearizable.check` does; the driver merges the key results in
@@ -23,7 +23,7 @@ from typing import Any
 from checkers import linearizable
 from checkers.models import MODELS, Model, freeze
 from checkers.result import check_safe
-from harness.history import (
+from history import (
     History,
     HistoryError,
     Invocation,
@@ -33,7 +33,7 @@ from harness.history import (
     pair_invocations,
     to_op,
 )
-from harness.history_formats import JSONL, detect_format, parse_history, read_jsonl
+from history.formats import JSONL, detect_format, parse_history, read_jsonl
 
 FORMAT_PROBE_BYTES = 1 << 16
 PARSE, PAIR = 0, 1  # a line that cannot be read is reported before any pairing error
@@ -150,9 +150,9 @@ def _raise_first(errors: Any, path: str) -> None:
 
 
 def guess_model(invocations: Any, path: str, fmt: str) -> str:
-    """Takes the RDD of invocations. Returns check_file.default_model's guess, made on one
+    """Takes the RDD of invocations. Returns checkers.registry.default_model's guess, made on one
     invocation of each kind (the guess depends on nothing else)."""
-    from harness.check_file import default_model
+    from checkers.registry import default_model
 
     def earlier(a: Invocation, b: Invocation) -> Invocation:
         return a if a.invoke["index"] <= b.invoke["index"] else b
@@ -169,7 +169,7 @@ def check_with_spark(
 ) -> tuple[History, dict[str, Any]]:
     """Takes a SparkSession, a history file or results folder, a model name (None: guess)
     and the search time per key. Returns the history (its path and format; no events) and
-    the result as check_file.check_history gives it. Raises HistoryError for a malformed
+    the result as checkers.registry.check_history gives it. Raises HistoryError for a malformed
     history, ValueError for a model whose check is not split into keys (set)."""
     started = time.monotonic()
     file = find_history_file(path)
@@ -196,7 +196,7 @@ def check_with_spark(
 
 def linearizable_models() -> tuple[str, ...]:
     """Returns the models whose check --spark splits into per-key Spark tasks."""
-    from harness.check_file import LINEARIZABLE_MODELS
+    from checkers.registry import LINEARIZABLE_MODELS
 
     return LINEARIZABLE_MODELS
 

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from harness.pipeline.schemas import CORRUPT, LOST_ACKS_SECTIONS
+from harness.pipeline.schemas import CORRUPT
+from harness.results import LOST_ACKS_SECTIONS
+from harness.verdicts import UNKNOWN_WORD, VERDICT_WORDS
 
 CONFIG = ("kafka_version", "metadata", "workload", "store", "nemesis", "kafka_config")
 """What makes runs comparable: the Kafka release and its metadata mode first, so 3.9.1 on
@@ -46,11 +48,15 @@ def _keys_with(verdict: str) -> Any:
     return F.size(F.filter(failures, lambda x: x["valid"] == verdict))
 
 
-def verdict_word(valid: Any) -> Any:
+def verdict_column(valid: Any) -> Any:
     """Takes a `valid` string column ("true", "false", other). Returns VALID, INVALID or
     UNKNOWN."""
     F = _f()
-    return F.when(valid == "true", "VALID").when(valid == "false", "INVALID").otherwise("UNKNOWN")
+    return (
+        F.when(valid == "true", VERDICT_WORDS[True])
+        .when(valid == "false", VERDICT_WORDS[False])
+        .otherwise(UNKNOWN_WORD)
+    )
 
 
 def _started(tests: Any) -> Any:
@@ -86,7 +92,7 @@ def run_rows(tests: Any, results: Any, counts: Any, latency: Any) -> Any:
     )
     r = results.select(
         "run",
-        verdict_word(F.col("valid")).alias("verdict"),
+        verdict_column(F.col("valid")).alias("verdict"),
         _section_count("ack_count").alias("acknowledged"),
         _section_count("lost_count").alias("lost"),
         _section_count("recovered_count").alias("recovered"),

@@ -13,9 +13,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from harness.pipeline.folders import RESULTS, TEST, missing_reason, run_folders
-from harness.pipeline.schemas import LOST_ACKS_SECTIONS
-from harness.report.page import STYLE, VERDICT_COLOURS, verdict_word
+from harness.report.page import STYLE, VERDICT_COLOURS
+from harness.results import LOST_ACKS_SECTIONS, RESULTS, TEST, missing_reason, run_folders
+from harness.verdicts import verdict_word
 
 INDEX = "index.html"
 TREND_PLOTS = ("invalid-rate.png", "lost-writes.png", "latency.png")

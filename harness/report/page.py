@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from harness.recount import recount_line
+from harness.verdicts import verdict_word
 
 VERDICT_COLOURS = {"VALID": "#2ca02c", "INVALID": "#d62728", "UNKNOWN": "#ff7f0e"}
 STYLE = """
@@ -20,11 +20,6 @@ table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #ccc;padding
 text-align:left;vertical-align:top;font-size:.9em}img{max-width:100%;border:1px solid #eee}
 code{font-size:.9em}.fail{color:#d62728}
 """
-
-
-def verdict_word(valid: Any) -> str:
-    """Returns VALID, INVALID or UNKNOWN for a validity."""
-    return {True: "VALID", False: "INVALID"}.get(valid, "UNKNOWN")
 
 
 def _e(value: Any) -> str:
@@ -210,3 +205,23 @@ def write_report(
     path = folder / "report.html"
     path.write_text(page, encoding="utf-8")
     return path
+
+
+def recount_line(counted: dict[str, Any]) -> str:
+    """Returns the line a person reads about the recount."""
+    if not counted["complete"]:
+        why = counted["errors"] or "see recount.json"
+        return f"recount from the brokers' disks incomplete: {why}"
+    line = (
+        f"recount from the brokers' disks: {counted['acknowledged']} acknowledged, "
+        f"{counted['lost']} lost"
+    )
+    if "agrees" in counted:
+        line += (
+            ", the same sends the checker found"
+            if counted["agrees"]
+            else f"; the checker found {counted['checker_lost']}: they DISAGREE (recount.json)"
+        )
+    if not counted["replicas_agree"]:
+        line += "; a replica holds records the leader does not"
+    return line

@@ -19,7 +19,7 @@ from checkers.queue_history import (
     observed_batches,
     read_queue_history,
 )
-from harness.history import Event
+from history import Event
 
 ACKED_COLOUR, LOST_COLOUR = "#7f7f7f", "#d62728"
 # How each observer is drawn in the offsets plot: colour, marker, size.

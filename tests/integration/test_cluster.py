@@ -17,11 +17,12 @@ from pathlib import Path
 import docker
 import pytest
 
-from harness.cluster.admin import Admin, AdminError, PartitionState
+from harness.cluster.admin import Admin, AdminError
 from harness.cluster.docker_cluster import ClusterError, ClusterSpec, DockerCluster, cluster_names
 from harness.cluster.images import node_image
 from harness.cluster.labels import CHECKOUT, CHECKOUT_LABEL, CLUSTER_LABEL, HARNESS_LABEL
 from harness.cluster.resources import ROLE_LIMITS
+from nemesis.cluster import PartitionState
 from tests.integration.conftest import PREFIX
 from tests.integration.kafka_io import check_prefer_leader, produce_all, read_all
 

@@ -18,7 +18,7 @@ import pytest
 from harness.cluster.docker_cluster import ClusterSpec, DockerCluster
 from harness.cluster.images import ensure_node_image
 from harness.cluster.status import describe
-from harness.metadata_watch import read_samples
+from harness.run.metadata_watch import read_samples
 from nemesis import net
 from nemesis.partition import NetworkFault
 from nemesis.process import ProcessFault

@@ -20,9 +20,9 @@ import pytest
 
 from checkers.linearizable import check
 from checkers.models import MODELS
-from harness.cluster.admin import Admin, AdminError, PartitionState
+from harness.cluster.admin import Admin, AdminError
 from harness.cluster.docker_cluster import DockerCluster
-from harness.history import pair
+from history import pair
 from kvstore import (
     VARIANTS,
     DefiniteFailure,
@@ -34,6 +34,7 @@ from kvstore import (
 )
 from kvstore.records import Key
 from kvstore.state import Entry
+from nemesis.cluster import PartitionState
 from nemesis.net import apply_grudge, heal
 from tests.integration.conftest import _started as started_cluster
 from tests.unit.test_kvstore_simulation import Recorder, run_all
@@ -262,7 +263,7 @@ def partition_seen_by(cluster: DockerCluster, nodes: list[str], topic: str) -> P
 def test_an_unclean_election_truncates_and_the_store_reports_the_loss(
     unsafe_cluster: DockerCluster, tmp_path: Path
 ) -> None:
-    """KAFKA-NOTES.md "The ISR-shrink data loss", by hand: the leader (the controller,
+    """docs/KAFKA.md "The ISR-shrink data loss", by hand: the leader (the controller,
     so it can still shrink its ISR) is cut off from its followers only, acknowledges a
     write alone, is killed, a follower is elected uncleanly, the old leader returns and
     truncates. The instance that read the lost write fails with the cause, its op in

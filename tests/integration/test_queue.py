@@ -13,7 +13,7 @@ import docker
 import pytest
 
 from harness.cluster.docker_cluster import DockerCluster
-from harness.recount import read_replicas, recount
+from harness.run.recount import read_replicas, recount
 from kvstore import DEFAULT_TIMEOUTS
 from kvstore.topic import create_store_topic
 from tests.integration.test_run import _run
@@ -88,7 +88,7 @@ _DUMPED_RECORD = re.compile(r"^\| offset: (\d+) .*? payload: (.*)$", re.M)
 def test_the_segment_reader_reads_what_kafkas_dump_log_segments_reads(
     cluster: DockerCluster,
 ) -> None:
-    """harness.segments reads the broker's files itself (4.4 has no DumpLogSegments): on
+    """harness.run.segments reads the broker's files itself (4.4 has no DumpLogSegments): on
     3.9.1 both must find the same records, and every acknowledged send among them."""
     create_store_topic(cluster.admin(), "q-disk", partitions=2)
     client = QueueClient(_settings(cluster, "q-disk"), "p0")

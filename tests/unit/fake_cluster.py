@@ -3,7 +3,7 @@ node and reports the leaders a test sets. Network effects are for integration te
 
 from __future__ import annotations
 
-from harness.cluster.admin import PartitionState
+from nemesis.cluster import PartitionState
 
 
 class FakeCluster:

@@ -9,10 +9,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from harness.history import HistoryWriter, load
 from harness.results import new_run_folder, write_test_json
+from harness.run.verdict import check_run, write_outputs
 from harness.spec import TestSpec
-from harness.verdict import check_run, write_outputs
+from history import HistoryWriter, load
 from kvstore import DEFAULT_TIMEOUTS
 from workloads.core import Context
 from workloads.registry import WORKLOADS

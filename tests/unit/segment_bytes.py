@@ -1,5 +1,5 @@
 """Writes Kafka record batches (format v2, magic 2) as a broker stores them in a segment
-file, for the tests of harness.segments and harness.recount."""
+file, for the tests of harness.run.segments and harness.run.recount."""
 
 from __future__ import annotations
 

@@ -11,7 +11,8 @@ import pytest
 from confluent_kafka import KafkaError, KafkaException
 
 from harness.cluster import admin as admin_module
-from harness.cluster.admin import Admin, AdminError, PartitionState
+from harness.cluster.admin import Admin, AdminError
+from nemesis.cluster import PartitionState
 
 ASSIGNMENT = [[1, 2, 3], [2, 3, 1]]
 

@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 
 from checkers import lost_acks
-from harness import check_file
+from checkers.registry import default_model
 from harness.cli import main
-from harness.history import load
+from history import load
 
 DATA = Path(__file__).parent / "data"
 
@@ -122,7 +122,7 @@ def test_ctrl_c_exits_with_a_message(
     ],
 )
 def test_default_model(tmp_path: Path, events: list[tuple[Any, ...]], model: str) -> None:
-    assert check_file.default_model(load(history_file(tmp_path, events))) == model
+    assert default_model(load(history_file(tmp_path, events))) == model
 
 
 # --- the linearizable models -----------------------------------------------------

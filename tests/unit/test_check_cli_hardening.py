@@ -19,8 +19,8 @@ import pytest
 from checkers import linearizable, timeline
 from checkers.models import MODELS
 from checkers.timeline import file_stem
-from harness import check_cli
-from harness.check_file import write_crash_log
+from harness.commands import check_output
+from harness.commands.check_file import write_crash_log
 from tests.unit.test_check_cli import history_file, run
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -139,7 +139,7 @@ def test_an_internal_error_is_one_line_and_a_logged_traceback(
     def broken(*args: Any, **kwargs: Any) -> list[str]:
         raise RuntimeError("a bug\nover two lines")
 
-    monkeypatch.setattr(check_cli, "render", broken)
+    monkeypatch.setattr(check_output, "render", broken)
     path = history_file(tmp_path, STALE_READ)
     code, out, err = run(capsys, str(path))
     assert (code, out) == (255, "")

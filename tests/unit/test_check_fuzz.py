@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from harness.cli import main
-from harness.history import load
+from history import load
 
 FUZZ = settings(
     max_examples=100,

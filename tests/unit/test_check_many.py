@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from harness import check_file
-from harness.history_paths import drawing_folders, find_histories
+from harness.commands import check_file
+from history.paths import drawing_folders, find_histories
 from tests.unit.queue_builder import QueueHistoryBuilder
 from tests.unit.test_check_cli import history_file, run
 from tests.unit.test_check_cli_hardening import STALE_READ, _slow_history, interrupted_with_workers

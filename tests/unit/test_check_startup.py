@@ -22,7 +22,7 @@ HEAVY_FOR_HELP = (
     "confluent_kafka",
     "kazoo",
     "kvstore",
-    "harness.core",
+    "harness.run.core",
     "workloads.registry",
     "nemesis.schedule",
 )
@@ -48,7 +48,7 @@ def loaded_after(code: str, modules: tuple[str, ...]) -> list[str]:
 
 
 def test_importing_the_check_cli_loads_no_heavy_library() -> None:
-    assert loaded_after("import harness.check_cli", HEAVY_FOR_CHECK) == []
+    assert loaded_after("import harness.commands.check", HEAVY_FOR_CHECK) == []
 
 
 @pytest.mark.parametrize(

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from harness import cli, run_cli
+from harness import cli
+from harness.commands import run as run_cli
 
 
 def test_an_unhandled_exception_exits_255_with_the_traceback_in_a_file(

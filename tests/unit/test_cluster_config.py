@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ipaddress
+from typing import Protocol
 
 import pytest
 
@@ -10,7 +11,7 @@ from harness.cli import build_parser
 from harness.cluster import config
 from harness.cluster.docker_cluster import DockerCluster
 from harness.cluster.layout import ClusterSpec, plan_nodes
-from harness.cluster.protocol import Cluster
+from nemesis.cluster import Cluster
 
 
 def props(text: str) -> dict[str, str]:
@@ -116,6 +117,12 @@ def test_status_and_down_options() -> None:
 
 
 def test_docker_cluster_has_every_member_of_the_cluster_protocol() -> None:
-    members = {name for name in vars(Cluster) if not name.startswith("_")}
-    assert members >= {"nodes", "exec", "kill", "start", "pause", "resume", "ip"}
+    members = {
+        name
+        for part in Cluster.__mro__[1:]
+        if part is not Protocol and part is not object
+        for name in vars(part)
+        if not name.startswith("_")
+    }
+    assert members >= {"nodes", "exec", "kill", "start", "pause", "resume", "ip", "partitions"}
     assert all(hasattr(DockerCluster, name) for name in members)

@@ -6,9 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from harness import core, signals
+from harness import signals
 from harness.progress import StatusLine
-from harness.runner import Recorder
+from harness.run import core
+from harness.run.runner import Recorder
 from harness.spec import TestSpec
 
 

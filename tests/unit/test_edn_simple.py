@@ -11,9 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harness import edn
-from harness.history import HistoryError, load
-from harness.history_formats import plain
+from history import HistoryError, edn, load
+from history.formats import plain
 
 SIMPLE_VALUES = st.recursive(
     st.none() | st.booleans() | st.integers(-(10**18) + 1, 10**18 - 1),

@@ -14,10 +14,9 @@ from hypothesis import strategies as st
 
 from checkers import linearizable, lost_acks
 from checkers.models import MODELS
-from harness import edn
-from harness.frozen import freeze, thaw
-from harness.history import Op, load, pair
-from harness.history_formats import plain
+from history import Op, edn, load, pair
+from history.formats import plain
+from history.frozen import freeze, thaw
 from tests.unit.test_check_cli import run
 
 LOOKALIKES: list[Any] = [1, 1.0, True, 0, 0.0, False, -0.0]

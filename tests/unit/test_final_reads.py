@@ -9,11 +9,11 @@ import json
 import time
 from pathlib import Path
 
-import harness.final_phase as final_phase
-from harness.cluster.admin import PartitionState
-from harness.final_phase import final_reads, wait_healthy
-from harness.history_writer import HistoryWriter
-from harness.runner import Recorder
+import harness.run.final_phase as final_phase
+from harness.run.final_phase import final_reads, wait_healthy
+from harness.run.runner import Recorder
+from history.writer import HistoryWriter
+from nemesis.cluster import PartitionState
 from tests.unit.fake_cluster import FakeCluster
 from workloads.core import OpDict
 

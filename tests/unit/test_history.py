@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from harness.history import (
+from history import (
     Event,
     HistoryError,
     HistoryWriter,
@@ -101,7 +101,7 @@ def test_writer_is_safe_across_threads(tmp_path: Path) -> None:
 
 _KILLED_WRITER = """
 import sys, threading
-from harness.history import HistoryWriter
+from history import HistoryWriter
 writer = HistoryWriter(sys.argv[1])
 def work(process):
     i = 0

@@ -13,9 +13,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harness import edn
-from harness.history import Event, History, HistoryError, Op, load
-from harness.history_formats import EDN, JEPSEN_LOG, JSONL, detect_format, read_jepsen_log
+from history import Event, History, HistoryError, Op, edn, load
+from history.formats import EDN, JEPSEN_LOG, JSONL, detect_format, read_jepsen_log
 
 DATA = Path(__file__).parent / "data"
 

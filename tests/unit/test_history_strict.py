@@ -15,9 +15,9 @@ from typing import Any
 
 import pytest
 
-from harness import edn, history_source
-from harness.frozen import MAX_NESTING, nesting
-from harness.history import HistoryError, load
+from history import HistoryError, edn, load
+from history import source as history_source
+from history.frozen import MAX_NESTING, nesting
 
 INVOKE = '{"index": 0, "time": 1, "process": 0, "type": "invoke", "f": "write", "value": 1}'
 OK = '{"index": 1, "time": 2, "process": 0, "type": "ok", "f": "write", "value": 1}'

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from harness.commands.serve import make_server
 from harness.report.index import write_index
-from harness.serve import make_server
 from tests.unit.run_folders import build_results
 
 

@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from harness.cluster.admin import PartitionState
+from nemesis.cluster import PartitionState
 from nemesis.core import Skipped
 from nemesis.isr import ISR_SHRINK_WAIT_S, IsrShrink
 from tests.unit.fake_cluster import FakeCluster

@@ -13,12 +13,12 @@ import pytest
 
 from harness.cli import build_parser
 from harness.cluster import config
-from harness.cluster.cli import cluster_spec, shape
 from harness.cluster.layout import ClusterSpec, SpecError, plan_nodes
 from harness.cluster.node_setup import new_cluster_id, node_command, node_env, node_files
 from harness.cluster.resources import Machine, fit_problem
 from harness.cluster.status import problems, quorum_problems
-from harness.run_cli import spec_from_args
+from harness.commands.cluster import cluster_spec, shape
+from harness.commands.run import spec_from_args
 from nemesis.core import Skipped
 from nemesis.partition import NetworkFault
 from tests.unit.fake_cluster import FakeCluster

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 from checkers.linearizable import check
 from checkers.models import MODELS
-from harness.history import Op, load
+from history import Op, load
 from tests.unit.test_check_cli import run
 
 INF = float("inf")

@@ -14,7 +14,7 @@ from checkers.linearizable import check
 from checkers.model_core import Inconsistent
 from checkers.models import KV_APPEND
 from checkers.wgl import Limits, search
-from harness.history import Op
+from history import Op
 from tests.unit.test_kv_append import oracle
 
 VALUES = ["a", "b", "ab", ""]  # "a" then "b" reads as "ab": orders that look alike

@@ -14,7 +14,7 @@ import pytest
 
 from checkers.linearizable import check
 from checkers.models import MODELS
-from harness.history import Event, HistoryWriter, pair
+from history import Event, HistoryWriter, pair
 from kvstore import VARIANTS, DefiniteFailure, KafkaMap, Timeouts
 from kvstore.memlog import MemoryLog
 from kvstore.records import Key

@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from harness.history import HistoryWriter, load
-from harness.runner import Plan, Recorder, Runner
+from harness.run.runner import Plan, Recorder, Runner
+from history import HistoryWriter, load
 from kvstore import DefiniteFailure, Indeterminate, KafkaMap, Timeouts
 from kvstore.memlog import MemoryLog
 from kvstore.records import Record

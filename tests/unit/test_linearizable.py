@@ -11,7 +11,7 @@ import pytest
 from checkers import graph, linearizable
 from checkers.linearizable import check, explain, merge_validity
 from checkers.models import MODELS
-from harness.history import MalformedOp, Op, OpType
+from history import MalformedOp, Op, OpType
 
 CAS, REGISTER, MAP = MODELS["cas-register"], MODELS["register"], MODELS["map"]
 

@@ -31,7 +31,7 @@ from hypothesis import strategies as st
 
 from checkers.linearizable import check
 from checkers.models import MODELS
-from harness.history import Op, OpType
+from history import Op, OpType
 
 INF = float("inf")
 MODEL_NAMES = ("register", "cas-register", "map")

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from checkers.linearizable import check, drop_crashed_reads, freeze_values
 from checkers.models import MODELS, Inconsistent, Model
-from harness.history import Op
+from history import Op
 
 VALUES = (1, 2, 3)
 WIDE = tuple(range(1, 40))  # mostly distinct values: crashed ops nobody reads get skipped

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from checkers import lost_acks
 from checkers.result import check_safe, merge_valid
-from harness.history import Event
+from history import Event
 
 
 class Recorder:

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from harness import matrix
 from harness.cli import build_parser, main
-from harness.matrix import Job, Kafka, Matrix, parse_kafka, plan, worst
+from harness.commands import matrix
+from harness.commands.matrix import Job, Kafka, Matrix, parse_kafka, plan, worst
 from nemesis.names import NEMESES
 
 ZK, KRAFT = Kafka("3.9.1", "zookeeper"), Kafka("4.4.0", "kraft")

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from checkers.models import MODELS, UNKNOWN, UNREAD, Inconsistent, Model, freeze, thaw
-from harness.history import Op, OpType
+from history import Op, OpType
 
 REGISTER, CAS, MAP, SET = (MODELS[n] for n in ("register", "cas-register", "map", "set"))
 

@@ -14,13 +14,13 @@ from typing import Any
 
 import pytest
 
-from harness.check_file import check_history
-from harness.history import HistoryError, Op, load
+from checkers.registry import check_history
 from harness.pipeline.analyze import analyze_with
 from harness.pipeline.session import spark_session
 from harness.pipeline.spark_check import check_with_spark
 from harness.progress import StatusLine
 from harness.spec import TestSpec
+from history import HistoryError, Op, load
 from tests.unit import test_linearizable_oracle as oracle
 from tests.unit.run_folders import DAY, T0, VALID_OPS, WINDOW, build_results, events, write_run
 
@@ -148,7 +148,7 @@ def _comparable(result: dict[str, Any]) -> Any:
 
 
 def _agree(spark: Any, path: Path, model: str | None) -> dict[str, Any]:
-    from harness.check_file import default_model
+    from checkers.registry import default_model
 
     local_history = load(path)
     local = check_history(local_history, model or default_model(local_history))
@@ -162,7 +162,7 @@ HISTORIES = sorted(p.name for p in DATA.iterdir() if p.suffix in (".jsonl", ".ed
 
 @pytest.mark.parametrize("name", HISTORIES)
 def test_agrees_with_the_local_check_on_the_test_data(spark: Any, name: str) -> None:
-    from harness.check_file import LINEARIZABLE_MODELS, default_model
+    from checkers.registry import LINEARIZABLE_MODELS, default_model
 
     if default_model(load(DATA / name)) not in LINEARIZABLE_MODELS:
         with pytest.raises(ValueError, match="runs locally"):

@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from harness.cluster.protocol import Cluster
+from nemesis.cluster import Cluster
 from nemesis.core import Skipped
 from nemesis.process import ProcessFault, revive
 from tests.unit.fake_cluster import FakeCluster

@@ -12,7 +12,7 @@ import pytest
 
 from checkers import queue
 from checkers.queue_history import Poll, messages, pairs, read_queue_history
-from harness.history import HistoryError, load
+from history import HistoryError, load
 from tests.unit.queue_builder import QueueHistoryBuilder
 from tests.unit.queue_sim import FIXTURE, FIXTURE_CONFIG, FIXTURE_SEED, simulate
 

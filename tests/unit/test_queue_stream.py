@@ -16,8 +16,8 @@ from hypothesis import strategies as st
 
 from checkers import lost_acks, queue
 from checkers.queue_history import DRAIN, SEND, QueueHistory, pairs, read_queue_history
-from harness.check_file import Asked, check_file
-from harness.history import Event, HistoryError, OpFound, load
+from harness.commands.check_file import Asked, check_file
+from history import Event, HistoryError, OpFound, load
 from tests.unit.queue_builder import QueueHistoryBuilder
 from tests.unit.queue_sim import SimConfig, simulate, write_jsonl
 

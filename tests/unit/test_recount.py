@@ -13,16 +13,16 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from checkers.queue import check as check_queue
-from harness.history import load
-from harness.recount import (
+from harness.report.page import recount_line
+from harness.run.recount import (
     acked_sends,
     compare_with_checker,
     parse_segments,
     recount,
-    recount_line,
     segments_command,
     write_recount,
 )
+from history import load
 from tests.unit.segment_bytes import batch
 
 RECORDED = Path(__file__).parent / "data" / "queue_isr_unsafe.jsonl"

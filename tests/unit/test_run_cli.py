@@ -8,13 +8,14 @@ import random
 
 import pytest
 
-from harness import core
 from harness.cli import build_parser, main
 from harness.cluster import engine, resources
 from harness.cluster.resources import Machine
-from harness.run_cli import fault_shortfall, spec_from_args
+from harness.commands.run import spec_from_args
+from harness.run import core
 from harness.spec import TestSpec
 from kvstore import VARIANTS
+from nemesis.schedule import plan_faults
 from workloads.kv import kv_ops
 from workloads.names import STORES, WORKLOAD_NAMES
 from workloads.register import register_ops
@@ -98,14 +99,17 @@ def test_spec_carries_every_option() -> None:
 
 
 def test_a_time_limit_too_short_for_every_fault_is_said() -> None:
-    def spec(*argv: str) -> TestSpec:
-        return spec_from_args(build_parser().parse_args(["run", *argv]), seed=1)
+    def shortfall(*argv: str) -> str | None:
+        spec = spec_from_args(build_parser().parse_args(["run", *argv]), seed=1)
+        faults = plan_faults(
+            spec.nemesis, spec.topic, spec.time_limit, spec.nemesis_interval, random.Random(1)
+        )
+        return faults.shortfall()
 
-    short = fault_shortfall(spec("--nemesis", "all", "--time-limit", "120"))
+    short = shortfall("--nemesis", "all", "--time-limit", "120")
     assert short is not None and "only 6 of the 12 faults" in short and "over 230 s" in short
-    fits = spec("--nemesis", "all", "--time-limit", "120", "--nemesis-interval", "4")
-    assert fault_shortfall(fits) is None
-    assert fault_shortfall(spec("--nemesis", "none")) is None
+    assert shortfall("--nemesis", "all", "--time-limit", "120", "--nemesis-interval", "4") is None
+    assert shortfall("--nemesis", "none") is None
 
 
 @pytest.mark.parametrize("ops", [kv_ops, register_ops])

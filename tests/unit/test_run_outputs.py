@@ -12,9 +12,9 @@ import pytest
 
 from checkers import faults, perf, stats
 from checkers.timeline import file_stem
-from harness.history import HistoryWriter, load
 from harness.results import new_run_folder, point_latest, write_json
-from harness.verdict import check_run, summary_lines, write_outputs
+from harness.run.verdict import check_run, summary_lines, write_outputs
+from history import HistoryWriter, load
 from tests.unit.test_runner import context
 from workloads.registry import WORKLOADS
 

@@ -9,9 +9,9 @@ from pathlib import Path
 from typing import Any
 
 from checkers.faults import windows
-from harness.history import HistoryWriter, load
-from harness.runner import Pacer, Plan, Recorder, Runner
-from harness.verdict import check_run
+from harness.run.runner import Pacer, Plan, Recorder, Runner
+from harness.run.verdict import check_run
+from history import HistoryWriter, load
 from kvstore import DEFAULT_TIMEOUTS, KafkaMap
 from kvstore.memlog import MemoryLog
 from nemesis.core import Compose, Skipped

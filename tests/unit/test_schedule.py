@@ -11,7 +11,15 @@ from nemesis.core import Compose, split_f
 from nemesis.isr import FAULT as ISR_FAULT
 from nemesis.partition import CUTS
 from nemesis.process import FAULTS
-from nemesis.schedule import NEMESES, build_nemesis, fault_ops, faults_started, parse_nemeses
+from nemesis.schedule import (
+    NEMESES,
+    build_nemesis,
+    fault_ops,
+    faults_started,
+    parse_nemeses,
+    plan_faults,
+)
+from tests.unit.fake_cluster import FakeCluster
 
 
 def test_parse_none_all_and_lists() -> None:
@@ -74,3 +82,23 @@ def test_faults_started_counts_starts_before_the_end(
 
 def test_every_nemesis_name_has_its_fault_and_every_fault_its_name() -> None:
     assert (*CUTS, *FAULTS, ISR_FAULT) == NEMESES
+
+
+def test_a_plan_holds_the_composed_nemesis_and_the_ops_a_seed_gives() -> None:
+    names = ("kill-leader", "pause-random")
+    plan = plan_faults(names, "t", 60.0, 10.0, random.Random(7))
+    assert plan.nemesis.faults == names
+    again = random.Random(7)
+    build_nemesis(names, "t", again)  # draws nothing: the ops' seed is the next draw
+    expected = list(itertools.islice(fault_ops(names, random.Random(again.random())), 8))
+    assert list(itertools.islice(plan.ops, 8)) == expected
+
+
+def test_a_plans_heal_tears_down_and_brings_back_dead_and_paused_nodes() -> None:
+    cluster = FakeCluster()
+    plan = plan_faults(("kill-leader",), "t", 60.0, 10.0, random.Random(1))
+    plan.nemesis.setup(cluster)
+    cluster.states["n2"], cluster.states["zk1"] = "exited", "paused"
+    report = plan.heal(cluster)
+    assert report["revived"] == {"n2": "exited", "zk1": "paused"}
+    assert cluster.states["n2"] == cluster.states["zk1"] == "running"

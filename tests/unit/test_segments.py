@@ -6,7 +6,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from harness.segments import read_segment
+from harness.run.segments import read_segment
 from tests.unit.segment_bytes import CONTROL, batch
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 from checkers.linearizable import check
 from checkers.models import MODELS
 from checkers.timeline import render_counterexample
-from harness.history import Op
+from history import Op
 
 
 def _failure() -> dict[str, object]:

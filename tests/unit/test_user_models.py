@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 from checkers import linearizable
 from checkers.model_loader import load_model
 from checkers.models import Model
-from harness.history import Op
+from history import Op
 from tests.unit.test_linearizable import forced_pool
 
 ROOT = Path(__file__).resolve().parents[2]

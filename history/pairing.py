@@ -1,5 +1,5 @@
 """Pairing a history's events: each invoke with the next completion on its process, under
-the rules of a history (see harness.history, step 1); nemesis events are set aside."""
+the rules of a history (see history, step 1); nemesis events are set aside."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NoReturn
 
-from harness.history_formats import EVENT_TYPES, Event, HistoryError
+from history.formats import EVENT_TYPES, Event, HistoryError
 
 
 @dataclass(frozen=True, slots=True)

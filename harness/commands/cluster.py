@@ -18,7 +18,6 @@ from collections.abc import Callable
 from typing import Any
 
 from harness import signals
-from harness.argtypes import positive
 from harness.cluster.config import (
     DEFAULT_VERSION,
     METADATA_MODES,
@@ -37,6 +36,7 @@ from harness.cluster.layout import (
     count_problem,
     name_problem,
 )
+from harness.commands.argtypes import positive
 from harness.exit_codes import EXIT_BAD_INPUT, EXIT_CRASH, EXIT_INTERRUPTED, EXIT_UNHEALTHY
 from harness.progress import StatusLine
 

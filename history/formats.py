@@ -14,8 +14,8 @@ import sys
 from collections.abc import Callable, Iterable
 from typing import Any, Final
 
-from harness import edn
-from harness.frozen import MAX_NESTING, Exact, freeze, nesting
+from history import edn
+from history.frozen import MAX_NESTING, Exact, freeze, nesting
 
 Event = dict[str, Any]
 Located = list[tuple[int, Event]]

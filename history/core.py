@@ -3,7 +3,7 @@
 An event is one line of history.jsonl (a plain dict); an Op is an invoke paired
 with its completion, the unit the checkers search over.
 
-Reading a history (`load`) parses one of three formats (history_formats), then
+Reading a history (`load`) parses one of three formats (history.formats), then
 validates and pairs its events in Knossos's named steps:
 
 1. pair_invocations: match each invoke with the next completion on its process,
@@ -31,40 +31,10 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
-from harness.frozen import freeze
-from harness.history_formats import EVENT_TYPES, Event, HistoryError
-from harness.history_pairing import Invocation, Pairing, Step, pair_invocations
-from harness.history_source import (
-    HISTORY_FILES,
-    find_history_file,
-    numbered_lines,
-    open_history,
-    read_events,
-)
-from harness.history_writer import HistoryWriter
-
-__all__ = [
-    "EVENT_TYPES",
-    "HISTORY_FILES",
-    "Event",
-    "History",
-    "HistoryError",
-    "HistoryWriter",
-    "Invocation",
-    "MalformedOp",
-    "Op",
-    "OpFound",
-    "Reader",
-    "collector_paused",
-    "drop_failures",
-    "find_history_file",
-    "freeze",
-    "load",
-    "pair",
-    "pair_invocations",
-    "split_by_key",
-    "to_op",
-]
+from history.formats import Event, HistoryError
+from history.frozen import freeze
+from history.pairing import Invocation, Pairing, Step, pair_invocations
+from history.source import numbered_lines, open_history, read_events
 
 OpType = Literal["ok", "info"]
 

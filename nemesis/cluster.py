@@ -1,17 +1,30 @@
-"""The Cluster protocol: what nemeses and workloads may ask of a cluster.
+"""What a nemesis may ask of a cluster, as two small protocols: Nodes (name, reach, break
+and mend the nodes) and KafkaAdmin (partition leaders, ISRs, the controller, elections).
 
-Nemeses import only this, never the Docker implementation behind it.
+Declared here, on the side that uses them, so that nemeses import nothing of the control
+node; the Docker cluster (harness.cluster) has both abilities.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Protocol
 
-from harness.cluster.admin import PartitionState
+
+@dataclass(frozen=True, slots=True)
+class PartitionState:
+    """One partition as the cluster's metadata reports it."""
+
+    partition: int
+    leader: int
+    replicas: tuple[int, ...]
+    isr: tuple[int, ...]
+    leader_epoch: int = -1
+    """-1 where the source does not say (librdkafka's metadata)."""
 
 
-class Cluster(Protocol):
-    """A set of named nodes (n1.., zk1..) that can be inspected and broken."""
+class Nodes(Protocol):
+    """A set of named nodes (n1.., zk1..) that can be reached, inspected and broken."""
 
     @property
     def nodes(self) -> list[str]:
@@ -80,6 +93,15 @@ class Cluster(Protocol):
         """Returns node's state: running, paused, exited, ..."""
         ...
 
+    def server_log(self, node: str, pattern: str, lines: int = 50) -> list[str]:
+        """Returns the last lines of broker node's server log matching a regular
+        expression (grep -E), oldest first."""
+        ...
+
+
+class KafkaAdmin(Protocol):
+    """Kafka's own view of the cluster: partitions, the controller, leader elections."""
+
     def partitions(self, topic: str) -> list[PartitionState]:
         """Returns each partition of topic with its leader, replicas and ISR, asked now.
 
@@ -114,7 +136,6 @@ class Cluster(Protocol):
         moved). Returns "" once the assignment says so, else the reason it does not."""
         ...
 
-    def server_log(self, node: str, pattern: str, lines: int = 50) -> list[str]:
-        """Returns the last lines of broker node's server log matching a regular
-        expression (grep -E), oldest first."""
-        ...
+
+class Cluster(Nodes, KafkaAdmin, Protocol):
+    """A cluster a nemesis can break and ask about: both abilities."""

@@ -15,37 +15,27 @@ import os
 import tempfile
 import time
 import traceback
-from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import checkers.queue as queue_checker
-from checkers import linearizable, lost_acks
-from checkers.model_loader import ModelLoadError, load_model
-from checkers.models import MODELS, Model
-from checkers.result import check_safe
-from harness.history import History, HistoryError, MalformedOp, OpFound, Reader, load
-from harness.history_formats import short
-from harness.history_source import STDIN
+from checkers.registry import (
+    CHECKERS,
+    QUEUE_FS,
+    Checker,
+    CheckOptions,
+    ModelChoice,
+    check_history,
+    checker_for,
+    default_model,
+)
+from checkers.result import Result
+from harness.results import TEST
+from history import History, HistoryError, MalformedOp, OpFound, load
+from history.formats import short
+from history.source import STDIN
 
-MAP_FS = frozenset({"get", "put", "put-if-absent", "replace", "remove"})
-SET_FS = frozenset({"add", "send", "read"})
-QUEUE_FS = frozenset({"poll", "drain"})
-Result = dict[str, Any]
 Outcome = dict[str, Any]
-ModelChoice = str | Model
-"""A built-in model's name, or a user's Model (see load_user_model)."""
-
-
-@dataclass(frozen=True, slots=True)
-class CheckOptions:
-    """What every checker may be told: seconds of search per key, processes to use."""
-
-    time_limit: float | None = None
-    jobs: int | None = None
-    idempotent: bool = False
-    """Queue histories: whether the producers were idempotent (duplicates then count)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,105 +47,6 @@ class Asked:
     time_limit: float | None = None
     jobs: int | None = None
     idempotent: bool | None = None
-
-
-def _reads_anything(history: History) -> None:
-    return None
-
-
-@dataclass(frozen=True, slots=True)
-class Checker:
-    """How one --model is checked. check(history, options) returns a result with `valid`;
-    explain(result) the lines a person reads; reject_malformed(history) raises MalformedOp
-    for an op the check cannot read; needs_events: whether check reads history.events;
-    reader(path), if any, makes the Reader that reads a history file as it is loaded,
-    into history.read, which check then reads instead of the events."""
-
-    check: Callable[[History, CheckOptions], Result]
-    explain: Callable[[Result], list[str]]
-    reject_malformed: Callable[[History], None] = _reads_anything
-    needs_events: bool = False
-    reader: Callable[[str], Reader] | None = None
-
-
-def _linearizable(model: Model) -> Checker:
-    def check(history: History, options: CheckOptions) -> Result:
-        return linearizable.check(
-            history.ops, model, time_limit=options.time_limit, jobs=options.jobs
-        )
-
-    def reject_malformed(history: History) -> None:
-        linearizable.reject_unknown_ops(history.ops, model)
-
-    return Checker(check, linearizable.explain, reject_malformed)
-
-
-def _lost_acks(history: History, options: CheckOptions) -> Result:
-    return lost_acks.check(history.events)
-
-
-def _queue(history: History, options: CheckOptions) -> Result:
-    if history.read is not None:
-        return queue_checker.check_read(history.read, idempotent=options.idempotent)
-    return queue_checker.check(history.events, idempotent=options.idempotent)
-
-
-LINEARIZABLE_MODELS = ("cas-register", "register", "map", "kv-append")
-"""The models checked by the per-key linearizability search (`check --spark` too)."""
-
-CHECKERS: dict[str, Checker] = {
-    **{name: _linearizable(MODELS[name]) for name in LINEARIZABLE_MODELS},
-    "set": Checker(
-        _lost_acks,
-        lost_acks.explain,
-        lambda history: lost_acks.reject_malformed(history.ops),
-        needs_events=True,
-    ),
-    "queue": Checker(
-        _queue, queue_checker.explain, needs_events=True, reader=queue_checker.QueueStream
-    ),
-}
-
-
-def load_user_model(reference: str) -> Model:
-    """Takes FILE.py:NAME or package.module:NAME. Returns that model. Raises ModelLoadError
-    when it cannot be loaded, or when it is named like a built-in model (whose explanation
-    its results would get)."""
-    model = load_model(reference)
-    if model.name in CHECKERS:
-        raise ModelLoadError(f"its name {model.name!r} is a built-in model's; name it otherwise")
-    return model
-
-
-def checker_for(model: ModelChoice) -> Checker:
-    """Returns how a model is checked; a user's by the linearizability search."""
-    if isinstance(model, str):
-        return CHECKERS[model]
-    return replace(_linearizable(model), reject_malformed=_user_model_screen(model))
-
-
-def _user_model_screen(model: Model) -> Callable[[History], None]:
-    """Returns reject_malformed for a user's model: an error its malformed hook raises is
-    left to the check, which meets it again and answers unknown with it."""
-
-    def reject_malformed(history: History) -> None:
-        # Unknown operations first, so that their refusal never hides behind such an error.
-        linearizable.reject_unknown_ops([op for op in history.ops if op.f not in model.fs], model)
-        try:
-            linearizable.reject_unknown_ops(history.ops, model)
-        except MalformedOp:
-            raise
-        except Exception:  # the model's own error, reported by the check
-            return
-
-    return reject_malformed
-
-
-def explain(result: Result) -> list[str]:
-    """Takes a checker's result. Returns the lines a person reads about it; a model not
-    built in is a user's, checked for linearizability."""
-    checker = CHECKERS.get(result["model"])
-    return checker.explain(result) if checker else linearizable.explain(result)
 
 
 def check_file(path: str, asked: Asked, drawings: Path) -> Outcome:
@@ -188,17 +79,6 @@ def _check(path: str, asked: Asked, drawings: Path) -> Outcome:
         "counterexamples": drawn,
         "warnings": warnings,
     }
-
-
-def check_history(
-    history: History, model: ModelChoice, options: CheckOptions | None = None
-) -> Result:
-    """Takes a history and a model (a built-in's name or a user's Model). Returns the
-    checker's result with `model` (its name); a checker or a model that raises gives
-    `valid: "unknown"` with the error."""
-    name = model if isinstance(model, str) else model.name
-    result = check_safe(checker_for(model).check, history, options or CheckOptions())
-    return {"model": name, **result}
 
 
 def load_for_check(path: str, model: ModelChoice | None) -> tuple[History, ModelChoice]:
@@ -235,26 +115,11 @@ def _load_for(path: str, checker: Checker) -> History:
     return load(path, keep_events=checker.needs_events)
 
 
-def default_model(history: History) -> str:
-    """Takes a history; returns the model its operation names suggest."""
-    fs = history.fs
-    if fs & QUEUE_FS:
-        return "queue"
-    if "append" in fs:
-        return "kv-append"
-    if fs & MAP_FS:
-        return "map"
-    lists_read = any(op.f == "read" and isinstance(op.value, list) for op in history.ops)
-    if fs and fs <= SET_FS and (fs & {"add", "send"} or lists_read):
-        return "set"
-    return "cas-register"
-
-
 def run_idempotence(history: History) -> bool:
     """Returns whether the run that recorded history had idempotent producers, as the
     test.json beside it says (False when there is none)."""
     try:
-        test = json.loads((Path(history.path).parent / "test.json").read_text())
+        test = json.loads((Path(history.path).parent / TEST).read_text())
         return test["spec"]["idempotence"] is True
     except (OSError, ValueError, KeyError, TypeError):
         return False

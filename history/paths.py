@@ -14,8 +14,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Final
 
-from harness.history_formats import HistoryError
-from harness.history_source import HISTORY_FILES, STDIN
+from history.formats import HistoryError
+from history.source import HISTORY_FILES, STDIN
 
 HISTORY_SUFFIXES: Final = (".jsonl", ".edn", ".log")
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from harness import signals
-from harness.history import HistoryWriter
+from history import HistoryWriter
 from nemesis.core import Compose, Skipped, split_f
 from workloads.core import Client, OpDict
 

@@ -24,28 +24,30 @@ from harness.cluster.config import ELR_FEATURE, PROFILES
 from harness.cluster.docker_cluster import ClusterError, DockerCluster
 from harness.cluster.engine import docker_client
 from harness.cluster.images import ensure_node_image
-from harness.cluster.protocol import Cluster
-from harness.exit_codes import EXIT_CRASH, EXIT_INTERRUPTED, EXIT_INVALID, EXIT_UNKNOWN, EXIT_VALID
-from harness.final_phase import final_reads, wait_healthy
-from harness.history import HistoryError, HistoryWriter, load
-from harness.metadata_watch import MetadataWatch
+from harness.exit_codes import EXIT_CRASH, EXIT_INTERRUPTED
 from harness.progress import StatusLine
-from harness.recount import read_replicas, write_recount
 from harness.results import (
+    HISTORY,
+    RESULTS,
+    TEST,
     add_cluster_facts,
     new_run_folder,
     point_latest,
     write_json,
     write_test_json,
 )
-from harness.runner import Plan, Recorder, Runner
+from harness.run.final_phase import final_reads, wait_healthy
+from harness.run.metadata_watch import MetadataWatch
+from harness.run.recount import read_replicas, write_recount
+from harness.run.runner import Plan, Recorder, Runner
+from harness.run.verdict import check_run, summary_lines, write_outputs
 from harness.spec import TestSpec
-from harness.verdict import check_run, summary_lines, write_outputs
+from harness.verdicts import exit_code
+from history import HistoryError, HistoryWriter, load
 from kvstore import DEFAULT_TIMEOUTS
 from kvstore.kafka_log import KAFKA_LOG as STORE_KAFKA_LOG
-from nemesis.core import Compose
-from nemesis.process import revive
-from nemesis.schedule import build_nemesis, fault_ops
+from nemesis.cluster import Cluster
+from nemesis.schedule import FaultPlan, plan_faults
 from workloads.core import Client, Context
 from workloads.registry import WORKLOADS
 
@@ -94,7 +96,10 @@ class TestRun:
         self.rng = random.Random(spec.seed)
         self.interrupts = signals.install()
         self.cluster: DockerCluster | None = None
-        self.nemesis: Compose | None = None
+        self.faults = plan_faults(
+            spec.nemesis, spec.topic, spec.time_limit, spec.nemesis_interval, self.rng
+        )
+        self.nemesis_set_up = False
         self.recorder: Recorder | None = None
         self.final: dict[str, Any] = {}
         self.on_disk: dict[str, Any] | None = None
@@ -134,8 +139,8 @@ class TestRun:
         add_cluster_facts(self.folder, cluster_facts(self.cluster))
         self.line.update(f"creating topic {spec.topic}")
         self.workload.create_topics(self.cluster.admin(), self.ctx)
-        self.nemesis = build_nemesis(spec.nemesis, spec.topic, self.rng)
-        self.nemesis.setup(self.cluster)
+        self.nemesis_set_up = True  # teardown heals whatever a half-done setup broke
+        self.faults.nemesis.setup(self.cluster)
 
     def open_client(self, client_id: str) -> Client:
         """Opens one of the workload's clients."""
@@ -143,7 +148,7 @@ class TestRun:
 
     def run_workload(self, recorder: Recorder) -> None:
         """Runs the clients and the nemesis for the time limit."""
-        assert self.nemesis is not None
+        assert self.nemesis_set_up
         spec = self.spec
         plan = Plan(
             time_limit=spec.time_limit,
@@ -155,8 +160,8 @@ class TestRun:
             plan,
             self.workload.ops(random.Random(self.rng.random()), self.ctx),
             self.open_client,
-            self.nemesis,
-            fault_ops(spec.nemesis, random.Random(self.rng.random())),
+            self.faults.nemesis,
+            self.faults.ops,
             recorder,
             self.rng,
         )
@@ -166,15 +171,13 @@ class TestRun:
 
     def heal(self, recorder: Recorder | None) -> None:
         """Undoes every fault (recorded as a `heal` nemesis op when a history is open)."""
-        if self.nemesis is None:
+        if not self.nemesis_set_up:
             return
         self.line.update("healing: removing every fault")
         if recorder is not None:
-            heal_all(self.nemesis, self.cluster, recorder)
+            heal_all(self.faults, self.cluster, recorder)
         else:
-            self.nemesis.teardown()
-            if self.cluster is not None:
-                revive(self.cluster, resume_paused=True)
+            self.faults.heal(self.cluster)
 
     def finish(self, recorder: Recorder) -> None:
         """Waits for the topic to be whole again and reads every key once."""
@@ -231,14 +234,12 @@ def cluster_facts(cluster: DockerCluster) -> dict[str, Any]:
     }
 
 
-def heal_all(nemesis: Compose, cluster: Cluster | None, recorder: Recorder) -> None:
-    """Tears the nemesis down, starts or resumes every node that is not running (a broker
-    may have died by itself), and records it all as the `heal` op."""
+def heal_all(faults: FaultPlan, cluster: Cluster | None, recorder: Recorder) -> None:
+    """Heals every fault of the plan and every node not running (FaultPlan.heal), and
+    records it all as the `heal` op."""
     recorder.nemesis("invoke", "heal")
     try:
-        report = nemesis.teardown()
-        if cluster is not None:
-            report["revived"] = revive(cluster, resume_paused=True)
+        report = faults.heal(cluster)
     except Exception as err:  # recorded: a heal that failed explains later anomalies
         recorder.nemesis("info", "heal", {"failed": repr(err)}, error=repr(err))
         return
@@ -255,7 +256,10 @@ def run_test(spec: TestSpec, results_root: Path, line: StatusLine) -> RunOutcome
     point_latest(results_root, folder)
     with run_log(folder):
         try:
-            outcome = _run(TestRun(spec, folder, line))
+            run = TestRun(spec, folder, line)
+            if (shortfall := run.faults.shortfall()) is not None:
+                line.say(shortfall)
+            outcome = _run(run)
         except Exception as err:  # a bug of ours: never exit 1, which means "invalid"
             LOG.error("internal error:\n%s", traceback.format_exc())
             line.say(f"harness run: internal error: {err!r} (traceback in {folder}/run.log)")
@@ -283,7 +287,7 @@ def _run(run: TestRun) -> RunOutcome:
         if run.interrupted():  # a handler's KeyboardInterrupt swallowed by a library
             raise KeyboardInterrupt
         # Opened once the cluster is up, so the history's clock starts with the workload.
-        writer = HistoryWriter(run.folder / "history.jsonl")
+        writer = HistoryWriter(run.folder / HISTORY)
         recorder = Recorder(writer)
         run.run_workload(recorder)
     except KeyboardInterrupt:
@@ -311,18 +315,18 @@ def _conclude(run: TestRun, broke: BaseException | None) -> RunOutcome:
     if run.interrupts.count >= 2:
         line.say(f"interrupted twice: healed and stopped, history kept in {folder} (not checked)")
         return RunOutcome(folder, None, EXIT_INTERRUPTED)
-    if broke is None and not (folder / "history.jsonl").exists():
+    if broke is None and not (folder / HISTORY).exists():
         line.say(f"interrupted before the workload started: cluster removed ({folder})")
         return RunOutcome(folder, None, EXIT_INTERRUPTED)
     if broke is not None:
         line.say(f"the run broke: {type(broke).__name__}: {broke} (details in {folder}/run.log)")
-        write_json(folder / "results.json", {"valid": "unknown", "error": repr(broke)})
+        write_json(folder / RESULTS, {"valid": "unknown", "error": repr(broke)})
         return RunOutcome(folder, None, EXIT_CRASH)
     try:
         return _check_and_report(run)
     except KeyboardInterrupt:  # the containers are gone already: only the check is cut short
         reason = "interrupted while checking: the history is kept, not checked"
-        write_json(folder / "results.json", {"valid": "unknown", "interrupted": reason})
+        write_json(folder / RESULTS, {"valid": "unknown", "interrupted": reason})
         line.say(f"{reason} ({folder})")
         return RunOutcome(folder, None, EXIT_INTERRUPTED)
 
@@ -331,7 +335,7 @@ def _check_and_report(run: TestRun) -> RunOutcome:
     line, folder = run.line, run.folder
     line.update(f"checking {run.spec.keys} keys")
     try:
-        history = load(folder / "history.jsonl")
+        history = load(folder / HISTORY)
     except HistoryError as err:
         line.say(f"the recorded history is unreadable: {err}")
         return RunOutcome(folder, None, EXIT_CRASH)
@@ -343,7 +347,7 @@ def _check_and_report(run: TestRun) -> RunOutcome:
         results["interrupted"] = "the run was interrupted: the history is checked as far as it went"
     test = {"spec": run.spec.to_json()}
     with contextlib.suppress(OSError, ValueError):
-        test = json.loads((folder / "test.json").read_text())
+        test = json.loads((folder / TEST).read_text())
     report = write_outputs(folder, history, test, results)
     line.clear()
     for text in summary_lines(results, report):
@@ -362,10 +366,3 @@ def _recount(folder: Path, on_disk: dict[str, Any], lost_acks: Any) -> dict[str,
         LOG.exception("recounting the lost sends failed")
         return None
     return {k: v for k, v in counted.items() if k not in ("partitions", "source")}
-
-
-def exit_code(valid: Any) -> int:
-    """Returns Jepsen's exit code for a validity: 0 valid, 1 invalid, 2 unknown."""
-    if valid is True:
-        return EXIT_VALID
-    return EXIT_INVALID if valid is False else EXIT_UNKNOWN

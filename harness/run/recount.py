@@ -3,7 +3,7 @@ every broker's disk, apart from every client and checker.
 
 The queue checker counts an acknowledged send lost when the final drain, a consumer
 reading each partition to its high watermark, does not return it. This recount reads
-the segment files instead (harness.segments), after healing and before the cluster
+the segment files instead (harness.run.segments), after healing and before the cluster
 stops, and compares lost sets per partition, so a bug in the drain, the client or the
 checker shows as a disagreement. It also says whether every replica holds the same
 records and how many acknowledged offsets now hold another message (a truncated log
@@ -20,10 +20,11 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from harness.segments import read_segment
+from harness.results import HISTORY
+from harness.run.segments import read_segment
 
 if TYPE_CHECKING:  # the report imports this module; Kafka's client is not needed there
-    from harness.cluster.protocol import Cluster
+    from nemesis.cluster import Cluster
 
 DATA_DIR = "/var/lib/kafka/data"
 
@@ -170,29 +171,9 @@ def compare_with_checker(counted: dict[str, Any], lost_acks: dict[str, Any]) -> 
 def write_recount(folder: Path, on_disk: dict[str, Any], lost_acks: Any) -> dict[str, Any]:
     """Recounts the run in folder from on_disk, compares it with the lost-acks section
     when there is one, writes recount.json and returns what it wrote."""
-    with (folder / "history.jsonl").open(encoding="utf-8", errors="replace") as lines:
+    with (folder / HISTORY).open(encoding="utf-8", errors="replace") as lines:
         counted = recount(acked_sends(lines), on_disk)
     if isinstance(lost_acks, dict):
         counted = compare_with_checker(counted, lost_acks)
     (folder / "recount.json").write_text(json.dumps(counted, indent=1) + "\n")
     return counted
-
-
-def recount_line(counted: dict[str, Any]) -> str:
-    """Returns the line a person reads about the recount."""
-    if not counted["complete"]:
-        why = counted["errors"] or "see recount.json"
-        return f"recount from the brokers' disks incomplete: {why}"
-    line = (
-        f"recount from the brokers' disks: {counted['acknowledged']} acknowledged, "
-        f"{counted['lost']} lost"
-    )
-    if "agrees" in counted:
-        line += (
-            ", the same sends the checker found"
-            if counted["agrees"]
-            else f"; the checker found {counted['checker_lost']}: they DISAGREE (recount.json)"
-        )
-    if not counted["replicas_agree"]:
-        line += "; a replica holds records the leader does not"
-    return line

@@ -11,8 +11,8 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from harness.cluster.protocol import Cluster
-from harness.runner import Recorder
+from harness.run.runner import Recorder
+from nemesis.cluster import Cluster
 from workloads.core import Client, OpDict
 
 LOG = logging.getLogger("harness.run")

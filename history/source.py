@@ -17,7 +17,7 @@ from itertools import chain
 from pathlib import Path
 from typing import BinaryIO, Final
 
-from harness.history_formats import (
+from history.formats import (
     JSONL,
     Event,
     HistoryError,

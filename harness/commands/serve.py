@@ -12,7 +12,7 @@ from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-from harness.argtypes import positive
+from harness.commands.argtypes import positive
 from harness.exit_codes import EXIT_BAD_INPUT
 
 HOST = "127.0.0.1"

@@ -11,8 +11,8 @@ import traceback
 from pathlib import Path
 
 from harness.exit_codes import EXIT_BAD_INPUT, EXIT_CRASH
-from harness.history import HistoryError
 from harness.progress import StatusLine
+from history import HistoryError
 
 MASTER_VARIABLE = "HARNESS_SPARK_MASTER"
 
@@ -27,7 +27,7 @@ def spark_master() -> str:
 def run_spark(args: argparse.Namespace) -> int:
     """Takes parsed `check` arguments. Checks the history with Spark; prints the verdict
     as the local path does; returns the exit code."""
-    from harness import check_cli, check_file
+    from harness.commands import check_file, check_output
     from harness.pipeline.session import spark_session
     from harness.pipeline.spark_check import check_with_spark
 
@@ -65,5 +65,5 @@ def run_spark(args: argparse.Namespace) -> int:
         "counterexamples": drawn,
         "warnings": warnings,
     }
-    check_cli.report(outcome, args.json, lone=True)
-    return check_cli.exit_code([outcome])
+    check_output.report(outcome, args.json, lone=True)
+    return check_output.exit_code([outcome])

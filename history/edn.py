@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Final
 
-from harness.frozen import MAX_NESTING, freeze
+from history.frozen import MAX_NESTING, freeze
 
 
 class Keyword(str):

@@ -11,8 +11,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from harness.argtypes import positive
-from harness.cluster.cli import add_cluster_options, cluster_spec
+from harness.commands.argtypes import positive
+from harness.commands.cluster import add_cluster_options, cluster_spec
 from harness.exit_codes import EXIT_BAD_INPUT, EXIT_INTERRUPTED, EXIT_INVALID
 from harness.progress import StatusLine
 from harness.spec import TestSpec, default_name
@@ -163,26 +163,10 @@ def machine_fit_problem(spec: TestSpec) -> str | None:
     return fit_problem(spec.cluster_spec(), machine)
 
 
-def fault_shortfall(spec: TestSpec) -> str | None:
-    """Returns a warning when the time limit is too short for every chosen fault to
-    start once, else None."""
-    from nemesis.schedule import faults_started
-
-    started = faults_started(spec.time_limit, spec.nemesis_interval)
-    if started >= len(spec.nemesis):
-        return None
-    needed = (2 * len(spec.nemesis) - 1) * spec.nemesis_interval
-    return (
-        f"note: only {started} of the {len(spec.nemesis)} faults will start: "
-        f"{len(spec.nemesis)} faults at --nemesis-interval {spec.nemesis_interval:g} "
-        f"need a --time-limit over {needed:g} s"
-    )
-
-
 def run(args: argparse.Namespace) -> int:
     """Runs the test --test-count times (stopping at the first invalid or interrupted
     run); returns the exit code of the last run."""
-    from harness.core import run_test
+    from harness.run.core import run_test
 
     first_seed = args.seed if args.seed is not None else int.from_bytes(os.urandom(4), "big")
     try:
@@ -194,8 +178,6 @@ def run(args: argparse.Namespace) -> int:
         print(f"harness run: error: {too_big}", file=sys.stderr)
         return EXIT_BAD_INPUT
     line = StatusLine()
-    if (shortfall := fault_shortfall(specs[0])) is not None:
-        line.say(shortfall)
     code = 0
     for i, spec in enumerate(specs, start=1):
         count = f" ({i} of {len(specs)})" if len(specs) > 1 else ""

@@ -9,13 +9,14 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from checkers import faults, perf, stats
-from checkers.result import check_safe, merge_valid
-from harness.history import History
-from harness.metadata_watch import read_samples
-from harness.recount import recount_line
-from harness.report.page import queue_lines, verdict_word, write_report
-from harness.results import write_json
+from checkers import perf
+from checkers.registry import RUN_CHECKERS, CheckOptions, run_checker
+from checkers.result import merge_valid
+from harness.report.page import queue_lines, recount_line, write_report
+from harness.results import RESULTS, write_json
+from harness.run.metadata_watch import read_samples
+from harness.verdicts import verdict_word
+from history import History
 from workloads.core import Context, Workload
 
 LOG = logging.getLogger("harness.run")
@@ -31,11 +32,8 @@ def check_run(history: History, workload: Workload, ctx: Context) -> dict[str, A
     except Exception as err:  # the workload's check must not cost the other sections
         LOG.exception("the %s checks failed", workload.name)
         results = {workload.name: {"valid": "unknown", "error": repr(err)}}
-    results |= {
-        "stats": check_safe(stats.check, history.events),
-        "perf": check_safe(perf.check, history.events),
-        "nemesis": check_safe(faults.check, history.events),
-    }
+    options = CheckOptions(time_limit=ctx.check_time_limit)
+    results |= {name: run_checker(c, history, options) for name, c in RUN_CHECKERS.items()}
     valid = merge_valid(*(section["valid"] for section in results.values()))
     return {"valid": valid, **results}
 
@@ -46,7 +44,7 @@ def write_outputs(
     """Writes results.json, latency.png, rate.png, each counterexample and report.html
     into folder. A drawing that fails is logged and left out; the verdict never is.
     Returns report.html's path."""
-    write_json(folder / "results.json", results)
+    write_json(folder / RESULTS, results)
     drawings: dict[str, list[Path]] = {}
     try:
         from checkers.timeline import render_counterexample

@@ -13,7 +13,6 @@ log file), else 254 for bad arguments or when any history is malformed (one line
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import tempfile
@@ -21,33 +20,17 @@ import time
 from collections.abc import Iterator
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
 from checkers.fork_pool import can_fork, forked_map
 from checkers.model_loader import ModelLoadError, is_reference
-from checkers.result import merge_valid
-from harness.argtypes import positive
-from harness.check_file import (
-    CHECKERS,
-    Asked,
-    ModelChoice,
-    Outcome,
-    check_file,
-    explain,
-    load_user_model,
-    one_line,
-    write_crash_log,
-)
-from harness.exit_codes import (
-    EXIT_BAD_INPUT,
-    EXIT_CRASH,
-    EXIT_INTERRUPTED,
-    EXIT_INVALID,
-    EXIT_UNKNOWN,
-    EXIT_VALID,
-)
-from harness.history_paths import drawing_folders, find_histories
-from harness.history_source import STDIN
+from checkers.registry import CHECKERS, ModelChoice, load_user_model
+from harness.commands.argtypes import positive
+from harness.commands.check_file import Asked, Outcome, check_file, one_line, write_crash_log
+from harness.commands.check_output import exit_code, report, say, summary, summary_fields
+from harness.exit_codes import EXIT_BAD_INPUT, EXIT_CRASH, EXIT_INTERRUPTED
+from history.paths import drawing_folders, find_histories
+from history.source import STDIN
 
 
 def add_parser(subparsers: Any) -> None:
@@ -136,7 +119,7 @@ def run(args: argparse.Namespace) -> int:
             )
             return EXIT_BAD_INPUT
         if args.spark:
-            from harness.pipeline.check_command import run_spark  # Spark: only when asked
+            from harness.commands.check_spark import run_spark  # Spark: only when asked
 
             return run_spark(args)
         return _check_all(args)
@@ -210,88 +193,6 @@ def check_files(
         yield check_file(file, asked, drawings[file])
 
 
-def summary_fields(outcome: Outcome) -> Outcome:
-    """Returns what the summary and the exit code need of an Outcome (a history's full
-    result can be large, and there may be many)."""
-    return {k: outcome[k] for k in ("path", "valid", "malformed", "crash") if k in outcome}
-
-
-def report(outcome: Outcome, as_json: bool, lone: bool) -> None:
-    """Prints one history's Outcome: a JSON line, or its line (with the checker's
-    explanation when it is the lone history or not valid) and its problems on stderr."""
-    for warning in outcome.get("warnings", []):
-        say(f"harness check: {warning}", sys.stderr)
-    if as_json:
-        say(json.dumps(outcome, default=_jsonable), sys.stdout)
-    if "malformed" in outcome:
-        say(outcome["malformed"], sys.stderr)
-    elif "crash" in outcome:
-        where = f"traceback in {outcome['log']}" if outcome["log"] else "no log could be written"
-        say(
-            f"harness check: internal error on {outcome['path']}: {outcome['crash']} ({where})",
-            sys.stderr,
-        )
-    elif not as_json:
-        say("\n".join(render(outcome, detailed=lone or outcome["valid"] is not True)), sys.stdout)
-
-
-def say(text: str, stream: TextIO) -> None:
-    """Prints a line of text. A character the stream cannot encode (a lone surrogate from a
-    file name or a JSON string) is printed as its escape, never a crash."""
-    encoding = getattr(stream, "encoding", None) or "utf-8"
-    print(text.encode(encoding, "backslashreplace").decode(encoding), file=stream)
-
-
-def render(outcome: Outcome, detailed: bool) -> list[str]:
-    """Takes a checked history's Outcome. Returns its line (verdict, path, model, format,
-    ops, keys, seconds) and, when detailed, the checker's explanation below it."""
-    over = "partition" if "partitions" in outcome else "key"
-    keys = outcome.get("partitions", outcome.get("keys", 0))
-    lines = [
-        f"{verdict_word(outcome['valid']):<7} {outcome['path']}: {outcome['model']} model, "
-        f"{outcome['format']}, {outcome['ops']} ops over {keys} {over}{'s' if keys != 1 else ''}"
-        f", {outcome['seconds']:.2f} s"
-    ]
-    if "error" in outcome:
-        return [*lines, f"  the checker failed: {outcome['error']}"]
-    if detailed:
-        lines.extend("  " + line for line in explain(outcome))
-    lines.extend(f"  timeline: {path}" for path in outcome.get("counterexamples", []))
-    return lines
-
-
-def summary(outcomes: list[Outcome], seconds: float) -> str:
-    """Takes every history's Outcome. Returns the summary line: how many of each verdict."""
-    counts = {"valid": 0, "invalid": 0, "unknown": 0, "malformed": 0, "crashed": 0}
-    for outcome in outcomes:
-        if "malformed" in outcome:
-            counts["malformed"] += 1
-        elif "crash" in outcome:
-            counts["crashed"] += 1
-        else:
-            counts[verdict_word(outcome["valid"]).lower()] += 1
-    shown = ", ".join(f"{n} {word}" for word, n in counts.items() if n or word != "crashed")
-    return f"{len(outcomes)} histories in {seconds:.2f} s: {shown}"
-
-
-def verdict_word(valid: Any) -> str:
-    """Takes a validity; returns VALID, INVALID or UNKNOWN."""
-    return {True: "VALID", False: "INVALID"}.get(valid, "UNKNOWN")
-
-
-def exit_code(outcomes: list[Outcome]) -> int:
-    """Takes every history's Outcome. Returns 255 if checking any broke, else 254 if any was
-    malformed, else Jepsen's code for the merged verdict (0 valid, 1 invalid, 2 unknown)."""
-    if any("crash" in o for o in outcomes):
-        return EXIT_CRASH
-    if any("malformed" in o for o in outcomes):
-        return EXIT_BAD_INPUT
-    valid = merge_valid(*(o["valid"] for o in outcomes))
-    if valid is True:
-        return EXIT_VALID
-    return EXIT_INVALID if valid is False else EXIT_UNKNOWN
-
-
 def _crash_log_dirs(args: argparse.Namespace) -> list[Path]:
     """Where a crash's traceback may go, best first: --out, beside the first history, a
     temp dir."""
@@ -301,9 +202,3 @@ def _crash_log_dirs(args: argparse.Namespace) -> list[Path]:
         first = Path(paths[0])
         dirs.append(first if first.is_dir() else first.parent)
     return [*dirs, Path(tempfile.gettempdir())]
-
-
-def _jsonable(value: Any) -> Any:
-    if isinstance(value, set | frozenset):
-        return sorted(value, key=repr)
-    return repr(value)

@@ -11,7 +11,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from harness.history_formats import Event
+from history.formats import Event
 
 
 class HistoryWriter:
@@ -55,7 +55,7 @@ class HistoryWriter:
             written: Event = {"index": self._next_index}
             written.update((k, v) for k, v in event.items() if k != "index")
             written.setdefault("time", self._clock() - self._start)
-            data = (json.dumps(written, default=_jsonable) + "\n").encode()
+            data = (json.dumps(written, default=jsonable) + "\n").encode()
             _write_all(self._fd, data)
             if self._fsync:
                 os.fsync(self._fd)
@@ -91,7 +91,9 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[os.write(fd, view) :]
 
 
-def _jsonable(value: Any) -> Any:
+def jsonable(value: Any) -> Any:
+    """Takes a value json cannot write. Returns a set as a sorted list (by repr where its
+    members do not compare); raises TypeError for anything else."""
     if isinstance(value, set | frozenset):
         try:
             return sorted(value)

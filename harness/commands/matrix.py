@@ -22,7 +22,6 @@ from pathlib import Path
 from typing import Any, cast
 
 from harness import signals
-from harness.argtypes import positive
 from harness.cluster.config import (
     METADATA_MODES,
     PROFILES,
@@ -32,6 +31,7 @@ from harness.cluster.config import (
     profile_problem,
 )
 from harness.cluster.layout import release_problem
+from harness.commands.argtypes import positive
 from harness.exit_codes import (
     EXIT_BAD_INPUT,
     EXIT_CRASH,

@@ -1,0 +1,69 @@
+"""`harness analyze [RESULTS_DIR]`: runs the analysis job (harness.pipeline.analyze) over
+every run folder under a results directory and prints what it found in a few lines.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import traceback
+from pathlib import Path
+from typing import Any
+
+from harness.exit_codes import EXIT_BAD_INPUT, EXIT_CRASH, EXIT_OK
+from harness.pipeline.analyze import Analysis, analyze
+from harness.pipeline.session import DEFAULT_MASTER
+from harness.progress import StatusLine
+
+
+def add_parser(subparsers: Any) -> None:
+    """Takes argparse's subparsers; registers `analyze` with `func(args) -> exit code`."""
+    parser = subparsers.add_parser(
+        "analyze",
+        help="analyse every run under a results directory with Spark",
+        description="Read every run folder (test.json, results.json, history.jsonl) with "
+        "Spark and write per-run and per-configuration tables (Parquet and CSV), "
+        "fault-window figures, trend plots, summary.md and results/index.html.",
+    )
+    parser.add_argument("results", nargs="?", default="results", help="default: results")
+    parser.add_argument(
+        "--spark-master", default=DEFAULT_MASTER, metavar="URL", help="default: local[*]"
+    )
+    parser.add_argument("--out", metavar="DIR", help="default: RESULTS_DIR/analysis")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Takes parsed `analyze` arguments; runs the job; returns the exit code."""
+    root = Path(args.results)
+    if not root.is_dir():
+        print(f"harness analyze: {root}: no such directory", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    out = Path(args.out) if args.out else root / "analysis"
+    line = StatusLine()
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        found = analyze(root, out, args.spark_master, line)
+    except Exception as err:  # one line here, the traceback in the log
+        log = out / "analyze.log"
+        with open(log, "a", encoding="utf-8") as f:
+            f.write(traceback.format_exc())
+        line.say(f"harness analyze: internal error: {err!r} (traceback in {log})")
+        return EXIT_CRASH
+    line.clear()
+    for text in report_lines(found):
+        line.say(text)
+    return EXIT_OK
+
+
+def report_lines(found: Analysis) -> list[str]:
+    """Returns the few lines printed at the end of an analysis."""
+    lines = [
+        f"{found.runs} runs in {found.configurations} configurations, {found.invalid} invalid; "
+        f"{len(found.broken)} run folders left out",
+    ]
+    lines += [f"  left out {b['run']}: {b['reason']}" for b in found.broken[:5]]
+    if len(found.broken) > 5:
+        lines.append(f"  ... and {len(found.broken) - 5} more (see summary.md)")
+    lines.append(f"summary: {found.out / 'summary.md'}")
+    return lines

@@ -1,0 +1,90 @@
+"""What `harness check` prints: one history's line (or JSON object) with the checker's
+explanation, the summary over many histories, and the exit code they make together."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any, TextIO
+
+from checkers.registry import explain
+from checkers.result import merge_valid
+from harness.exit_codes import EXIT_BAD_INPUT, EXIT_CRASH
+from harness.results import to_json
+from harness.verdicts import exit_code as exit_code_for
+from harness.verdicts import verdict_word
+
+Outcome = dict[str, Any]
+
+
+def summary_fields(outcome: Outcome) -> Outcome:
+    """Returns what the summary and the exit code need of an Outcome (a history's full
+    result can be large, and there may be many)."""
+    return {k: outcome[k] for k in ("path", "valid", "malformed", "crash") if k in outcome}
+
+
+def report(outcome: Outcome, as_json: bool, lone: bool) -> None:
+    """Prints one history's Outcome: a JSON line, or its line (with the checker's
+    explanation when it is the lone history or not valid) and its problems on stderr."""
+    for warning in outcome.get("warnings", []):
+        say(f"harness check: {warning}", sys.stderr)
+    if as_json:
+        say(to_json(outcome), sys.stdout)
+    if "malformed" in outcome:
+        say(outcome["malformed"], sys.stderr)
+    elif "crash" in outcome:
+        where = f"traceback in {outcome['log']}" if outcome["log"] else "no log could be written"
+        say(
+            f"harness check: internal error on {outcome['path']}: {outcome['crash']} ({where})",
+            sys.stderr,
+        )
+    elif not as_json:
+        say("\n".join(render(outcome, detailed=lone or outcome["valid"] is not True)), sys.stdout)
+
+
+def say(text: str, stream: TextIO) -> None:
+    """Prints a line of text. A character the stream cannot encode (a lone surrogate from a
+    file name or a JSON string) is printed as its escape, never a crash."""
+    encoding = getattr(stream, "encoding", None) or "utf-8"
+    print(text.encode(encoding, "backslashreplace").decode(encoding), file=stream)
+
+
+def render(outcome: Outcome, detailed: bool) -> list[str]:
+    """Takes a checked history's Outcome. Returns its line (verdict, path, model, format,
+    ops, keys, seconds) and, when detailed, the checker's explanation below it."""
+    over = "partition" if "partitions" in outcome else "key"
+    keys = outcome.get("partitions", outcome.get("keys", 0))
+    lines = [
+        f"{verdict_word(outcome['valid']):<7} {outcome['path']}: {outcome['model']} model, "
+        f"{outcome['format']}, {outcome['ops']} ops over {keys} {over}{'s' if keys != 1 else ''}"
+        f", {outcome['seconds']:.2f} s"
+    ]
+    if "error" in outcome:
+        return [*lines, f"  the checker failed: {outcome['error']}"]
+    if detailed:
+        lines.extend("  " + line for line in explain(outcome))
+    lines.extend(f"  timeline: {path}" for path in outcome.get("counterexamples", []))
+    return lines
+
+
+def summary(outcomes: list[Outcome], seconds: float) -> str:
+    """Takes every history's Outcome. Returns the summary line: how many of each verdict."""
+    counts = {"valid": 0, "invalid": 0, "unknown": 0, "malformed": 0, "crashed": 0}
+    for outcome in outcomes:
+        if "malformed" in outcome:
+            counts["malformed"] += 1
+        elif "crash" in outcome:
+            counts["crashed"] += 1
+        else:
+            counts[verdict_word(outcome["valid"]).lower()] += 1
+    shown = ", ".join(f"{n} {word}" for word, n in counts.items() if n or word != "crashed")
+    return f"{len(outcomes)} histories in {seconds:.2f} s: {shown}"
+
+
+def exit_code(outcomes: list[Outcome]) -> int:
+    """Takes every history's Outcome. Returns 255 if checking any broke, else 254 if any was
+    malformed, else Jepsen's code for the merged verdict (0 valid, 1 invalid, 2 unknown)."""
+    if any("crash" in o for o in outcomes):
+        return EXIT_CRASH
+    if any("malformed" in o for o in outcomes):
+        return EXIT_BAD_INPUT
+    return exit_code_for(merge_valid(*(o["valid"] for o in outcomes)))

@@ -1,0 +1,1 @@
+"""One run of a test: set-up, workload under faults, heal, final reads, checks, outputs."""
