@@ -8,11 +8,10 @@ from __future__ import annotations
 
 import json
 import math
-import traceback
 from collections.abc import Hashable, Sequence
-from pathlib import Path
 from typing import Any
 
+from checkers.model_core import describe_error
 from checkers.models import UNREAD, Inconsistent, Model, State, thaw
 from checkers.wgl import Outcome
 from history import Op
@@ -144,16 +143,37 @@ def _unknown(key: Hashable, outcome: Outcome, time_limit: float | None) -> dict[
     }
 
 
-def error_report(key: Hashable, exc: Exception) -> dict[str, Any]:
-    """Takes a key whose check raised. Returns its "unknown" report, naming the error and
-    the line that raised it (often in a user's model, whose author needs it)."""
-    frames = traceback.extract_tb(exc.__traceback__)
-    where = f" (at {Path(frames[-1].filename).name}:{frames[-1].lineno})" if frames else ""
+def error_report(key: Hashable, exc: BaseException) -> dict[str, Any]:
+    """Takes a key whose check raised (or exited, in a process of its own). Returns its
+    "unknown" report, naming the error and the line that raised it (often in a user's
+    model, whose author needs it)."""
     return {
         "key": thaw(key),
         "valid": "unknown",
         "cause": "error",
-        "message": f"the check failed: {type(exc).__name__}: {exc}{where}",
+        "message": f"the check failed: {describe_error(exc)}",
+    }
+
+
+def stopped_report(
+    key: Hashable, cause: str, detail: str, time_limit: float | None
+) -> dict[str, Any]:
+    """Takes a key whose supervised process gave no verdict: a Stopped's cause (`timeout`,
+    `died` or `raised`) and detail. Returns the key's "unknown" report."""
+    if cause == "timeout":
+        message = (
+            f"gave up at the time limit of {time_limit} s: the model did not return, "
+            "and the process checking it was killed"
+        )
+    elif cause == "died":
+        message = f"the process checking it ended ({detail})"
+    else:
+        message = f"the check failed: {detail}"
+    return {
+        "key": thaw(key),
+        "valid": "unknown",
+        "cause": "timeout" if cause == "timeout" else "error",
+        "message": message,
     }
 
 

@@ -5,18 +5,32 @@ Forked workers inherit the task and its data, so only the part numbers and the r
 cross between processes: pickling 100,000 ops costs about as much as checking them, and a
 task may be a closure over anything. A ^C reaches every process of the terminal's group;
 the parent alone answers it, stopping the workers at once.
+
+forked_map trusts its task; supervised_map does not (a user's model): each part has a
+deadline, past which its process is killed, and a process that exits, raises anything or
+never returns costs only its part. Its results cross as JSON, which the parent reads
+without running any of the task's code, and its processes die with the parent.
 """
 
 from __future__ import annotations
 
+import json
 import multiprocessing
+import os
 import signal
+import sys
 import threading
+import time
+from collections import deque
 from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor
-from typing import Any, TypeVar
+from dataclasses import dataclass
+from multiprocessing.connection import Connection, Pipe, wait
+from typing import Any, Literal, TypeVar
 
-__all__ = ["can_fork", "forked_map"]
+from checkers.model_core import error_line
+
+__all__ = ["Stopped", "can_fork", "forked_map", "supervised_map"]
 
 R = TypeVar("R")
 
@@ -93,3 +107,167 @@ def _stop(pool: ProcessPoolExecutor) -> None:
         worker.join(timeout=5)
     if manager is not None:
         manager.join(timeout=5)
+
+
+Extend = Callable[[float], None]
+"""What a supervised task calls to have `seconds` more from now before it is stopped."""
+
+
+@dataclass(frozen=True, slots=True)
+class Stopped:
+    """A supervised part that gave no result. cause: `timeout` (killed at its deadline),
+    `died` (its process ended; detail says how) or `raised` (the task raised anything;
+    detail is the error on one line)."""
+
+    cause: Literal["timeout", "died", "raised"]
+    detail: str = ""
+
+
+@dataclass(slots=True)
+class _Worker:
+    """A supervised process: its pid, the parent's end of its pipe, its part and deadline."""
+
+    pid: int
+    conn: Connection
+    part: int | None = None
+    deadline: float | None = None
+
+
+def supervised_map(
+    task: Callable[[int, Extend], Any], parts: int, jobs: int, limit: float | None
+) -> list[Any]:
+    """Takes task(i, extend) for the parts 0 to parts-1, a number of processes and seconds
+    per part (None: no limit). Runs the parts in up to `jobs` forked processes, each part
+    killed with its process `limit` seconds after that process took it (or as many as its
+    last extend asked for). Returns, in order of i, each result as JSON reads it back (a
+    value JSON has no word for arrives as its repr), or a Stopped. Processes are replaced
+    as they are lost, and all are killed before this returns or raises (an interrupt
+    included). Raises OSError when no process can be forked."""
+    results: list[Any] = [None] * parts
+    todo = deque(range(parts))
+    workers: list[_Worker] = []
+    try:
+        while todo or any(w.part is not None for w in workers):
+            while todo and len(workers) < min(jobs, parts):
+                workers.append(_fork(task, workers))
+            for worker in workers:
+                if worker.part is None and todo:
+                    _give(worker, todo.popleft(), limit)
+            for lost in _answer(workers, results):
+                workers.remove(lost)
+                _end(lost)
+    finally:
+        for worker in workers:
+            _end(worker)
+    return results
+
+
+def _give(worker: _Worker, part: int, limit: float | None) -> None:
+    worker.part = part
+    worker.deadline = None if limit is None else time.monotonic() + limit
+    worker.conn.send_bytes(json.dumps(part).encode())
+
+
+def _answer(workers: list[_Worker], results: list[Any]) -> list[_Worker]:
+    """Waits for the busy workers' next messages or the nearest deadline, and records what
+    came. Returns the workers lost: those that ended, and those past their deadline."""
+    busy = [w for w in workers if w.part is not None]
+    deadlines = [w.deadline for w in busy if w.deadline is not None]
+    timeout = max(0.0, min(deadlines) - time.monotonic()) if deadlines else None
+    ready = wait([w.conn for w in busy], timeout)
+    lost = []
+    for worker, part in [(w, w.part) for w in busy if w.part is not None]:
+        if worker.conn in ready and not _read(worker, part, results):
+            lost.append(worker)
+        elif worker.deadline is not None and time.monotonic() >= worker.deadline:
+            results[part] = Stopped("timeout")
+            lost.append(worker)
+    return lost
+
+
+def _read(worker: _Worker, part: int, results: list[Any]) -> bool:
+    """Reads one message of a worker busy with part into results. Returns False when the
+    worker ended."""
+    try:
+        kind, value = json.loads(worker.conn.recv_bytes())
+    except (EOFError, OSError, ValueError):  # ended, or wrote what we never sent
+        results[part] = Stopped("died", _how_it_ended(worker))
+        return False
+    if kind == "extend" and worker.deadline is not None:
+        worker.deadline = time.monotonic() + value
+    elif kind in ("done", "raised"):
+        results[part] = value if kind == "done" else Stopped("raised", value)
+        worker.part = None
+    return True
+
+
+def _how_it_ended(worker: _Worker) -> str:
+    """Reaps an ended worker. Returns how it ended: `exit code N` or `signal NAME`."""
+    _, status = os.waitpid(worker.pid, 0)
+    worker.pid = 0
+    code = os.waitstatus_to_exitcode(status)
+    return f"exit code {code}" if code >= 0 else f"signal {signal.Signals(-code).name}"
+
+
+def _end(worker: _Worker) -> None:
+    """Kills a worker (it may be in a loop that never ends) and reaps it."""
+    if worker.pid:
+        os.kill(worker.pid, signal.SIGKILL)
+        os.waitpid(worker.pid, 0)
+    worker.conn.close()
+
+
+def _fork(task: Callable[[int, Extend], Any], others: list[_Worker]) -> _Worker:
+    """Forks a worker that runs task on the parts it is sent; returns it."""
+    ours, theirs = Pipe()
+    parent = os.getpid()
+    before = signal.pthread_sigmask(signal.SIG_BLOCK, _BLOCKED_WHILE_FORKING)
+    try:
+        pid = os.fork()
+        if pid == 0:  # the worker: never returns
+            try:
+                ours.close()
+                for other in others:
+                    other.conn.close()
+                _ignore_interrupts()
+                _die_with(parent)
+                _serve(theirs, task)
+            finally:
+                os._exit(1)
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, before)
+    theirs.close()
+    return _Worker(pid, ours)
+
+
+def _die_with(parent: int) -> None:
+    """Makes this process be killed when its parent dies, however it dies (Linux)."""
+    if sys.platform.startswith("linux"):
+        import ctypes  # only a worker needs it
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    if os.getppid() != parent:  # it died before that took effect
+        os._exit(1)
+
+
+_PR_SET_PDEATHSIG = 1
+
+
+def _serve(conn: Connection, task: Callable[[int, Extend], Any]) -> None:
+    """The worker's loop: runs task on each part number received, sends the result (or
+    what the task raised, whatever it was) back as JSON; ends when the parent closes."""
+
+    def extend(seconds: float) -> None:
+        conn.send_bytes(json.dumps(["extend", seconds]).encode())
+
+    while True:
+        try:
+            part = json.loads(conn.recv_bytes())
+        except EOFError:
+            os._exit(0)
+        try:
+            message = json.dumps(["done", task(part, extend)], default=repr)
+        except BaseException as err:  # the task's code, whatever it did, costs its part only
+            message = json.dumps(["raised", error_line(err)])
+        conn.send_bytes(message.encode())

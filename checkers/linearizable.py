@@ -13,20 +13,27 @@ Preparation, in order (Knossos's named steps; `fail` ops are already gone):
    UNREAD: no op can tell such values apart, so the renamed history has the same verdict,
    and states that differ only there merge in the search's cache. Reports show the
    original ops.
+
+An isolated model (a user's) is searched key by key in child processes that are killed
+when a key outlasts its time limit (checkers.fork_pool.supervised_map): a hook that exits,
+raises anything or never returns makes its key unknown, and the other keys are still
+checked. Steps 1 and 3 run its malformed and key_of hooks here, where whatever they raise
+is an error of the check's (checkers.model_core.contained).
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import pickle
 import time
-from collections.abc import Hashable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
-from checkers.counterexample import error_report, explain, failure
-from checkers.fork_pool import can_fork, forked_map
-from checkers.model_core import with_value
+from checkers.counterexample import error_report, explain, failure, stopped_report
+from checkers.fork_pool import Extend, Stopped, can_fork, forked_map, supervised_map
+from checkers.model_core import contained, with_value
 from checkers.models import UNREAD, Model, freeze
 from checkers.wgl import Limits, Outcome, Validity, search
 from history import MalformedOp, Op
@@ -37,24 +44,34 @@ PARALLEL_MIN_OPS = 4000  # below this a process pool costs more than it saves
 DEFAULT_CACHE_BYTES = 512 * 2**20
 REPORT_SEARCH_S = 10.0  # at most this long (and 3x the first search) to redo an invalid
 # key without renaming, for a report that names values
+KILL_AFTER_S = 1.0  # past its time limit, an isolated key's process is killed: the search's
+# own clock answers first whenever the model returns
+REPORT_KILL_AFTER_S = REPORT_SEARCH_S + 10.0  # an invalid key's report, once searched
 
 KeyResult = tuple[Any, Validity, dict[str, Any] | None]
 
 
 def reject_unknown_ops(ops: Sequence[Op], model: Model) -> None:
     """Raises MalformedOp for the first op whose operation the model does not know or whose
-    value it cannot read."""
+    value it cannot read, or ModelError when an isolated model's malformed hook exits."""
     fs, malformed = model.fs, model.malformed
-    for op in ops:
-        if op.f not in fs:
-            raise MalformedOp(
-                op.index,
-                f"{op.f!r} is not an operation of the {model.name} model "
-                f"(it has {', '.join(sorted(fs))})",
-            )
-        problem = malformed(op)
-        if problem is not None:
-            raise MalformedOp(op.index, problem, in_value=True)
+    with _hooks_of(model, "malformed"):
+        for op in ops:
+            if op.f not in fs:
+                raise MalformedOp(
+                    op.index,
+                    f"{op.f!r} is not an operation of the {model.name} model "
+                    f"(it has {', '.join(sorted(fs))})",
+                )
+            problem = malformed(op)
+            if problem is not None:
+                raise MalformedOp(op.index, problem, in_value=True)
+
+
+def _hooks_of(model: Model, hook: str) -> contextlib.AbstractContextManager[None]:
+    """Returns what to run a pass over a model's hook in: for an isolated model, a guard
+    that turns its exits into errors; for a built-in one, nothing that costs time."""
+    return contained(hook) if model.isolated else contextlib.nullcontext()
 
 
 def drop_crashed_reads(ops: Sequence[Op], model: Model) -> list[Op]:
@@ -74,8 +91,9 @@ def freeze_values(ops: Sequence[Op]) -> list[Op]:
 def split_by_key(ops: Sequence[Op], model: Model) -> dict[Hashable, list[Op]]:
     """Returns the ops grouped by key, in their original order within each key."""
     groups: dict[Hashable, list[Op]] = {}
-    for op in ops:
-        groups.setdefault(freeze(model.key_of(op)), []).append(op)
+    with _hooks_of(model, "key_of"):
+        for op in ops:
+            groups.setdefault(freeze(model.key_of(op)), []).append(op)
     return groups
 
 
@@ -120,15 +138,26 @@ def merge_validity(verdicts: Sequence[Validity]) -> Validity:
     return True
 
 
+def _nothing() -> None:
+    return None
+
+
 def check_key(
-    key: Hashable, ops: list[Op], model: Model, time_limit: float | None, max_cache_bytes: int
+    key: Hashable,
+    ops: list[Op],
+    model: Model,
+    time_limit: float | None,
+    max_cache_bytes: int,
+    searched: Callable[[], None] = _nothing,
 ) -> KeyResult:
-    """Searches one key. Returns (key, verdict, failure report or None)."""
+    """Searches one key. Returns (key, verdict, failure report or None). Calls searched
+    once the search proper is over, before the report's work (a supervisor's cue)."""
     started = time.monotonic()
     deadline = None if time_limit is None else started + time_limit
     ops = freeze_values(ops)
     limits = Limits(deadline=deadline, max_cache_bytes=max_cache_bytes)
     outcome = search(rename_unread(ops, model), model, limits)
+    searched()
     if outcome.valid is True:
         return key, True, None
     if outcome.valid is False and UNREAD in outcome.states:
@@ -193,8 +222,12 @@ def _run_keys(
     jobs: int,
     max_cache_bytes: int,
 ) -> list[KeyResult]:
-    """Searches every key, in a process pool when it pays off."""
+    """Searches every key, in a process pool when it pays off, each in a supervised child
+    process for an isolated model. Returns the keys' results in the groups' order."""
     total = sum(len(ops) for ops in groups.values())
+    if model.isolated:
+        workers = jobs if total >= PARALLEL_MIN_OPS else 1
+        return _run_isolated(groups, model, time_limit, workers, max_cache_bytes)
     if (
         jobs <= 1
         or len(groups) <= 1
@@ -205,9 +238,11 @@ def _run_keys(
         return _check_batch(list(groups.items()), model, time_limit, max_cache_bytes)
     batches = _batches(groups, jobs * 4)
     try:
-        return _run_pool(batches, model, time_limit, jobs, max_cache_bytes)
+        results = _run_pool(batches, model, time_limit, jobs, max_cache_bytes)
     except (OSError, BrokenProcessPool):  # no processes to be had here: do it in this one
         return _check_batch(list(groups.items()), model, time_limit, max_cache_bytes)
+    order = {key: i for i, key in enumerate(groups)}  # batches are dealt largest first
+    return sorted(results, key=lambda r: order[r[0]])
 
 
 def _run_pool(
@@ -223,6 +258,37 @@ def _run_pool(
         return _check_batch(batches[i], model, time_limit, max_cache_bytes)
 
     return [r for results in forked_map(check_batch, len(batches), jobs) for r in results]
+
+
+def _run_isolated(
+    groups: dict[Hashable, list[Op]],
+    model: Model,
+    time_limit: float | None,
+    jobs: int,
+    max_cache_bytes: int,
+) -> list[KeyResult]:
+    """Searches each key in one of `jobs` supervised child processes, killed when the key
+    outlasts its time limit (its report given time of its own once searched)."""
+    keys = list(groups.items())
+
+    def check_isolated(i: int, extend: Extend) -> list[Any]:
+        key, ops = keys[i]
+        try:
+            _, valid, report = check_key(
+                key, ops, model, time_limit, max_cache_bytes, lambda: extend(REPORT_KILL_AFTER_S)
+            )
+        except BaseException as exc:  # in a process of its own, every exit is the model's
+            return ["unknown", error_report(key, exc)]
+        return [valid, report]
+
+    limit = None if time_limit is None else time_limit + KILL_AFTER_S
+    done = supervised_map(check_isolated, len(keys), jobs, limit)
+    return [
+        (key, "unknown", stopped_report(key, d.cause, d.detail, time_limit))
+        if isinstance(d, Stopped)
+        else (key, d[0], d[1])
+        for (key, _), d in zip(keys, done, strict=True)
+    ]
 
 
 def check(
@@ -243,8 +309,6 @@ def check(
     groups = split_by_key(prepared, model)
     cores = os.cpu_count() or 1
     results = _run_keys(groups, model, time_limit, min(jobs or cores, cores), max_cache_bytes)
-    order = {key: i for i, key in enumerate(groups)}
-    results.sort(key=lambda r: order[r[0]])
     return {
         "valid": merge_validity([v for _, v, _ in results]),
         "model": model.name,

@@ -71,7 +71,7 @@ def reject_malformed(ops: Iterable[Op]) -> None:
                 op.index,
                 f"{op.f!r} is not an operation of the set model (it has {', '.join(known)})",
             )
-        if op.f == READ_F and op.type == "ok" and not isinstance(op.value, list):
+        if op.f == READ_F and op.type == "ok" and not isinstance(op.value, list | frozenset):
             raise MalformedOp(
                 op.index, f"a set read's value must be a list, not {op.value!r}", in_value=True
             )
@@ -108,7 +108,7 @@ def final_reads(invocations: Sequence[Invocation]) -> list[FinalRead]:
         done = inv.completion
         if inv.invoke["f"] != READ_F or done is None or done["type"] != "ok":
             continue
-        if not isinstance(done.get("value"), list):
+        if not isinstance(done.get("value"), list | frozenset):
             continue
         key = freeze(inv.invoke.get("key", done.get("key")))
         if is_final(inv.invoke["time"], key, settled):

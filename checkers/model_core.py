@@ -21,13 +21,22 @@ place they are filled in):
   facts the search may use to prune, which must be exact (see Model); the defaults claim
   nothing. describe_op, describe_state: how counterexamples print ops and states.
 
-A hook that raises makes its key (or the whole check) "unknown" with the error.
+A hook that raises makes its key (or the whole check) "unknown" with the error. A model
+loaded from a user's file is `isolated` (checkers.model_loader): its search runs in child
+processes stopped at the time limit, so that nothing its hooks do (an exit, a
+BaseException, a loop that never ends) can end the command or outlast the limit.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable
+import contextlib
+import signal
+import threading
+import traceback
+from collections.abc import Callable, Hashable, Iterator
 from dataclasses import dataclass, replace
+from pathlib import Path
+from types import FrameType
 from typing import Any, Final
 
 from history import Op, freeze
@@ -35,6 +44,7 @@ from history.frozen import Exact
 from history.frozen import thaw as thaw_value
 
 State = Any  # any hashable, immutable value
+_INTERRUPTS: Final = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
 class Inconsistent:
@@ -63,6 +73,84 @@ class Inconsistent:
 
     def __repr__(self) -> str:
         return f"Inconsistent({self.message!r})"
+
+
+class ModelError(Exception):
+    """A model's hook ended with what is not an Exception (SystemExit, a BaseException of its
+    own) in the checker's process; the message says which hook and what it raised."""
+
+
+def describe_error(err: BaseException) -> str:
+    """Takes an exception, a user's maybe. Returns it on one line with the line that raised
+    it, e.g. `SystemExit: 1 (at model.py:7)`."""
+    frames = traceback.extract_tb(err.__traceback__)
+    where = f" (at {Path(frames[-1].filename).name}:{frames[-1].lineno})" if frames else ""
+    return f"{error_line(err)}{where}"
+
+
+def error_line(err: BaseException) -> str:
+    """Takes an exception, a user's maybe. Returns its type and message on one line of at
+    most about 200 characters, e.g. `SystemExit: 1`; never raises, even when the exception
+    cannot print itself (only a KeyboardInterrupt gets through, an interrupt's maybe)."""
+    try:
+        text = " ".join(str(err).split())[:200]
+    except KeyboardInterrupt:
+        raise
+    except BaseException:  # its own __str__ broke, or exited: the type says what it was
+        text = ""
+    return f"{type(err).__name__}: {text}" if text else type(err).__name__
+
+
+@contextlib.contextmanager
+def contained(hook: str) -> Iterator[None]:
+    """Runs a block that calls an isolated model's hook in this process. Whatever other than
+    an Exception the hook raises (SystemExit, a BaseException of its own, a KeyboardInterrupt
+    no signal caused) leaves the block as a ModelError naming the hook, so that the check
+    answers it as any error of the model's; a real interrupt stays one."""
+    with interrupts_noted() as noted:
+        try:
+            yield
+        except Exception:
+            raise
+        except BaseException as err:
+            if is_real_interrupt(err, noted):
+                raise
+            raise ModelError(f"the model's {hook} hook raised {describe_error(err)}") from None
+
+
+@contextlib.contextmanager
+def interrupts_noted() -> Iterator[list[int]]:
+    """Runs a block; yields the interrupt signals that arrive during it, as they arrive.
+    Each handler in place is called as before, after noting: a KeyboardInterrupt with none
+    noted was raised by code, not by a signal. Signals are only delivered to the main
+    thread, so elsewhere no KeyboardInterrupt is a real one."""
+    noted: list[int] = []
+    if threading.current_thread() is not threading.main_thread():
+        yield noted
+        return
+    previous: dict[int, Callable[[int, FrameType | None], Any]] = {}
+    for sig in _INTERRUPTS:
+        handler = signal.getsignal(sig)
+        if callable(handler):  # an ignored or default signal has nothing of ours to call
+            previous[sig] = handler
+
+    def note(signum: int, frame: FrameType | None) -> None:
+        noted.append(signum)
+        previous[signum](signum, frame)
+
+    for signum in previous:
+        signal.signal(signum, note)
+    try:
+        yield noted
+    finally:  # the model's code may have set handlers of its own: ours come back
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+
+
+def is_real_interrupt(err: BaseException, noted: list[int]) -> bool:
+    """Whether err is the KeyboardInterrupt of an interrupt signal noted (interrupts_noted),
+    not one a model raised."""
+    return isinstance(err, KeyboardInterrupt) and bool(noted)
 
 
 class Described:
@@ -187,6 +275,9 @@ class Model:
     followed by any sequence of ops that are not blind (a blind op observes nothing, see
     observes). The search then drops a configuration as soon as its state cannot reach the
     earliest read still to come, instead of at that read. Leave it None unless exact.
+    isolated: search in child processes stopped at the time limit (see checkers.linearizable);
+    set by the loader on every user's model, never by the model itself; built-in models
+    are searched in the checker's process, at full speed.
     """
 
     name: str
@@ -203,6 +294,7 @@ class Model:
     rename_written: Callable[[Op, Callable[[Any], Any]], Op] | None = None
     malformed: Callable[[Op], str | None] = _any_value
     reaches: Callable[[State, Op], bool] | None = None
+    isolated: bool = False
 
     def with_(self, **changes: Any) -> Model:
         """Takes fields to change. Returns a copy of this model with them. effect, observes,

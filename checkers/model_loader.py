@@ -4,9 +4,13 @@
 A reference names a module (a Python file, or an importable module) and the name in it of a
 `checkers.models.Model` (the API is in checkers.model_core's docstring). Loading runs the
 module, once, in the process that checks; nothing is imported while arguments are parsed.
-Whatever goes wrong while loading is a ModelLoadError with one line saying what. The model's
-fields are checked here because the search trusts them: fs and reads are frozensets of
-operation names, the functions are callable, the initial state is hashable.
+Whatever goes wrong while loading is a ModelLoadError with one line saying what: an
+exception, and as much a `sys.exit()` or any BaseException; only a KeyboardInterrupt from
+a real interrupt signal stays one. The model's fields are checked here because the search
+trusts them: fs and reads are frozensets of operation names, the functions are callable,
+the initial state is hashable. The model returned is `isolated`: its search runs in child
+processes (checkers.linearizable); checkers.model_core.contained guards what of it runs in
+this one.
 """
 
 from __future__ import annotations
@@ -20,7 +24,13 @@ from dataclasses import fields
 from pathlib import Path
 from types import ModuleType
 
-from checkers.model_core import Model
+from checkers.model_core import (
+    Model,
+    describe_error,
+    error_line,
+    interrupts_noted,
+    is_real_interrupt,
+)
 
 __all__ = ["ModelLoadError", "is_reference", "load_model"]
 
@@ -38,23 +48,28 @@ def is_reference(text: str) -> bool:
 
 def load_model(reference: str) -> Model:
     """Takes FILE.py:NAME or package.module:NAME. Runs the module and returns its model
-    NAME. Raises ModelLoadError when the module is missing or fails to import, has no NAME,
-    or NAME is not a well-formed Model."""
+    NAME, isolated. Raises ModelLoadError when the module is missing or fails to import (or
+    exits), has no NAME, or NAME is not a well-formed Model."""
     if not is_reference(reference):
         raise ModelLoadError(f"{reference!r} is not FILE.py:NAME or package.module:NAME")
     where, _, name = reference.rpartition(":")
-    module = _load_file(where) if _is_file(where) else _import(where)
-    if not hasattr(module, name):
-        raise ModelLoadError(f"{where} has no {name} ({_models_in(module)})")
-    model = getattr(module, name)
-    if not isinstance(model, Model):
-        raise ModelLoadError(
-            f"{name} is not a checkers.models.Model (its type: {type(model).__name__})"
-        )
-    problem = malformed_model(model)
-    if problem is not None:
-        raise ModelLoadError(f"{name}.{problem}")
-    return model
+    with interrupts_noted() as noted:
+        try:
+            module = _load_file(where) if _is_file(where) else _import(where)
+        except ModelLoadError:
+            raise
+        except BaseException as err:  # the user's code, whatever it raises or exits with
+            if is_real_interrupt(err, noted):
+                raise
+            raise _import_failed(where, err) from None
+        try:
+            return _isolated(_model_in(module, where, name))
+        except ModelLoadError:
+            raise
+        except BaseException as err:  # its attributes, its state's __hash__: the user's code
+            if is_real_interrupt(err, noted):
+                raise
+            raise ModelLoadError(f"loading {name} failed: {describe_error(err)}") from None
 
 
 def malformed_model(model: Model) -> str | None:
@@ -83,6 +98,29 @@ def malformed_model(model: Model) -> str | None:
     return None
 
 
+def _model_in(module: ModuleType, where: str, name: str) -> Model:
+    """Returns the well-formed Model called name in module (loaded from where); raises
+    ModelLoadError."""
+    if not hasattr(module, name):
+        raise ModelLoadError(f"{where} has no {name} ({_models_in(module)})")
+    model = getattr(module, name)
+    if not isinstance(model, Model):
+        raise ModelLoadError(
+            f"{name} is not a checkers.models.Model (its type: {type(model).__name__})"
+        )
+    problem = malformed_model(model)
+    if problem is not None:
+        raise ModelLoadError(f"{name}.{problem}")
+    return model
+
+
+def _isolated(model: Model) -> Model:
+    """Returns a plain Model with the user's fields, isolated: built field by field, so that
+    a subclass of Model can neither keep its own behaviour nor claim not to be isolated."""
+    values = {f.name: getattr(model, f.name) for f in fields(Model) if f.name != "isolated"}
+    return Model(**values, isolated=True)
+
+
 def _is_file(where: str) -> bool:
     return where.endswith(".py") or "/" in where or "\\" in where
 
@@ -103,9 +141,9 @@ def _load_file(where: str) -> ModuleType:
     sys.modules[name] = module  # dataclasses and pickle look modules up there
     try:
         spec.loader.exec_module(module)
-    except Exception as err:  # the user's code, whatever it raises, is a loading problem
+    except BaseException:  # the caller says what went wrong; no half-run module stays
         del sys.modules[name]
-        raise _import_failed(where, err) from err
+        raise
     return module
 
 
@@ -117,14 +155,11 @@ def _import(where: str) -> ModuleType:
     except ModuleNotFoundError as err:
         if err.name is not None and (where == err.name or where.startswith(f"{err.name}.")):
             raise ModelLoadError(f"no module named {err.name} (is it on PYTHONPATH?)") from None
-        raise _import_failed(where, err) from err
-    except Exception as err:  # the user's code, whatever it raises, is a loading problem
-        raise _import_failed(where, err) from err
+        raise
 
 
-def _import_failed(where: str, err: Exception) -> ModelLoadError:
-    text = " ".join(str(err).split())[:200]
-    return ModelLoadError(f"importing {where} failed: {type(err).__name__}: {text}")
+def _import_failed(where: str, err: BaseException) -> ModelLoadError:
+    return ModelLoadError(f"importing {where} failed: {error_line(err)}")
 
 
 def _models_in(module: ModuleType) -> str:

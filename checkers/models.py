@@ -300,7 +300,7 @@ def _set_step(state: State, op: Op) -> State | Inconsistent:
 
 
 def _set_malformed(op: Op) -> str | None:
-    if op.f == "read" and op.type == "ok" and not isinstance(op.value, list | tuple):
+    if op.f == "read" and op.type == "ok" and not isinstance(op.value, list | tuple | frozenset):
         return f"a set read's value must be a list of elements, not {op.value!r}"
     return None
 

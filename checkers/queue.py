@@ -62,12 +62,13 @@ from checkers.queue_history import (
     Poll,
     QueueHistory,
     QueueReader,
+    UnreadableQueueOp,
     messages,
     observed_batches,
     read_queue_history,
 )
 from checkers.result import Validity, merge_valid
-from history import Event, HistoryError, collector_paused, freeze
+from history import Event, History, HistoryError, MalformedOp, collector_paused
 
 __all__ = [
     "CASES_KEPT",
@@ -80,6 +81,7 @@ __all__ = [
     "find_cases",
     "invalidating",
     "lost_acks_view",
+    "reject_malformed",
 ]
 
 KINDS = (
@@ -137,11 +139,30 @@ def check_read(read: object, *, idempotent: bool) -> dict[str, Any]:
         return _check(read, idempotent, time.monotonic())
 
 
+def reject_malformed(history: History) -> None:
+    """Takes a queue history as loaded, read by a QueueStream or with its events. Raises
+    the HistoryError (`PATH:LINE: problem`) of the first value the check cannot read, so
+    that it is refused as malformed input, never a verdict."""
+    if isinstance(history.read, HistoryError):
+        raise history.read
+    if history.read is not None:
+        return
+    try:
+        with collector_paused():
+            read_queue_history(history.events)
+    except UnreadableQueueOp as e:
+        # The events carry no lines: the op's lines as loaded name it, or, for a failed op
+        # (not kept), the event's position.
+        bad = MalformedOp(e.index, e.problem, in_value=e.in_completion)
+        located = history.error(bad)
+        raise located if located.line else HistoryError(history.path, e.line, e.problem) from None
+
+
 class QueueStream:
     """A Reader for history.load: reads a queue history as it is loaded, so that
     neither its events nor its ops are kept. A value not of the queue format stops the
-    reading; its HistoryError is what `finish` returns, for check_read to raise, so the
-    history is judged as `check` judges it (not checked, with the problem)."""
+    reading; its HistoryError is what `finish` returns, for reject_malformed (or
+    check_read) to raise."""
 
     def __init__(self, path: str) -> None:
         self.reader: QueueReader | None = QueueReader(path)
@@ -239,9 +260,10 @@ def lost_acks_view(history: QueueHistory) -> dict[str, Any]:
     started = time.monotonic()
     writes, moments = [], []
     for s in history.sends:
-        key = freeze(s.key)  # a message is an int or a string: its own frozen form
-        writes.append(lost_acks.Write(key, s.value, s.outcome, s.process, s.index))
-        moments.append((key, lost_acks.settled_at(s.outcome, s.invoked, s.acked)))
+        # Keyed by the partition as the reader normalised it, as the drains are: a send
+        # naming partition "0" and a drain naming 0 are of one partition.
+        writes.append(lost_acks.Write(s.partition, s.value, s.outcome, s.process, s.index))
+        moments.append((s.partition, lost_acks.settled_at(s.outcome, s.invoked, s.acked)))
     settled = lost_acks.settled_by_key(moments)
     drains = sorted(history.drains.values(), key=lambda d: d.index)  # invoke order
     reads = [

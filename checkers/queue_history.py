@@ -5,6 +5,11 @@ The queue checker's finders (checkers/queue_cases.py) read these records, never 
 A poll's `rebalanced` partitions, an assign's new or dropped partitions, a seek, a
 subscribe and any consumer op that did not complete ok are boundaries: after one, the
 consumer's position in those partitions is not known from what it read before.
+
+Values keep their exact types. Every partition named, anywhere, is read by one method,
+QueueReader.partition: an int from 0 to MAX_PARTITION or a string of its ASCII digits, so
+"0", "00" and 0 are one partition; a message is exactly an int or a str. Anything else is
+an UnreadableQueueOp naming its line: malformed input, never a verdict.
 """
 
 from __future__ import annotations
@@ -13,20 +18,34 @@ from array import array
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from operator import attrgetter
-from typing import Any, NoReturn, TypeAlias
+from typing import Any, NoReturn, TypeAlias, TypeGuard
 
 from history import Event, HistoryError, pair_invocations
+from history.formats import short
 
 SEND, POLL, ASSIGN, SEEK, SUBSCRIBE, DRAIN = "send", "poll", "assign", "seek", "subscribe", "drain"
 QUEUE_FS = frozenset({SEND, POLL, ASSIGN, SEEK, SUBSCRIBE, DRAIN})
 
 Message = int | str
+MAX_PARTITION = 2**31 - 1
+"""Kafka's partition ids are 32-bit signed integers: none is above this."""
 Record = Sequence[Any]
 """One record as a consumer received it: [offset, message], an int and a Message."""
 Records: TypeAlias = "array[int] | list[Record]"
 """One partition's records of a poll or drain, in the order received: when every message
 is an integer, flat in an array (offset, message, offset, message, ...), else a list of
 Records. Read them with `pairs`."""
+
+
+class UnreadableQueueOp(HistoryError):
+    """A queue value the checker cannot read: a HistoryError (`PATH:LINE: problem`) that
+    also names its op, by its invoke's index, and says whether the value is in the op's
+    completion (else in its invoke)."""
+
+    def __init__(self, path: str, line: int, problem: str, index: int, in_completion: bool) -> None:
+        super().__init__(path, line, problem)
+        self.index = index
+        self.in_completion = in_completion
 
 
 def pairs(records: Records) -> Iterable[tuple[int, Message]]:
@@ -53,8 +72,6 @@ class Send:
 
     index: int
     process: int | str
-    key: Any
-    """the partition as the send named it (`partition` is that as an integer)"""
     partition: int
     value: Message
     outcome: str
@@ -144,7 +161,7 @@ class QueueReader:
         # Per process the partitions it reads; a new consumer reads none, and after a
         # failed or crashed consumer op nothing is known (None).
         self.assigned: dict[Any, set[int] | None] = {}
-        self.partitions: dict[Any, int] = {}  # as written (an int or a string) -> partition
+        self.partitions: dict[str, int] = {}  # a partition's digits, as written -> partition
         self.lines: tuple[Event, int, Event | None, int] = ({}, 0, None, 0)
 
     def add(self, invoke: Event, invoke_line: int, completion: Event | None, line: int) -> None:
@@ -153,7 +170,7 @@ class QueueReader:
         self.lines = (invoke, invoke_line, completion, line)
         f = invoke["f"]
         if f not in QUEUE_FS:
-            self.malformed(invoke, f"{f!r} is not a queue op ({', '.join(sorted(QUEUE_FS))})")
+            self.malformed(invoke, f"{short(f)} is not a queue op ({', '.join(sorted(QUEUE_FS))})")
         ok = completion if completion is not None and completion["type"] == "ok" else None
         if f == SEND:
             self.sends.append(self.send(invoke, completion))
@@ -176,33 +193,36 @@ class QueueReader:
 
     def send(self, invoke: Event, done: Event | None) -> Send:
         partition, message = self.partition(invoke, invoke.get("key")), invoke.get("value")
-        if not isinstance(message, int | str) or isinstance(message, bool):
-            self.malformed(invoke, f"send value {message!r} is not a message (int or string)")
+        if not _is_message(message):
+            self.malformed(invoke, f"send value {short(message)} is not a message (int or string)")
         outcome = "info" if done is None else str(done["type"])
         offset: int | None = None
         if done is not None and outcome == "ok":
             offset, acknowledged = self.record(done, done.get("value"))
             if acknowledged != message:
                 self.malformed(
-                    done, f"ok send acknowledges {acknowledged!r}, not the sent {message!r}"
+                    done,
+                    f"ok send acknowledges {short(acknowledged)}, not the sent {short(message)}",
                 )
         acked = done["time"] if offset is not None and done is not None else None
-        index, process, key = invoke["index"], invoke["process"], invoke.get("key")
-        return Send(index, process, key, partition, message, outcome, offset, invoke["time"], acked)
+        index, process = invoke["index"], invoke["process"]
+        return Send(index, process, partition, message, outcome, offset, invoke["time"], acked)
 
     def poll(self, invoke: Event, ok: Event) -> None:
-        value = ok.get("value") or {}
+        value = ok.get("value")
         if not isinstance(value, dict):
-            self.malformed(ok, f"ok poll value {value!r} is not a map of partition to records")
+            self.malformed(ok, f"ok poll value {short(value)} is not a map of partition to records")
         records: dict[int, Records] = {}
         known = self.partitions
         for p, rs in value.items():
             # Inline for the common case: millions of partitions' records in a history.
-            partition = known.get(p)
+            partition = known.get(p) if p.__class__ is str else None
             flat = _int_pairs(rs) if rs.__class__ is list else None
             if partition is None:
                 partition = self.partition(ok, p)
             records[partition] = flat if flat is not None else self.records(ok, rs)
+        if len(records) != len(value):
+            self.malformed(ok, f"ok poll value {short(value)} names a partition twice")
         moved = self.rebalanced(ok)
         self.consumer_ops.append(
             Poll(invoke["index"], invoke["process"], ok["time"], records, moved)
@@ -212,10 +232,10 @@ class QueueReader:
         moves = ok.get("rebalanced")
         if moves is None:
             return frozenset()
-        if not isinstance(moves, dict):
-            self.malformed(ok, f"rebalanced {moves!r} is not a map")
-        gained = {self.partition(ok, p) for p in moves.get("assigned") or ()}
-        lost = {self.partition(ok, p) for p in moves.get("revoked") or ()}
+        if not isinstance(moves, dict) or not moves.keys() <= {"assigned", "revoked"}:
+            self.malformed(ok, f"rebalanced {short(moves)} is not a map of assigned and revoked")
+        gained = self.partition_list(ok, moves.get("assigned", []), "rebalanced assigned")
+        lost = self.partition_list(ok, moves.get("revoked", []), "rebalanced revoked")
         held = self.assigned.get(ok["process"], set())
         if held is not None:
             self.assigned[ok["process"]] = (held - lost) | gained
@@ -226,17 +246,17 @@ class QueueReader:
         partitions: frozenset[int] | None = None
         seek: dict[int, int] = {}
         if f == ASSIGN:
-            if not isinstance(value, list):
-                self.malformed(ok, f"assign value {value!r} is not a list of partitions")
-            wanted = {self.partition(ok, p) for p in value}
+            wanted = self.partition_list(ok, value, "assign value")
             held = self.assigned.get(process, set())
             # Kept partitions read on from where they were; only changes are boundaries.
             partitions = None if held is None else frozenset(wanted ^ held)
             self.assigned[process] = wanted
         elif f == SEEK:
             if not isinstance(value, dict):
-                self.malformed(ok, f"seek value {value!r} is not a map of partition to offset")
+                self.malformed(ok, f"seek value {short(value)} is not a map of partition to offset")
             seek = {self.partition(ok, p): self.offset(ok, o) for p, o in value.items()}
+            if len(seek) != len(value):
+                self.malformed(ok, f"seek value {short(value)} names a partition twice")
             partitions = frozenset(seek)
         else:  # subscribe: partitions now come and go through rebalances
             self.assigned[process] = set()
@@ -263,7 +283,7 @@ class QueueReader:
 
     def records(self, event: Event, value: Any) -> Records:
         if not isinstance(value, list):
-            self.malformed(event, f"{value!r} is not a list of [offset, message] records")
+            self.malformed(event, f"{short(value)} is not a list of [offset, message] records")
         flat = _int_pairs(value)
         if flat is None:
             return [self.record(event, r) for r in value]
@@ -271,37 +291,63 @@ class QueueReader:
 
     def record(self, event: Event, value: Any) -> Record:
         if not isinstance(value, list | tuple) or len(value) != 2:
-            self.malformed(event, f"{value!r} is not an [offset, message] record")
+            self.malformed(event, f"{short(value)} is not an [offset, message] record")
         offset, message = value
-        if not isinstance(message, int | str) or isinstance(message, bool):
-            self.malformed(event, f"record {value!r}: message is not an int or string")
+        if not _is_message(message):
+            self.malformed(event, f"record {short(value)}: message is not an int or string")
         return self.offset(event, offset), message
 
     def offset(self, event: Event, value: Any) -> int:
         if type(value) is not int or value < 0:
-            self.malformed(event, f"offset {value!r} is not a non-negative integer")
+            self.malformed(event, f"offset {short(value)} is not a non-negative integer")
         return value
 
+    def partition_list(self, event: Event, value: Any, what: str) -> set[int]:
+        if not isinstance(value, list):
+            self.malformed(event, f"{what} {short(value)} is not a list of partitions")
+        return {self.partition(event, p) for p in value}
+
     def partition(self, event: Event, value: Any) -> int:
-        try:
-            return self.partitions[value]  # a history names few partitions, very often
-        except (KeyError, TypeError):
-            pass
-        if type(value) is int and value >= 0:
-            partition = value
-        elif isinstance(value, str) and value.isdigit():  # JSON object keys are strings
-            partition = int(value)
-        else:
-            self.malformed(event, f"partition {value!r} is not a non-negative integer")
-        self.partitions[value] = partition
-        return partition
+        """Takes a partition as an event names it, anywhere. Returns it as an int; refuses
+        what is no partition, as the module docstring says."""
+        # Exact classes: True, 0.0 or an EDN keyword "0" would pass for 1, 0 or "0".
+        if value.__class__ is int:
+            partition: int = value
+            if 0 <= partition <= MAX_PARTITION:
+                return partition
+        elif value.__class__ is str:
+            known = self.partitions.get(value)  # a history names few partitions, very often
+            if known is not None:
+                return known
+            # JSON's object keys are strings: ASCII digits only, never "²" or "٣", which
+            # str.isdigit takes too; leading zeros are dropped and the length checked first,
+            # for int() refuses over 4,300 digits.
+            digits = value.lstrip("0")
+            if value.isascii() and value.isdigit() and len(digits) <= len(str(MAX_PARTITION)):
+                partition = int(digits or "0")
+                if partition <= MAX_PARTITION:
+                    self.partitions[value] = partition
+                    return partition
+        self.malformed(
+            event,
+            f"partition {short(value)} is not a non-negative integer (at most {MAX_PARTITION}) "
+            "or a string of its decimal digits",
+        )
 
     def malformed(self, event: Event, problem: str) -> NoReturn:
         invoke, invoke_line, completion, line = self.lines
-        line = invoke_line if event is invoke else line if event is completion else 0
+        in_completion = event is completion
+        line = invoke_line if event is invoke else line if in_completion else 0
         if not line:
             line = next((i + 1 for i, e in enumerate(self.events) if e is event), 0)
-        raise HistoryError(self.path, line, f"index {event.get('index')}: {problem}")
+        problem = f"index {event.get('index')}: {problem}"
+        raise UnreadableQueueOp(self.path, line, problem, invoke["index"], in_completion)
+
+
+def _is_message(value: Any) -> TypeGuard[Message]:
+    # Exact classes: True would pass for 1, and a str subclass (an EDN keyword :a) for "a",
+    # hiding a lost write behind a message of another type.
+    return value.__class__ is int or value.__class__ is str
 
 
 def _int_pairs(records: list[Any]) -> array[int] | None:

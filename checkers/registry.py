@@ -45,7 +45,8 @@ def _reads_anything(history: History) -> None:
 class Checker:
     """A checker, Jepsen's one-method role: check(history, options) returns a Result with
     `valid` (True, False or "unknown"); explain(result) the lines a person reads about it;
-    reject_malformed(history) raises MalformedOp for an op the check cannot read;
+    reject_malformed(history) raises MalformedOp, or a HistoryError naming its line, for an
+    op the check cannot read;
     needs_events: whether check reads history.events; reader(path), if any, makes the
     Reader that reads a history file as it is loaded, into history.read, which check then
     reads instead of the events."""
@@ -91,7 +92,11 @@ CHECKERS: dict[str, Checker] = {
         needs_events=True,
     ),
     "queue": Checker(
-        _queue, queue_checker.explain, needs_events=True, reader=queue_checker.QueueStream
+        _queue,
+        queue_checker.explain,
+        queue_checker.reject_malformed,
+        needs_events=True,
+        reader=queue_checker.QueueStream,
     ),
 }
 
@@ -180,7 +185,10 @@ def default_model(history: History) -> str:
         return "kv-append"
     if fs & MAP_FS:
         return "map"
-    lists_read = any(op.f == "read" and isinstance(op.value, list) for op in history.ops)
+    # A set read is a list in jsonl and a set (#{...}) in EDN.
+    lists_read = any(
+        op.f == "read" and isinstance(op.value, list | frozenset) for op in history.ops
+    )
     if fs and fs <= SET_FS and (fs & {"add", "send"} or lists_read):
         return "set"
     return "cas-register"

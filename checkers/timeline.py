@@ -59,17 +59,29 @@ def _label(op: dict[str, Any]) -> str:
     return f"{op['index']}: {op['f']} {value}"
 
 
-SLUG_CHARS = 40  # of the key's text in a file name; a hash of the whole key follows
+SLUG_CHARS = 40  # of the key's text (and the history's name) in a file name; a hash follows
 
 
-def file_stem(key: Any) -> str:
-    """Takes a report's key. Returns a file name stem unique to the key and bounded in
-    length: a readable prefix, then a hash of its exact JSON (so 1 and "1", or "a/b" and
-    "a b", never share a file)."""
+def file_stem(key: Any, history: str | None = None) -> str:
+    """Takes a report's key and, when drawings of several histories may share a folder, the
+    history's file name. Returns a file name stem unique to both and bounded in length: a
+    readable prefix of each, then a hash of the key's exact JSON and the name (so 1 and "1",
+    "a/b" and "a b", or a.log and a.jsonl, never share a file)."""
     exact = json.dumps(key, sort_keys=True)
-    readable = re.sub(r"[^A-Za-z0-9_.-]+", "_", exact).strip("_")[:SLUG_CHARS] or "key"
-    digest = hashlib.sha256(exact.encode()).hexdigest()[:10]
-    return f"counterexample-{readable}-{digest}"
+    readable = _slug(exact) or "key"
+    if history is None:
+        return f"counterexample-{readable}-{_digest(exact)}"
+    named = _slug(history) or "history"
+    return f"{named}-counterexample-{readable}-{_digest(json.dumps([history, exact]))}"
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", text).strip("_")[:SLUG_CHARS]
+
+
+def _digest(text: str) -> str:
+    # surrogatepass: a file name that is not UTF-8 reaches here as lone surrogates
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:10]
 
 
 def _title(failure: dict[str, Any]) -> str:
@@ -173,13 +185,17 @@ crashed, may take effect at any later time or never</p>
     return path
 
 
-def render_counterexample(failure: dict[str, Any], out_dir: Path) -> list[Path]:
-    """Takes an invalid key's failure report and a folder. Writes the timeline as PNG and
-    HTML there and returns both paths; returns [] for a key that is not invalid."""
+def render_counterexample(
+    failure: dict[str, Any], out_dir: Path, history: str | None = None
+) -> list[Path]:
+    """Takes an invalid key's failure report, a folder and the history's file name when
+    drawings of other histories may share the folder. Writes the timeline as PNG and HTML
+    there, named after both (file_stem), and returns both paths; returns [] for a key that
+    is not invalid."""
     if failure.get("valid") is not False:
         return []
     out_dir.mkdir(parents=True, exist_ok=True)
-    stem = file_stem(failure["key"])
+    stem = file_stem(failure["key"], history)
     return [
         draw_png(failure, out_dir / f"{stem}.png"),
         write_html(failure, out_dir / f"{stem}.html"),

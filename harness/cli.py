@@ -17,6 +17,10 @@ from harness import signals
 from harness.commands import analyze, check, cluster, matrix, run, serve
 from harness.exit_codes import EXIT_BAD_INPUT, EXIT_CRASH, EXIT_INTERRUPTED
 
+# Address space set aside at start (calloc'd, so it is never touched) and given back when
+# memory runs out, so that saying so, in a line and a log, does not run out too.
+_RESERVE = [bytes(8 * 2**20)]
+
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # type: ignore[override]
@@ -48,16 +52,39 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
+    except MemoryError as err:  # before Exception: what it holds must go first
+        return crashed(released(err))
     except Exception as err:  # a bug of ours: never exit 1, which means "invalid"
         return crashed(err)
     return code
 
 
+def released(err: MemoryError) -> MemoryError:
+    """Takes the MemoryError nobody handled. Frees the reserve and every value the frames of
+    its traceback (and of the errors it interrupted) still hold, keeping where each was;
+    returns it."""
+    _RESERVE.clear()
+    seen: set[int] = set()
+    pending: list[BaseException | None] = [err]
+    while pending:
+        exc = pending.pop()
+        if exc is None or id(exc) in seen:
+            continue
+        seen.add(id(exc))
+        traceback.clear_frames(exc.__traceback__)
+        pending += [exc.__context__, exc.__cause__]
+    return err
+
+
 def crashed(err: BaseException) -> int:
     """Takes an exception nobody handled. Writes its traceback to a log file, says so in
     one line, and returns 255 (Jepsen's exit code for a crash)."""
-    fd, path = tempfile.mkstemp(prefix="harness-crash-", suffix=".log")
-    with os.fdopen(fd, "w") as log:
-        traceback.print_exception(err, file=log)
-    print(f"harness: internal error: {err!r} (traceback in {path})", file=sys.stderr)
+    try:
+        fd, path = tempfile.mkstemp(prefix="harness-crash-", suffix=".log")
+        with os.fdopen(fd, "w") as log:
+            traceback.print_exception(err, file=log)
+        where = f"traceback in {path}"
+    except OSError:
+        where = "no log could be written"
+    print(f"harness: internal error: {err!r} ({where})", file=sys.stderr)
     return EXIT_CRASH

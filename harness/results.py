@@ -2,8 +2,9 @@
 history.jsonl, results.json, plots, report.html; results/latest points at the newest)
 made and written, and the run folders under a results directory found and read back.
 
-A folder that cannot be analysed is set aside with the reason: no test.json, no history,
-no results.json (still running, or stopped before its check).
+A folder that cannot be analysed is set aside with the reason, never fatal: a name that
+is not UTF-8, no test.json, no history, no results.json (still running, or stopped
+before its check), or a test.json or results.json not of the shape that is read.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import json
 import math
 import os
 import platform
+import re
 import time
 from dataclasses import dataclass
 from importlib import metadata
@@ -129,6 +131,17 @@ class Broken:
     run: str
     reason: str
 
+    @property
+    def name(self) -> str:
+        """The run id as text to print (see printable)."""
+        return printable(self.run)
+
+
+def printable(run: str) -> str:
+    """Takes a run id as the file system gave it. Returns it as text that can be written
+    anywhere: each byte of a name that is not UTF-8 as `\\xff`."""
+    return run.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
 
 @dataclass(frozen=True, slots=True)
 class Listing:
@@ -139,8 +152,19 @@ class Listing:
     broken: list[Broken]
 
     def files(self, name: str) -> list[str]:
-        """Returns the path of file `name` in every complete run folder."""
-        return [str(self.root / run / name) for run in self.complete]
+        """Returns the path of file `name` in every complete run folder as Spark reads a
+        path: absolute (relative, a run named `x:y` would be a URL of scheme `x`), and a
+        glob pattern matching only itself."""
+        return [glob_literal(str(self.root.resolve() / run / name)) for run in self.complete]
+
+
+GLOB_CHARACTERS = re.compile(r"([\\\[\]{}*?])")
+
+
+def glob_literal(path: str) -> str:
+    """Takes a path. Returns the Hadoop glob pattern (what Spark takes for a path) that
+    matches that path only: `[`, `]`, `{`, `}`, `*`, `?` and `\\` escaped."""
+    return GLOB_CHARACTERS.sub(r"\\\1", path)
 
 
 def run_folders(root: Path, skip: Path | None = None) -> list[str]:
@@ -185,15 +209,126 @@ def missing_reason(folder: Path, now: float) -> str | None:
     return "no results.json (the run stopped before its check)"
 
 
+@dataclass(frozen=True, slots=True)
+class Required:
+    """A field of a shape that must be there, and not null; any other may be missing."""
+
+    shape: Any
+
+
+LONG = 2**63
+"""Spark reads an integer field as 64 bits: a larger one would not be read."""
+KINDS = {str: "a string", int: "an integer", float: "a number"}
+COUNTS = ("ack_count", "lost_count", "recovered_count", "unexpected_count", "duplicated_count")
+TEST_SHAPE: dict[str, Any] = {
+    "spec": Required(
+        {
+            **dict.fromkeys(("name", "store", "kafka_config", "kafka_version", "metadata"), str),
+            "workload": Required(str),
+            "nemesis": [str],
+            "seed": int,
+            "concurrency": int,
+            "time_limit": float,
+            "rate": float,
+        }
+    ),
+    "versions": dict.fromkeys(("kafka", "python", "librdkafka", "harness"), str),
+    "started": str,
+}
+"""What the index and the analysis read of test.json: a shape is a type, a dict of
+fields (others are not looked at), a list of one shape, or a tuple of the values allowed."""
+RESULTS_SHAPE: dict[str, Any] = {
+    "valid": Required((True, False, "unknown")),
+    "stats": {},
+    "linearizable": {"keys": int, "failures": [{}]},
+    "nemesis": {"windows": [{"start": float, "stop": float}]},
+    **dict.fromkeys(LOST_ACKS_SECTIONS, dict.fromkeys(COUNTS, int)),
+}
+"""What the index and the analysis read of results.json."""
+
+
+def read_shaped(path: Path, shape: dict[str, Any]) -> tuple[Any, str | None]:
+    """Takes a JSON file and the shape it must have. Returns (its body, None) when it has
+    it, else (None, why not: not readable, not JSON, a field of the wrong kind)."""
+    try:
+        body = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as err:
+        return None, f"{path.name} cannot be read ({err.strerror})"
+    except (ValueError, RecursionError):  # RecursionError: nested deeper than json reads
+        return None, f"{path.name} is not JSON"
+    found = _misfit(body, shape, "")
+    if found is None:
+        return body, None
+    where, complaint = found
+    return None, f"{path.name}: {where} {complaint}" if where else f"{path.name} {complaint}"
+
+
+def _misfit(value: Any, shape: Any, where: str) -> tuple[str, str] | None:
+    # Returns (where, what is wrong there) for the first field that does not fit.
+    if isinstance(shape, dict):
+        return _object_misfit(value, shape, where)
+    if isinstance(shape, list):
+        if not isinstance(value, list):
+            return where, "is not a list"
+        return next(
+            (m for i, v in enumerate(value) if (m := _misfit(v, shape[0], f"{where}[{i}]"))),
+            None,
+        )
+    if isinstance(shape, tuple):
+        # By type too: 1 == True in Python, but 1 is no validity.
+        if any(type(value) is type(v) and value == v for v in shape):
+            return None
+        return where, "is not " + " or ".join(json.dumps(v) for v in shape)
+    return None if _is(value, shape) else (where, f"is not {KINDS[shape]}")
+
+
+def _object_misfit(value: Any, fields: dict[str, Any], where: str) -> tuple[str, str] | None:
+    if not isinstance(value, dict):
+        return where, "is not a JSON object"
+    for name, field in fields.items():
+        inner = f"{where}.{name}" if where else name
+        required = isinstance(field, Required)
+        if value.get(name) is None:
+            if required:
+                return inner, "is missing"
+            continue
+        misfit = _misfit(value[name], field.shape if required else field, inner)
+        if misfit is not None:
+            return misfit
+    return None
+
+
+def _is(value: Any, kind: type) -> bool:
+    if kind is int:
+        return type(value) is int and -LONG <= value < LONG  # bool is no integer here
+    if kind is float:
+        return type(value) is float or (type(value) is int and -LONG <= value < LONG)
+    return isinstance(value, kind)
+
+
 def list_runs(root: Path, skip: Path | None = None) -> Listing:
     """Takes a results directory (and a folder under it to leave out, the output's).
     Returns its run folders split into complete and broken."""
     now = time.time()
     complete, broken = [], []
     for run in run_folders(root, skip):
-        reason = missing_reason(root / run, now)
+        reason = run_problem(root, run, now)
         if reason is None:
             complete.append(run)
         else:
             broken.append(Broken(run, reason))
     return Listing(root, complete, broken)
+
+
+def run_problem(root: Path, run: str, now: float) -> str | None:
+    """Takes a results directory and a run id. Returns why the run folder cannot be read
+    (its name, a file missing, a file of the wrong shape), or None when it can."""
+    if printable(run) != run:
+        # Spark, py4j and every page take text; such a folder cannot be named there.
+        return "the folder name is not UTF-8"
+    folder = root / run
+    return (
+        missing_reason(folder, now)
+        or read_shaped(folder / TEST, TEST_SHAPE)[1]
+        or read_shaped(folder / RESULTS, RESULTS_SHAPE)[1]
+    )

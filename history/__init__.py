@@ -18,7 +18,7 @@ from history.core import (
     split_by_key,
     to_op,
 )
-from history.formats import EVENT_TYPES, Event, HistoryError
+from history.events import EVENT_TYPES, Event, HistoryError
 from history.frozen import freeze
 from history.pairing import Invocation, pair_invocations
 from history.source import HISTORY_FILES, find_history_file

@@ -14,10 +14,11 @@ validates and pairs its events in Knossos's named steps:
    (crashed, or still in flight at the end) keeps the invoke's value and has no
    return time: it may take effect at any time after its invoke, or never.
 
-`load` streams history.jsonl: each op is built as its completion is read, so a large
+`load` streams every format: each op is built as its completion is read, so a large
 history costs its ops, not its events, unless the events are asked for. A checker with its
 own compact form of a history can take each invocation as it is paired instead (a Reader):
-then no op is kept either.
+then no op is kept either. A Jepsen history whose first events misled the reader
+(history.jepsen) is read again, from a fresh builder.
 """
 
 from __future__ import annotations
@@ -31,10 +32,11 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
-from history.formats import Event, HistoryError
+from history.events import JSONL, Event, HistoryError
 from history.frozen import freeze
+from history.jepsen import Reading, Reread
 from history.pairing import Invocation, Pairing, Step, pair_invocations
-from history.source import numbered_lines, open_history, read_events
+from history.source import HistorySource, open_history
 
 OpType = Literal["ok", "info"]
 
@@ -105,11 +107,11 @@ def to_op(invocation: Invocation) -> Op:
 
 
 def op_from(invoke: Event, completion: Event | None) -> Op:
-    """Takes an invoke and its ok, info or missing completion; returns the Op."""
+    """Takes an invoke and its ok, info or missing completion; returns the Op. An ok op's
+    value is its completion's (a read of null read null), or its invoke's when the
+    completion has none."""
     ok = completion if completion is not None and completion["type"] == "ok" else None
-    value = invoke.get("value")
-    if ok is not None and ok.get("value") is not None:
-        value = ok["value"]
+    value = ok["value"] if ok is not None and "value" in ok else invoke.get("value")
     key = invoke["key"] if "key" in invoke else (completion or {}).get("key")
     error = (completion or {}).get("error")
     return Op(
@@ -210,7 +212,7 @@ class _HistoryBuilder:
             self.reader.add(invoke, invoke_line, completion, line)
         elif completion["type"] != "fail":
             self.ops[slot] = op_from(invoke, completion)
-            if completion["type"] == "ok" and completion.get("value") is not None:
+            if completion["type"] == "ok" and "value" in completion:
                 self.value_lines[slot] = line
 
     def invoked(self, invoke: Event, line: int) -> None:
@@ -263,11 +265,47 @@ def load(
     OpFound at the first invoke of an operation named in stop_at.
     """
     with collector_paused(), open_history(path) as (name, stream):
-        fmt, located = read_events(numbered_lines(stream, name), name)
-        builder = _HistoryBuilder(name, keep_events, reader, stop_at)
-        for line, event in located:
-            builder.add(line, event)
-        return builder.history(name, fmt)
+        source = HistorySource(stream, name)
+        reading = Reading()
+        while True:
+            try:
+                return _read(source, reading, keep_events, reader, stop_at)
+            except Reread as again:
+                reading = again.reading
+
+
+def _read(
+    source: HistorySource,
+    reading: Reading,
+    keep_events: bool,
+    reader: Reader | None,
+    stop_at: frozenset[str],
+) -> History:
+    """Reads the history once, with the facts in `reading`. Returns it."""
+    fmt, located = source.events(reading)
+    if reader is not None and fmt != JSONL:
+        reader = _Deferred(reader)
+    builder = _HistoryBuilder(source.name, keep_events, reader, stop_at)
+    for line, event in located:
+        builder.add(line, event)
+    return builder.history(source.name, fmt)
+
+
+class _Deferred:
+    """A Reader whose invocations are held until the history is read to its end: a Jepsen
+    history may be read twice (history.jepsen), and a Reader takes each invocation once."""
+
+    def __init__(self, reader: Reader) -> None:
+        self.reader = reader
+        self.calls: list[tuple[Event, int, Event | None, int]] = []
+
+    def add(self, invoke: Event, invoke_line: int, completion: Event | None, line: int) -> None:
+        self.calls.append((invoke, invoke_line, completion, line))
+
+    def finish(self) -> object:
+        for call in self.calls:
+            self.reader.add(*call)
+        return self.reader.finish()
 
 
 @contextmanager

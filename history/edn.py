@@ -1,45 +1,32 @@
 """A small EDN reader, enough for Jepsen's history.edn and the values in its text logs.
 
-Supports nil, booleans, integers, floats, strings, characters, keywords, symbols,
-vectors, lists, maps, sets, tagged literals, comments and `#_` discards. Refuses what a
-history cannot hold: `##NaN` and infinities (they equal nothing, not even themselves),
-integers too long for Python to convert, and forms nested deeper than MAX_NESTING.
+Supports nil, booleans, integers, floats, decimals, strings, characters, keywords,
+symbols, vectors, lists, maps, sets, tagged literals, comments and `#_` discards; EDN's
+own kinds of value stay distinct (history.edn_values). Refuses what a history cannot hold:
+`##NaN` and infinities (they equal nothing, not even themselves), integers too long for
+Python to convert, and forms nested deeper than MAX_NESTING.
+
+It reads lines as it needs them: `history_forms` yields a history's events one at a time
+(each top-level form, or each element of a history printed as one vector), keeping only
+the text of the event being read, and refuses an event whose value would take more memory
+than a budget before it is all read.
 """
 
 from __future__ import annotations
 
-import json
+import decimal
 import math
 import re
 import sys
-from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any, Final
+from collections.abc import Callable, Iterable, Iterator
+from functools import partial
+from typing import Any
 
+from history.edn_values import CHAR_NAMES, BigDecimal, Char, Keyword, Symbol, Tagged
+from history.events import TOKEN_BYTES, over_budget
 from history.frozen import MAX_NESTING, freeze
 
-
-class Keyword(str):
-    """An EDN keyword, held without its colon; equal to the plain string."""
-
-    __slots__ = ()
-
-    def __repr__(self) -> str:
-        return ":" + str.__str__(self)
-
-
-class Symbol(str):
-    """An EDN symbol; equal to the plain string of its name."""
-
-    __slots__ = ()
-
-
-@dataclass(frozen=True, slots=True)
-class Tagged:
-    """A tagged literal such as `#jepsen.independent/tuple [k v]`."""
-
-    tag: str
-    value: Any
+NumberedLines = Iterable[tuple[int, str]]
 
 
 class EdnError(ValueError):
@@ -71,38 +58,92 @@ _NUMBER = re.compile(r"[+-]?\d+(\.\d*)?([eE][+-]?\d+)?[NM]?$")
 _STRING_ESCAPE = re.compile(r"\\(u[0-9a-fA-F]{4}|.)", re.DOTALL)
 _CLOSERS = {"(": ")", "[": "]", "{": "}", "#{": "}"}
 _ESCAPES = {'"': '"', "\\": "\\", "n": "\n", "t": "\t", "r": "\r", "b": "\b", "f": "\f"}
-_CHAR_NAMES = {"newline": "\n", "space": " ", "tab": "\t", "return": "\r"}
 _SYMBOLIC_VALUES = frozenset({"#NaN", "#Inf", "#-Inf"})  # ##NaN, ##Inf, ##-Inf
+_CHUNK_CHARS = 1 << 16  # lines are taken this many characters at a time
 
 
 class _Reader:
-    """A recursive-descent parser over regex tokens; positions become lines only when needed."""
+    """A recursive-descent parser over regex tokens of a window of lines: lines are added
+    when a token needs them, and those read are dropped between events once they make a
+    chunk (`trim`). Positions become lines only when needed, counted on from the
+    last position asked about."""
 
-    def __init__(self, text: str, first_line: int) -> None:
-        self.text = text
-        self.first_line = first_line
+    def __init__(self, lines: NumberedLines, budget: int | None) -> None:
+        self.lines = iter(lines)
+        self.text = ""
+        self.line = 1  # the line text[0] is on
         self.pos = 0
+        self.counted = (0, 1)  # a position of the text and its line
+        # An event's budget, in tokens of TOKEN_BYTES each; the text being read is held to
+        # it too (a string never closed would read the rest of the input).
+        self.budget = budget
+        self.most_tokens = sys.maxsize if budget is None else budget // TOKEN_BYTES
+        self.tokens = 0  # read in the event being read
+        self.event_line = 1
         # Histories repeat the same keywords and numbers on every line; atoms are
         # immutable, so each distinct one is converted once.
         self.atoms: dict[str, Any] = {}
         self.depth = 0  # collections, tags and discards being read, one inside the other
 
     def line_at(self, pos: int) -> int:
-        return self.first_line + self.text.count("\n", 0, pos)
+        counted_pos, counted_line = self.counted
+        if pos < counted_pos:  # behind: an error's, counted once from the window's start
+            return self.line + self.text.count("\n", 0, pos)
+        line = counted_line + self.text.count("\n", counted_pos, pos)
+        self.counted = (pos, line)
+        return line
 
     def fail(self, pos: int, problem: str) -> EdnError:
         return EdnError(self.line_at(pos), problem)
+
+    def more(self) -> bool:
+        """Adds the next lines to the window. Returns False at the end of the input."""
+        added: list[str] = []
+        size = 0
+        for line_no, text in self.lines:
+            if not added and not self.text:
+                self.line = line_no
+                self.counted = (0, line_no)
+            added.append(text)
+            size += len(text) + 1
+            if size >= _CHUNK_CHARS:
+                break
+        if not added:
+            return False
+        self.text += "\n".join(added) + "\n"
+        if self.budget is not None and len(self.text) - self.pos > self.budget:
+            raise EdnError(self.event_line, over_budget(self.budget))  # a string never closed
+        return True
+
+    def trim(self) -> None:
+        """Between events: drops the text read once it makes a chunk and half the window,
+        so that the window never grows with the history, and each character is copied
+        about once, however long its line."""
+        if self.pos >= max(_CHUNK_CHARS, len(self.text) // 2):
+            self.line = self.line_at(self.pos)
+            self.text, self.pos = self.text[self.pos :], 0
+            self.counted = (0, self.line)
+
+    def start_event(self, line: int) -> None:
+        """Marks the start of an event on `line`: its budget starts afresh."""
+        self.tokens = 0
+        self.event_line = line
 
     def next_token(self) -> tuple[str, str, int] | None:
         """Returns the next (kind, text, position) after any blanks, or None at the end."""
         while True:
             match = _TOKEN.match(self.text, self.pos)
             if match is None:
+                if self.more():
+                    continue
                 self.skip_trailing_blanks()
                 return None
             kind = match.lastgroup
             assert kind is not None
             self.pos = match.end()
+            self.tokens += 1
+            if self.tokens > self.most_tokens:
+                raise EdnError(self.event_line, over_budget(self.budget or 0))
             if kind != "discard":
                 return kind, match.group(kind), match.start(kind)
             self.nested(match.start(kind), self.read)
@@ -117,13 +158,6 @@ class _Reader:
                 raise self.fail(pos, "string is never closed")
             raise self.fail(pos, f"unexpected {self.text[pos]!r}")
         self.pos = pos
-
-    def at_end(self) -> bool:
-        """Skips blanks; returns whether nothing but blanks is left."""
-        pos = self.pos
-        token = self.next_token()
-        self.pos = pos if token is None else token[2]
-        return token is None
 
     def read(self) -> Any:
         token = self.next_token()
@@ -157,6 +191,17 @@ class _Reader:
             self.depth -= 1
 
     def collection(self, opener: str, start: int) -> Any:
+        items = self.items(opener, start)
+        if opener == "#{":
+            return frozenset(freeze(v) for v in items)
+        if opener != "{":
+            return items
+        if len(items) % 2:
+            raise self.fail(start, "a map needs an even number of forms")
+        return {freeze(items[i]): items[i + 1] for i in range(0, len(items), 2)}
+
+    def items(self, opener: str, start: int) -> list[Any]:
+        """Reads forms up to the closer of `opener` (at `start`). Returns them."""
         closer = _CLOSERS[opener]
         items: list[Any] = []
         while True:
@@ -167,16 +212,9 @@ class _Reader:
             if kind == "atom" and text in self.atoms:  # the common case, kept short
                 items.append(self.atoms[text])
             elif kind == "close" and text == closer:
-                break
+                return items
             else:
                 items.append(self.read_token(kind, text, pos))
-        if opener == "#{":
-            return frozenset(freeze(v) for v in items)
-        if opener != "{":
-            return items
-        if len(items) % 2:
-            raise self.fail(start, "a map needs an even number of forms")
-        return {freeze(items[i]): items[i + 1] for i in range(0, len(items), 2)}
 
     def escape(self, match: re.Match[str], start: int) -> str:
         code = match.group(1)
@@ -193,13 +231,13 @@ class _Reader:
             raise self.fail(start, f"unsupported dispatch #{tag}")
         return Tagged(tag, self.read())
 
-    def char(self, name: str, start: int) -> str:
+    def char(self, name: str, start: int) -> Char:
         if len(name) == 1:
-            return name
-        if name in _CHAR_NAMES:
-            return _CHAR_NAMES[name]
+            return Char(name)
+        if name in CHAR_NAMES:
+            return Char(CHAR_NAMES[name])
         if re.fullmatch(r"u[0-9a-fA-F]{4}", name):
-            return chr(int(name[1:], 16))
+            return Char(chr(int(name[1:], 16)))
         raise self.fail(start, f"bad character literal \\{name}")
 
     def atom(self, token: str, start: int) -> Any:
@@ -210,16 +248,20 @@ class _Reader:
         if token.startswith(":"):
             if len(token) == 1:
                 raise self.fail(start, "empty keyword")
-            return Keyword(token.lstrip(":"))
+            return Keyword(token[1:])
         if _NUMBER.match(token):
             return self.number(token, start)
         if token[:1].isdigit() or (token[:1] in "+-" and token[1:2].isdigit()):
             raise self.fail(start, f"bad number {token!r}")
         return Symbol(token)
 
-    def number(self, token: str, start: int) -> int | float:
-        if token.endswith("M") or any(c in token for c in ".eE"):
-            number = float(token.rstrip("M"))
+    def number(self, token: str, start: int) -> int | float | BigDecimal:
+        if token.endswith("M"):
+            return BigDecimal(decimal.Decimal(token[:-1]))
+        if any(c in token for c in ".eE"):
+            if token.endswith("N"):
+                raise self.fail(start, f"bad number {token!r}")
+            number = float(token)
             if not math.isfinite(number):
                 raise self.fail(start, f"number out of range: {token[:40]}")
             return number
@@ -228,49 +270,61 @@ class _Reader:
             raise self.fail(start, f"integer with more than {sys.get_int_max_str_digits()} digits")
         return int(digits)
 
-
-# Text that is one value made only of vectors, nil, booleans and integers of up to 18
-# digits, each atom between separators: its JSON spelling reads the same value (lists,
-# None, bools, ints), and a C parser reads JSON about ten times faster than _Reader.
-_SIMPLE = re.compile(
-    r"""(?:[\[\]\s,]
-    |(?<![^\s,\[\]])(?:nil|true|false|-?(?:0|[1-9]\d{0,17}))(?![^\s,\[\]]))*""",
-    re.VERBOSE,
-)
-_SEPARATORS = re.compile(r"[\s,]+")
-_JSON = json.JSONDecoder()
-NOT_SIMPLE: Final = object()
-
-
-def read_simple(texts: list[str]) -> list[Any]:
-    """Takes EDN texts. Returns for each its one value when it is made only of vectors, nil,
-    booleans and small integers (as a Jepsen log's values mostly are), as read_forms would
-    read it; else NOT_SIMPLE: read that one with read_forms. All are read in one go."""
-    simple = [_SIMPLE.fullmatch(text) is not None for text in texts]
-    chosen = [text for text, ok in zip(texts, simple, strict=True) if ok]
-    spelled = _SEPARATORS.sub(",", "[[" + "],[".join(chosen) + "]]").replace("nil", "null")
-    try:
-        values = iter(_JSON.decode(spelled.replace("[,", "[").replace(",]", "]")))
-    except ValueError:  # some text is two vectors unseparated ([1][2]): one at a time
-        if len(texts) == 1:
-            return [NOT_SIMPLE]
-        return [read_simple([text])[0] for text in texts]
-    # A text holding no value or two ([] or [1, 2] here) is left to read_forms too.
-    singles = (next(values) if ok else [] for ok in simple)
-    return [value[0] if len(value) == 1 else NOT_SIMPLE for value in singles]
+    def forms(self) -> Iterator[tuple[int, Any]]:
+        """Yields each top-level form with the line it starts on."""
+        while True:
+            self.trim()
+            token = self.next_token()
+            if token is None:
+                return
+            kind, text, start = token
+            line = self.line_at(start)
+            self.start_event(line)
+            yield line, self.read_token(kind, text, start)
 
 
-def read_forms(text: str, first_line: int = 1) -> list[tuple[int, Any]]:
-    """Takes EDN text; returns every top-level form with the line it starts on.
+def read_forms(text: str, first_line: int = 1, budget: int | None = None) -> list[tuple[int, Any]]:
+    """Takes EDN text, the line it starts on and maybe a budget in bytes for each form;
+    returns every top-level form with the line it starts on.
 
-    Raises EdnError naming the line of the first malformed form.
+    Raises EdnError naming the line of the first malformed form, or of one over the budget.
     """
-    reader = _Reader(text, first_line)
-    forms: list[tuple[int, Any]] = []
-    line, counted_to = first_line, 0
-    while not reader.at_end():
-        # Lines are counted incrementally: one pass over the text in all.
-        line += text.count("\n", counted_to, reader.pos)
-        counted_to = reader.pos
-        forms.append((line, reader.read()))
-    return forms
+    return list(_Reader([(first_line, text)], budget).forms())
+
+
+def history_forms(lines: NumberedLines, budget: int) -> Iterator[tuple[int, Any]]:
+    """Takes a history.edn's numbered lines and a budget in bytes. Yields (line, form) for
+    each event, read one at a time: each top-level form, or each element of a history
+    printed as one vector (or list). Raises EdnError for malformed EDN, for a form after
+    such a vector, and for an event whose value would take more than the budget."""
+    reader = _Reader(lines, budget)
+    first = reader.next_token()
+    if first is None:
+        return
+    kind, text, start = first
+    line = reader.line_at(start)
+    if not (kind == "open" and text in ("[", "(")):
+        reader.start_event(line)
+        yield line, reader.read_token(kind, text, start)
+        yield from reader.forms()
+        return
+    yield from _elements(reader, text, line)
+    after = reader.next_token()
+    if after is not None:
+        raise reader.fail(after[2], "a history printed as one vector must be alone")
+
+
+def _elements(reader: _Reader, opener: str, opened_on: int) -> Iterator[tuple[int, Any]]:
+    """Yields each element of the vector or list `opener` opened on line opened_on."""
+    closer = _CLOSERS[opener]
+    while True:
+        reader.trim()
+        token = reader.next_token()
+        if token is None:
+            raise EdnError(opened_on, f"{opener!r} is never closed")
+        kind, text, start = token
+        if kind == "close" and text == closer:
+            return
+        line = reader.line_at(start)
+        reader.start_event(line)
+        yield line, reader.nested(start, partial(reader.read_token, kind, text, start))

@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NoReturn
 
-from history.formats import EVENT_TYPES, Event, HistoryError
+from history.events import EVENT_TYPES, Event, HistoryError
 
 
 @dataclass(frozen=True, slots=True)

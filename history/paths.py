@@ -4,7 +4,8 @@ A file is taken as it is, whatever its name. A folder holding history.jsonl or
 history.edn is a results folder and stands for that history alone (its node logs are not
 histories). Any other folder is searched recursively for results folders and for files
 named like a history of a supported format (*.jsonl, *.edn, Jepsen's *.log); hidden
-entries and links to folders are not followed, so `results/latest` is not read twice.
+entries and links to folders are not followed, so `results/latest` is not read twice, and
+the harness's own crash logs (`harness-check-crash-*.log`) are never taken for Jepsen's.
 """
 
 from __future__ import annotations
@@ -18,6 +19,9 @@ from history.formats import HistoryError
 from history.source import HISTORY_FILES, STDIN
 
 HISTORY_SUFFIXES: Final = (".jsonl", ".edn", ".log")
+CHECK_CRASH_LOG_PREFIX: Final = "harness-check-crash-"
+"""How `harness check` names the traceback of a crash, which it may leave among histories."""
+OWN_LOG_PREFIXES: Final = (CHECK_CRASH_LOG_PREFIX, "harness-crash-")
 
 
 def find_histories(paths: list[str]) -> tuple[list[str], list[HistoryError]]:
@@ -59,14 +63,17 @@ def _histories_in(path: str) -> tuple[list[str], list[HistoryError]]:
             files.append(held)
             dirs.clear()
             continue
-        files += [
-            os.path.join(folder, n)
-            for n in sorted(names)
-            if n.endswith(HISTORY_SUFFIXES) and not n.startswith(".")
-        ]
+        files += [os.path.join(folder, n) for n in sorted(names) if _may_be_history(n)]
     if not files and not problems:
         problems.append(HistoryError(path, 0, "no history files in this folder"))
     return files, problems
+
+
+def _may_be_history(name: str) -> bool:
+    """Whether a folder search takes a file of this name for a history."""
+    if name.startswith(".") or name.startswith(OWN_LOG_PREFIXES):
+        return False
+    return name.endswith(HISTORY_SUFFIXES)
 
 
 def _results_history(folder: str, names: list[str] | None = None) -> str | None:

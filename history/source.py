@@ -1,37 +1,37 @@
 """Where a history is read from: a regular file, a results folder's history, or standard
 input ("-"), read line by line with a bound on each line, so that no input (a device, an
-endless stream) can exhaust the machine's memory or ignore ^C.
+endless stream) can exhaust the machine's memory or ignore ^C. A line ends at LF, CRLF or
+a lone CR.
 
-`read_events` then streams history.jsonl event by event; the EDN and log readers need the
-whole text, which is bounded too.
+Every format is read event by event from the first byte: a check costs what it keeps,
+never the text. A Jepsen history that must be read twice (history.jepsen) is read again
+from the file; one piped to standard input, which cannot be, is kept as lines (within
+MAX_PIPED_BYTES) while it is read.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import stat
 import sys
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from itertools import chain
 from pathlib import Path
 from typing import BinaryIO, Final
 
-from history.formats import (
-    JSONL,
-    Event,
-    HistoryError,
-    parse_history,
-    read_jsonl_lines,
-    starts_jsonl,
-)
+from history.events import VALUE_BUDGET, Event, HistoryError
+from history.formats import events_of
+from history.jepsen import Reading
 
 STDIN: Final = "-"
 STDIN_NAME: Final = "<stdin>"
 HISTORY_FILES: Final = ("history.jsonl", "history.edn")
 MAX_LINE_BYTES: Final = 64 * 2**20
-MAX_TEXT_BYTES: Final = 2**30  # an EDN history or a log, read whole
+MAX_PIPED_BYTES: Final = 2**30  # a Jepsen history piped in, kept to be read again
 _BOM: Final = "\ufeff"
+_LINE_END: Final = re.compile(rb"\r\n?|\n")
+_CR: Final = ord("\r")  # `int in bytes` is searched four times faster than `bytes in bytes`
 
 NumberedLines = Iterator[tuple[int, str]]
 
@@ -73,47 +73,81 @@ def numbered_lines(stream: BinaryIO, name: str) -> NumberedLines:
     UTF-8 byte order mark is dropped. Raises HistoryError for a line over MAX_LINE_BYTES
     or one that is not UTF-8."""
     line_no = 0
+    pending = b""  # the start of a line whose end is not read yet
     while True:
         try:
             raw = stream.readline(MAX_LINE_BYTES + 1)
         except OSError as e:
             raise HistoryError(name, line_no + 1, f"cannot read: {e.strerror or e}") from None
+        if _CR not in raw and raw[-1:] == b"\n" and not pending:
+            line_no += 1  # the common case, kept short: one line, ended by LF
+            try:
+                text = raw.decode()
+            except UnicodeDecodeError:
+                text = _text(raw, name, line_no)  # raises, naming the byte
+            yield line_no, text[:-1] if line_no > 1 or not text.startswith(_BOM) else text[1:-1]
+            continue
+        ended, pending = _split(pending, raw)
+        for line in ended:
+            line_no += 1
+            yield line_no, _text(line, name, line_no)
+        if len(pending) > MAX_LINE_BYTES:
+            raise HistoryError(name, line_no + 1, f"line longer than {MAX_LINE_BYTES // 2**20} MiB")
         if not raw:
             return
-        line_no += 1
-        if len(raw) > MAX_LINE_BYTES:
-            raise HistoryError(name, line_no, f"line longer than {MAX_LINE_BYTES // 2**20} MiB")
-        try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError as e:
-            raise HistoryError(name, line_no, f"not UTF-8 text (byte {e.start + 1})") from None
-        if line_no == 1 and text.startswith(_BOM):
-            text = text[1:]
-        yield line_no, text.rstrip("\r\n")
 
 
-def read_events(lines: NumberedLines, name: str) -> tuple[str, Iterable[tuple[int, Event]]]:
-    """Takes a history's numbered lines. Returns (format, its (line, event) pairs): lazily
-    for history.jsonl, read whole (within MAX_TEXT_BYTES) for the other formats."""
-    blank: list[tuple[int, str]] = []
-    for line_no, text in lines:
-        if not text.strip():
-            blank.append((line_no, text))
-            continue
-        first = [*blank, (line_no, text)]
-        if starts_jsonl(text):
-            return JSONL, read_jsonl_lines(chain(first, lines), name)
-        return parse_history(_whole_text(chain(first, lines), name), name)
-    return JSONL, []
+def _split(pending: bytes, raw: bytes) -> tuple[list[bytes], bytes]:
+    """Takes the start of a line read before and what was read next (b"" at the end).
+    Returns the lines ended, without their ends, and the start of the next."""
+    if not raw:  # the end: what is pending is the last line, a CR last its end
+        return ([pending.removesuffix(b"\r")] if pending else []), b""
+    # Lines ended by a lone CR, or a line longer than one read: a CR last may be the start
+    # of a CRLF, so it waits for the next read.
+    data = pending + raw
+    held = b"\r" if data.endswith(b"\r") else b""
+    *ended, rest = _LINE_END.split(data[: len(data) - len(held)])
+    return ended, rest + held
 
 
-def _whole_text(lines: Iterable[tuple[int, str]], name: str) -> str:
-    parts: list[str] = []
-    size = 0
-    for line_no, text in lines:
-        size += len(text) + 1
-        if size > MAX_TEXT_BYTES:
-            limit = MAX_TEXT_BYTES // 2**20
-            raise HistoryError(name, line_no, f"over {limit} MiB: too large for an EDN or log")
-        parts.append(text)
-    return "\n".join(parts)
+def _text(line: bytes, name: str, line_no: int) -> str:
+    if len(line) > MAX_LINE_BYTES:
+        raise HistoryError(name, line_no, f"line longer than {MAX_LINE_BYTES // 2**20} MiB")
+    try:
+        text = line.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise HistoryError(name, line_no, f"not UTF-8 text (byte {e.start + 1})") from None
+    return text[1:] if line_no == 1 and text.startswith(_BOM) else text
+
+
+class HistorySource:
+    """A history's numbered lines, which can be read again from the first."""
+
+    def __init__(self, stream: BinaryIO, name: str) -> None:
+        self.stream = stream
+        self.name = name
+        self.start = stream.tell() if stream.seekable() else None
+        self.kept: list[tuple[int, str]] | None = None  # a piped Jepsen history's lines
+
+    def events(self, reading: Reading) -> tuple[str, Iterator[tuple[int, Event]]]:
+        """Takes the facts to read a Jepsen history with. Returns (format, its (line, event)
+        pairs, lazily), read from the first line."""
+        if self.kept is not None:
+            return events_of(iter(self.kept), self.name, reading, VALUE_BUDGET)
+        if self.start is not None:
+            self.stream.seek(self.start)
+        lines = numbered_lines(self.stream, self.name)
+        return events_of(lines, self.name, reading, VALUE_BUDGET, self._replayable)
+
+    def _replayable(self, lines: Iterable[tuple[int, str]]) -> Iterable[tuple[int, str]]:
+        if self.start is not None:
+            return lines
+        self.kept = []
+        size = 0
+        for line_no, text in lines:
+            size += len(text) + 1
+            if size > MAX_PIPED_BYTES:
+                limit = MAX_PIPED_BYTES // 2**20
+                raise HistoryError(self.name, line_no, f"over {limit} MiB piped: give the file")
+            self.kept.append((line_no, text))
+        return iter(self.kept)

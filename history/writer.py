@@ -11,7 +11,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from history.formats import Event
+from history.events import Event
 
 
 class HistoryWriter:

@@ -5,6 +5,7 @@ every run folder under a results directory and prints what it found in a few lin
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import traceback
 from pathlib import Path
@@ -40,10 +41,16 @@ def run(args: argparse.Namespace) -> int:
         print(f"harness analyze: {root}: no such directory", file=sys.stderr)
         return EXIT_BAD_INPUT
     out = Path(args.out) if args.out else root / "analysis"
+    problem = output_problem(out)
+    if problem is not None:
+        print(f"harness analyze: {out}: {problem}", file=sys.stderr)
+        return EXIT_BAD_INPUT
     line = StatusLine()
     try:
-        out.mkdir(parents=True, exist_ok=True)
         found = analyze(root, out, args.spark_master, line)
+    except KeyboardInterrupt:
+        line.clear()  # or the status would run into the word `interrupted`
+        raise
     except Exception as err:  # one line here, the traceback in the log
         log = out / "analyze.log"
         with open(log, "a", encoding="utf-8") as f:
@@ -54,6 +61,20 @@ def run(args: argparse.Namespace) -> int:
     for text in report_lines(found):
         line.say(text)
     return EXIT_OK
+
+
+def output_problem(out: Path) -> str | None:
+    """Takes the output folder. Makes it when missing; returns why it cannot hold the
+    analysis (not a folder, not writable), or None when it can."""
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except FileExistsError:
+        return "not a folder"
+    except OSError as err:
+        return f"cannot make the output folder ({err.strerror})"
+    if not os.access(out, os.W_OK | os.X_OK):
+        return "the output folder is not writable"
+    return None
 
 
 def report_lines(found: Analysis) -> list[str]:

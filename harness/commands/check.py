@@ -194,11 +194,11 @@ def check_files(
 
 
 def _crash_log_dirs(args: argparse.Namespace) -> list[Path]:
-    """Where a crash's traceback may go, best first: --out, beside the first history, a
-    temp dir."""
-    dirs = [Path(args.out)] if getattr(args, "out", None) else []
-    paths = [p for p in getattr(args, "paths", []) if p != STDIN]
-    if paths:
-        first = Path(paths[0])
-        dirs.append(first if first.is_dir() else first.parent)
-    return [*dirs, Path(tempfile.gettempdir())]
+    """Where a crash's traceback may go, best first: --out when given (what is written goes
+    there alone), else beside the first history; then a temp dir."""
+    temp = Path(tempfile.gettempdir())
+    if getattr(args, "out", None):
+        return [Path(args.out), temp]
+    paths = [Path(p) for p in getattr(args, "paths", []) if p != STDIN]
+    beside = [paths[0] if paths[0].is_dir() else paths[0].parent] if paths else []
+    return [*beside, temp]

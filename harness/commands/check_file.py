@@ -33,6 +33,7 @@ from checkers.result import Result
 from harness.results import TEST
 from history import History, HistoryError, MalformedOp, OpFound, load
 from history.formats import short
+from history.paths import CHECK_CRASH_LOG_PREFIX
 from history.source import STDIN
 
 Outcome = dict[str, Any]
@@ -58,7 +59,8 @@ def check_file(path: str, asked: Asked, drawings: Path) -> Outcome:
     except HistoryError as e:
         return {"path": path, "valid": None, "malformed": str(e)}
     except Exception as e:  # a bug of ours: never a verdict, never a page of traceback
-        log = write_crash_log([drawings, Path(path).parent, Path(tempfile.gettempdir())])
+        # Where its drawings go: --out when given, else beside the history.
+        log = write_crash_log([drawings, Path(tempfile.gettempdir())])
         return {"path": path, "valid": None, "crash": one_line(e), "log": log and str(log)}
     outcome["seconds"] = round(time.monotonic() - started, 6)
     return outcome
@@ -71,7 +73,7 @@ def _check(path: str, asked: Asked, drawings: Path) -> Outcome:
     result = check_history(history, model, options)
     result.setdefault("ops", history.invocations - history.fails)
     warnings: list[str] = []
-    drawn = draw_counterexamples(result, drawings, warnings)
+    drawn = draw_counterexamples(result, drawings, warnings, Path(history.path).name)
     return {
         "path": history.path,
         "format": history.format,
@@ -125,9 +127,13 @@ def run_idempotence(history: History) -> bool:
         return False
 
 
-def draw_counterexamples(result: Result, out_dir: Path, warnings: list[str]) -> list[str]:
-    """Takes a linearizability result; draws each invalid key's timeline into out_dir and
-    returns the files written. A drawing that fails adds a warning: the verdict stands."""
+def draw_counterexamples(
+    result: Result, out_dir: Path, warnings: list[str], history: str | None = None
+) -> list[str]:
+    """Takes a linearizability result, a folder and the history's file name; draws each
+    invalid key's timeline into the folder, named after the history too when given (the
+    next history checked there must not draw over it), and returns the files written. A
+    drawing that fails adds a warning: the verdict stands."""
     failures = result.get("failures", [])
     if not any(f.get("valid") is False for f in failures):
         return []
@@ -136,7 +142,7 @@ def draw_counterexamples(result: Result, out_dir: Path, warnings: list[str]) -> 
     written: list[str] = []
     for failure in failures:
         try:
-            written += [str(p) for p in render_counterexample(failure, out_dir)]
+            written += [str(p) for p in render_counterexample(failure, out_dir, history)]
         except Exception as err:  # the drawing is a convenience, the verdict is the point
             key = short(failure.get("key"), 40)
             warnings.append(
@@ -147,11 +153,12 @@ def draw_counterexamples(result: Result, out_dir: Path, warnings: list[str]) -> 
 
 def write_crash_log(dirs: list[Path]) -> Path | None:
     """Takes candidate folders. Writes the current exception's traceback into the first
-    that takes it; returns the file, or None when none does."""
+    that takes it, made if missing; returns the file, or None when none does."""
     text = traceback.format_exc()
     for folder in dirs:
         try:
-            fd, name = tempfile.mkstemp(prefix="harness-check-crash-", suffix=".log", dir=folder)
+            folder.mkdir(parents=True, exist_ok=True)
+            fd, name = tempfile.mkstemp(prefix=CHECK_CRASH_LOG_PREFIX, suffix=".log", dir=folder)
             with os.fdopen(fd, "w") as log:
                 log.write(text)
             return Path(name)

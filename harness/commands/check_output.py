@@ -1,10 +1,16 @@
 """What `harness check` prints: one history's line (or JSON object) with the checker's
-explanation, the summary over many histories, and the exit code they make together."""
+explanation, the summary over many histories, and the exit code they make together.
+
+Every line is one line: a control character or line separator in a path (a file may be
+named `a\nb.jsonl`) or a message prints as its escape, `\n`, never as a line break or a
+terminal's command; JSON escapes its own.
+"""
 
 from __future__ import annotations
 
+import re
 import sys
-from typing import Any, TextIO
+from typing import Any, Final, TextIO
 
 from checkers.registry import explain
 from checkers.result import merge_valid
@@ -14,6 +20,7 @@ from harness.verdicts import exit_code as exit_code_for
 from harness.verdicts import verdict_word
 
 Outcome = dict[str, Any]
+_BREAKING: Final = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 
 
 def summary_fields(outcome: Outcome) -> Outcome:
@@ -28,7 +35,7 @@ def report(outcome: Outcome, as_json: bool, lone: bool) -> None:
     for warning in outcome.get("warnings", []):
         say(f"harness check: {warning}", sys.stderr)
     if as_json:
-        say(to_json(outcome), sys.stdout)
+        _emit(to_json(outcome), sys.stdout)  # JSON escapes every line break itself
     if "malformed" in outcome:
         say(outcome["malformed"], sys.stderr)
     elif "crash" in outcome:
@@ -38,14 +45,21 @@ def report(outcome: Outcome, as_json: bool, lone: bool) -> None:
             sys.stderr,
         )
     elif not as_json:
-        say("\n".join(render(outcome, detailed=lone or outcome["valid"] is not True)), sys.stdout)
+        for line in render(outcome, detailed=lone or outcome["valid"] is not True):
+            say(line, sys.stdout)
 
 
-def say(text: str, stream: TextIO) -> None:
-    """Prints a line of text. A character the stream cannot encode (a lone surrogate from a
-    file name or a JSON string) is printed as its escape, never a crash."""
+def say(line: str, stream: TextIO) -> None:
+    """Prints a line of text as one line: control characters and line separators are
+    printed as their escapes (`\n`, `\x1b`, `\u2028`)."""
+    _emit(_BREAKING.sub(lambda m: m.group().encode("unicode_escape").decode(), line), stream)
+
+
+def _emit(line: str, stream: TextIO) -> None:
+    """Prints a line. A character the stream cannot encode (a lone surrogate from a file
+    name or a JSON string) is printed as its escape, never a crash."""
     encoding = getattr(stream, "encoding", None) or "utf-8"
-    print(text.encode(encoding, "backslashreplace").decode(encoding), file=stream)
+    print(line.encode(encoding, "backslashreplace").decode(encoding), file=stream)
 
 
 def render(outcome: Outcome, detailed: bool) -> list[str]:

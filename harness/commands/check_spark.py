@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import sys
 import tempfile
 import traceback
@@ -27,14 +28,29 @@ def spark_master() -> str:
 def run_spark(args: argparse.Namespace) -> int:
     """Takes parsed `check` arguments. Checks the history with Spark; prints the verdict
     as the local path does; returns the exit code."""
+    if len(args.paths) != 1:
+        print("harness check: error: --spark checks one history at a time", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    # A folder of its own, new and private (0700): a shared, predictable one could be made
+    # first by another user, with links in it that the log would be written through.
+    folder = Path(tempfile.mkdtemp(prefix="harness-spark-"))
+    kept = False
+    try:
+        code = _check(args, folder / "spark.log")
+        kept = code == EXIT_CRASH  # the log holds the traceback the user is pointed to
+        return code
+    finally:
+        if not kept:
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+def _check(args: argparse.Namespace, log: Path) -> int:
+    """Takes parsed `check` arguments and the Spark log file. Checks the one history;
+    returns the exit code."""
     from harness.commands import check_file, check_output
     from harness.pipeline.session import spark_session
     from harness.pipeline.spark_check import check_with_spark
 
-    log = Path(tempfile.gettempdir()) / f"harness-spark-{os.getuid()}" / "spark.log"
-    if len(args.paths) != 1:
-        print("harness check: error: --spark checks one history at a time", file=sys.stderr)
-        return EXIT_BAD_INPUT
     path = args.paths[0]
     line = StatusLine()
     master = spark_master()
@@ -43,6 +59,9 @@ def run_spark(args: argparse.Namespace) -> int:
         with spark_session(master, log) as spark:
             line.update(f"checking {path} as Spark tasks")
             history, result = check_with_spark(spark, path, args.model, args.time_limit)
+    except KeyboardInterrupt:
+        line.clear()  # or the status would run into the word `interrupted`
+        raise
     except (HistoryError, ValueError) as err:
         line.clear()
         print(str(err), file=sys.stderr)
@@ -55,7 +74,7 @@ def run_spark(args: argparse.Namespace) -> int:
     line.clear()
     out_dir = Path(args.out) if args.out else Path(history.path).parent
     warnings: list[str] = []
-    drawn = check_file.draw_counterexamples(result, out_dir, warnings)
+    drawn = check_file.draw_counterexamples(result, out_dir, warnings, Path(history.path).name)
     outcome = {
         "path": history.path,
         "format": history.format,

@@ -5,15 +5,13 @@ plots and summary.md; broken run folders are listed with the reason, never fatal
 
 from __future__ import annotations
 
-import logging
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from harness.pipeline.frames import readable
 from harness.progress import StatusLine
 from harness.results import Listing, list_runs
-
-LOG = logging.getLogger("harness.analyze")
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,9 +40,9 @@ def analyze_with(spark: Any, root: Path, out: Path, line: StatusLine) -> Analysi
     from harness.pipeline.summary import render
     from harness.report.index import write_index
 
-    listing = list_runs(root, skip=out)
+    listing = readable(list_runs(root, skip=out))
     found = _tables(spark, listing, out, line)
-    broken = [{"run": b.run, "reason": b.reason} for b in listing.broken] + found["broken"]
+    broken = [{"run": b.name, "reason": b.reason} for b in listing.broken] + found["broken"]
     broken.sort(key=lambda b: b["run"])
     line.update("writing the tables")
     _write_broken(spark, broken, out)

@@ -9,15 +9,34 @@ counts: decoding the path on each of a million lines cost twice as much as parsi
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from harness.pipeline.schemas import CORRUPT, history_schema, results_schema, test_schema
-from harness.results import HISTORY, RESULTS, TEST, Listing
+from harness.results import HISTORY, RESULTS, TEST, Broken, Listing, glob_literal
 
 EVENT_COLUMNS = ("path", "client", "process", "index", "type", "f", "time", CORRUPT)
 """The history columns the analysis uses."""
 CLIENT_PROCESS = r"^-?[0-9]+$"
 """Client processes are integers; the nemesis and other named actors are not."""
+
+
+UNREADABLE = "Spark cannot read it: a path with one of [ ] { } * ? \\ and a : in a folder name"
+
+
+def readable(listing: Listing) -> Listing:
+    """Takes a listing. Returns it with the runs Spark cannot read moved to the broken: a
+    path with a glob character is expanded folder by folder, and Hadoop takes a folder
+    named `x:y` there for a URL of scheme `x`."""
+    folders = {run: str(listing.root.resolve() / run) for run in listing.complete}
+    unreadable = [
+        run for run, folder in folders.items() if glob_literal(folder) != folder and ":" in folder
+    ]
+    return replace(
+        listing,
+        complete=[run for run in listing.complete if run not in unreadable],
+        broken=listing.broken + [Broken(run, UNREADABLE) for run in unreadable],
+    )
 
 
 def file_path() -> Any:

@@ -7,6 +7,8 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+from harness.results import glob_literal
+
 
 def write_table(df: Any, out: Path, name: str) -> Any:
     """Takes a DataFrame, the output folder and a table name. Writes out/<name>.parquet/
@@ -14,9 +16,12 @@ def write_table(df: Any, out: Path, name: str) -> Any:
     read back from the Parquet, so that later uses do not compute it again."""
     parquet = str(out / f"{name}.parquet")
     df.write.mode("overwrite").parquet(parquet)
-    written = df.sparkSession.read.parquet(parquet)
+    written = df.sparkSession.read.parquet(glob_literal(parquet))
     staging = out / f".{name}.csv.parts"
-    written.coalesce(1).write.mode("overwrite").option("header", True).csv(str(staging))
+    # A quote doubled inside a quoted field, as RFC 4180 and spreadsheets read it (Spark
+    # would write \" by default).
+    csv = written.coalesce(1).write.mode("overwrite").option("header", True)
+    csv.option("escape", '"').csv(str(staging))
     (part,) = staging.glob("part-*.csv")
     part.replace(out / f"{name}.csv")
     shutil.rmtree(staging)

@@ -81,7 +81,9 @@ def kind_of(invocation: Invocation) -> tuple[str, bool]:
     """Returns what the model guess looks at: the op's f and whether it is an ok or info
     read whose value is a list."""
     ops = [to_op(i) for i in drop_failures([invocation])]
-    return invocation.invoke["f"], any(o.f == "read" and isinstance(o.value, list) for o in ops)
+    return invocation.invoke["f"], any(
+        o.f == "read" and isinstance(o.value, list | frozenset) for o in ops
+    )
 
 
 def bucket_of(op: Op, model: Model, buckets: int) -> int:

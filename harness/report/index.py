@@ -6,15 +6,23 @@ nemesis and verdict, and the trend plots of the last `analyze` when there are an
 from __future__ import annotations
 
 import html
-import json
 import os
-import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from harness.report.page import STYLE, VERDICT_COLOURS
-from harness.results import LOST_ACKS_SECTIONS, RESULTS, TEST, missing_reason, run_folders
+from harness.results import (
+    LOST_ACKS_SECTIONS,
+    RESULTS,
+    RESULTS_SHAPE,
+    TEST,
+    TEST_SHAPE,
+    list_runs,
+    printable,
+    read_shaped,
+)
 from harness.verdicts import verdict_word
 
 INDEX = "index.html"
@@ -34,14 +42,6 @@ function applyFilters(){
 document.querySelectorAll('select[data-filter]').forEach(s=>s.addEventListener('change',applyFilters));
 """
 INDEX_STYLE = "tr.run[hidden]{display:none}select{margin-right:1em}"
-
-
-def _read_json(path: Path) -> dict[str, Any] | None:
-    try:
-        body = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    return body if isinstance(body, dict) else None
 
 
 def _anomalies(results: dict[str, Any]) -> str:
@@ -72,37 +72,52 @@ def _lost(results: dict[str, Any]) -> str:
     return ""
 
 
-def run_entry(root: Path, run: str, now: float) -> dict[str, Any]:
-    """Takes a results directory and a run id. Returns what the index shows of that run."""
+def run_entry(root: Path, run: str, reason: str | None) -> dict[str, Any]:
+    """Takes a results directory, a run id and why its folder cannot be read (None when
+    it can). Returns what the index shows of that run."""
     folder = root / run
-    test = _read_json(folder / TEST) or {}
-    spec = test.get("spec") or {}
-    entry: dict[str, Any] = {
-        "run": run,
-        "started": test.get("started", ""),
-        "workload": str(spec.get("workload", "")),
-        "store": str(spec.get("store", "")),
-        "nemesis": ",".join(spec.get("nemesis") or []) or "none",
-        "kafka_config": str(spec.get("kafka_config", "")),
-        "report": f"{run}/report.html" if (folder / "report.html").is_file() else f"{run}/",
-    }
-    results = _read_json(folder / RESULTS)
+    entry = {"run": printable(run), "report": _report_link(folder, run), **_config(folder)}
+    results, problem = (None, reason) if reason else read_shaped(folder / RESULTS, RESULTS_SHAPE)
     if results is None:
-        reason = missing_reason(folder, now) or "results.json is not JSON"
-        return entry | {"verdict": "NONE", "ops": "", "lost": "", "anomalies": reason}
+        return entry | {"verdict": "NONE", "ops": "", "lost": "", "anomalies": problem}
     stats = results.get("stats") or {}
     ops = f"{stats['count']} ({stats.get('ok', 0)} ok)" if "count" in stats else ""
     return entry | {
-        "verdict": verdict_word(results.get("valid")),
+        "verdict": verdict_word(results["valid"]),
         "ops": ops,
         "lost": _lost(results),
         "anomalies": _anomalies(results),
     }
 
 
-def _newest_first(runs: Sequence[str]) -> list[str]:
+def _config(folder: Path) -> dict[str, str]:
+    # What ran, from test.json when it has the shape the index reads, else blanks.
+    test, _ = read_shaped(folder / TEST, TEST_SHAPE)
+    spec = test["spec"] if test else {}
+    return {
+        "started": (test or {}).get("started") or "",
+        "workload": spec.get("workload") or "",
+        "store": spec.get("store") or "",
+        "nemesis": ",".join(spec.get("nemesis") or []) or "none",
+        "kafka_config": spec.get("kafka_config") or "",
+    }
+
+
+def _report_link(folder: Path, run: str) -> str:
+    return relative_url(f"{run}/report.html" if (folder / "report.html").is_file() else f"{run}/")
+
+
+def relative_url(path: str) -> str:
+    """Takes a relative path as the file system gave it. Returns it as a URL that can only
+    be that path: `./` first and every byte but letters, digits, `/` and `_.-~`
+    percent-encoded, so a folder named `javascript:alert(1)` or `//host` stays a folder,
+    and a name that is not UTF-8 keeps its bytes."""
+    return "./" + quote(path.encode("utf-8", "surrogateescape"), safe="/")
+
+
+def _newest_first(runs: Sequence[tuple[str, str | None]]) -> list[tuple[str, str | None]]:
     # Run folders are named by their start time, so the name orders them.
-    return sorted(runs, key=lambda r: (r.split("/", 1)[1], r), reverse=True)
+    return sorted(runs, key=lambda r: (r[0].split("/", 1)[1], r[0]), reverse=True)
 
 
 def _e(text: Any) -> str:
@@ -140,12 +155,12 @@ def _trends(root: Path, analysis: Path | None) -> str:
         return "<p>No analysis yet: run <code>python -m harness analyze</code>.</p>"
     rel = Path(os.path.relpath(analysis.resolve(), root.resolve())).as_posix()
     plots = [
-        f'<img src="{_e(rel)}/{name}" alt="{name}">'
+        f'<img src="{_e(relative_url(f"{rel}/{name}"))}" alt="{name}">'
         for name in TREND_PLOTS
         if (analysis / name).is_file()
     ]
     summary = (
-        f'<p><a href="{_e(rel)}/summary.md">summary.md</a></p>'
+        f'<p><a href="{_e(relative_url(f"{rel}/summary.md"))}">summary.md</a></p>'
         if (analysis / "summary.md").is_file()
         else ""
     )
@@ -174,8 +189,10 @@ def write_index(results_dir: Path, analysis: Path | None = None) -> Path:
     results_dir/analysis). Writes results_dir/index.html and returns its path."""
     root = Path(results_dir)
     analysis = analysis if analysis is not None else root / "analysis"
-    now = time.time()
-    entries = [run_entry(root, run, now) for run in _newest_first(run_folders(root, analysis))]
+    listing = list_runs(root, skip=analysis)
+    runs: list[tuple[str, str | None]] = [(run, None) for run in listing.complete]
+    runs += [(broken.run, broken.reason) for broken in listing.broken]
+    entries = [run_entry(root, run, reason) for run, reason in _newest_first(runs)]
     path = root / INDEX
     tmp = path.with_name(INDEX + ".tmp")
     tmp.write_text(render_index(root, entries, analysis), encoding="utf-8")

@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -122,3 +124,45 @@ def build_results(root: Path) -> dict[str, Path]:
     write_test_json(not_started, safe, T0 + 300)
     folders["not_started"] = not_started
     return folders
+
+
+NOT_UTF8 = "the folder name is not UTF-8"
+MALFORMED: dict[str, tuple[str, Any, str]] = {
+    # stamp: (file, its new body or fields merged into it, the reason listed)
+    "20270101T000001": ("test.json", [1, 2], "test.json is not a JSON object"),
+    "20270101T000002": ("test.json", {"spec": 5}, "test.json: spec is not a JSON object"),
+    "20270101T000003": ("test.json", {"spec": {"workload": "kv", "nemesis": 5}}, "spec.nemesis"),
+    "20270101T000004": ("test.json", {"spec": {"nemesis": []}}, "test.json: spec.workload"),
+    "20270101T000005": ("results.json", {"valid": {}}, "results.json: valid is not"),
+    "20270101T000006": ("results.json", {"nemesis": 5}, "results.json: nemesis is not"),
+    "20270101T000007": ("results.json", [], "results.json is not a JSON object"),
+    "20270101T000008": ("results.json", {"stats": 5}, "results.json: stats is not"),
+    "20270101T000009": ("results.json", {"linearizable": {"failures": [5]}}, "failures[0]"),
+    "20270101T000010": ("results.json", "[" * 100_000 + "]" * 100_000, "results.json is not JSON"),
+    "20270101T000011": ("test.json", {"spec": {"workload": "kv", "seed": "x"}}, "spec.seed"),
+}
+"""Run folders of the wrong shape, each a copy of a good run with one file changed."""
+
+
+def build_malformed(root: Path) -> dict[str, str]:
+    """Writes a good run and MALFORMED's folders under root/kv, and two whose names are
+    not UTF-8. Returns each folder's reason by its run id as printed (`\\xff` for a byte
+    that is not UTF-8); the good run is not among them."""
+    spec = TestSpec(name="kv", nemesis=("partition-leader",), seed=1)
+    good = write_run(root, spec, events(VALID_OPS, [WINDOW]), T0)
+    reasons = {}
+    for stamp, (name, body, reason) in MALFORMED.items():
+        folder = root / "kv" / stamp
+        shutil.copytree(good, folder)
+        path = folder / name
+        if isinstance(body, dict):
+            body = json.loads(path.read_text()) | body
+        path.write_text(body if isinstance(body, str) else json.dumps(body))
+        reasons[f"kv/{stamp}"] = reason
+    for raw, shown in (
+        (b"kv/\xff20270101T000012", "kv/\\xff20270101T000012"),
+        (b"\xfekv/20270101T000013", "\\xfekv/20270101T000013"),
+    ):
+        shutil.copytree(good, os.fsdecode(os.fsencode(root) + b"/" + raw))
+        reasons[shown] = NOT_UTF8
+    return reasons

@@ -151,10 +151,11 @@ def test_an_internal_error_is_one_line_and_a_logged_traceback(
 
 
 def test_the_crash_log_falls_back_to_the_next_folder(tmp_path: Path) -> None:
+    (tmp_path / "a file").write_text("")
     try:
         raise ValueError("boom")
     except ValueError:
-        log = write_crash_log([tmp_path / "missing", tmp_path])
+        log = write_crash_log([tmp_path / "a file" / "below", tmp_path])
     assert log is not None and log.parent == tmp_path
     assert "ValueError: boom" in log.read_text()
 

@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from history import HistoryError, edn, load
-from history.formats import plain
+from history.jepsen_log import NOT_SIMPLE, read_simple
 
 SIMPLE_VALUES = st.recursive(
     st.none() | st.booleans() | st.integers(-(10**18) + 1, 10**18 - 1),
@@ -45,7 +45,7 @@ def exact(value: Any) -> Any:
 
 def full_reader(text: str) -> Any:
     forms = edn.read_forms(text)
-    return plain(forms[0][1]) if len(forms) == 1 else edn.NOT_SIMPLE
+    return forms[0][1] if len(forms) == 1 else NOT_SIMPLE
 
 
 @settings(max_examples=150, deadline=None)
@@ -54,7 +54,7 @@ def test_simple_values_read_exactly_as_the_full_reader_reads_them(
     data: st.DataObject, values: list[Any]
 ) -> None:
     texts = [data.draw(SEPARATORS) + data.draw(spelled(v)) + "\t" for v in values]
-    assert [exact(v) for v in edn.read_simple(texts)] == [exact(v) for v in values]
+    assert [exact(v) for v in read_simple(texts)] == [exact(v) for v in values]
     assert [exact(full_reader(t)) for t in texts] == [exact(v) for v in values]
 
 
@@ -84,8 +84,8 @@ def test_simple_values_read_exactly_as_the_full_reader_reads_them(
     ],
 )
 def test_other_texts_are_left_to_the_full_reader(text: str) -> None:
-    assert edn.read_simple([text]) == [edn.NOT_SIMPLE]
-    assert edn.read_simple(["1", text, "[2]"]) == [1, edn.NOT_SIMPLE, [2]]
+    assert read_simple([text]) == [NOT_SIMPLE]
+    assert read_simple(["1", text, "[2]"]) == [1, NOT_SIMPLE, [2]]
 
 
 def test_a_log_read_fast_still_names_its_bad_lines(tmp_path: Path) -> None:

@@ -15,7 +15,6 @@ from hypothesis import strategies as st
 from checkers import linearizable, lost_acks
 from checkers.models import MODELS
 from history import Op, edn, load, pair
-from history.formats import plain
 from history.frozen import freeze, thaw
 from tests.unit.test_check_cli import run
 
@@ -126,7 +125,7 @@ def test_a_true_read_back_for_an_added_one_is_lost_and_unexpected() -> None:
 
 def test_edn_sets_and_map_keys_keep_lookalikes_apart(tmp_path: Path) -> None:
     [(_, form)] = edn.read_forms("[#{1 1.0 true} {1 :int, true :bool, 1.0 :float}]")
-    members, mapping = plain(form)
+    members, mapping = form
     assert sorted(map(repr, members)) == ["1", "1.0", "True"]
     assert len(mapping) == 3
     path = tmp_path / "history.edn"

@@ -155,7 +155,7 @@ def test_pair_follows_knossos() -> None:
                 ev(2, "invoke", "cas", [3, 4], key="b"),
                 ev(2, "info", "cas", None, key="b", error="indeterminate: timeout"),
                 ev(3, "invoke", "write", 5, key="b"),
-                ev(3, "ok", "write", None, key="b"),
+                {"process": 3, "type": "ok", "f": "write", "key": "b"},  # no value at all
                 ev(4, "invoke", "read", key="c"),
                 ev(4, "ok", "read", None, key="c"),
                 ev(5, "invoke", "write", 9, key="c"),
@@ -166,7 +166,7 @@ def test_pair_follows_knossos() -> None:
         Op(0, 0, "read", "a", 3, "ok", 0, 20),  # the read's value comes from its completion
         Op(4, 2, "cas", "b", [3, 4], "info", 40, None, "indeterminate: timeout"),
         Op(6, 3, "write", "b", 5, "ok", 60, 70),  # no completion value: the invoke's
-        Op(8, 4, "read", "c", None, "ok", 80, 90),  # a read of nothing stays None
+        Op(8, 4, "read", "c", None, "ok", 80, 90),  # a read of null read null
         Op(10, 5, "write", "c", 9, "info", 100, None),  # still in flight at the end
     ]
 

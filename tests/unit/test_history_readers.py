@@ -6,6 +6,7 @@ Equivalent histories in each format must give the same ops; malformed ones one-l
 from __future__ import annotations
 
 import json
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +15,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from history import Event, History, HistoryError, Op, edn, load
-from history.formats import EDN, JEPSEN_LOG, JSONL, detect_format, read_jepsen_log
+from history.edn_values import BigDecimal, Char, Keyword, Symbol, Tagged
+from history.formats import EDN, JEPSEN_LOG, JSONL, detect_format, parse_history
 
 DATA = Path(__file__).parent / "data"
 
@@ -35,23 +37,25 @@ def write(tmp_path: Path, text: str, name: str = "h") -> Path:
 
 def test_edn_scalars() -> None:
     forms = [f for _, f in edn.read_forms('nil true false 42 -7 12N 1.5 2e3 3M "a\\"b\\n" \\x')]
-    assert forms == [None, True, False, 42, -7, 12, 1.5, 2000.0, 3.0, 'a"b\n', "x"]
+    three = BigDecimal(Decimal(3))
+    assert forms == [None, True, False, 42, -7, 12, 1.5, 2000.0, three, 'a"b\n', Char("x")]
 
 
-def test_edn_keywords_and_symbols_are_plain_strings() -> None:
+def test_edn_keywords_and_symbols_are_not_strings() -> None:
     kw, sym = (f for _, f in edn.read_forms(":timed-out foo/bar"))
-    assert isinstance(kw, edn.Keyword) and kw == "timed-out"
-    assert isinstance(sym, edn.Symbol) and sym == "foo/bar"
+    assert kw == Keyword("timed-out") and kw != "timed-out" and repr(kw) == ":timed-out"
+    assert sym == Symbol("foo/bar") and sym != "foo/bar" and repr(sym) == "foo/bar"
 
 
 def test_edn_collections() -> None:
     ((_, form),) = edn.read_forms("{:a [1 (2 3)], [1 2] #{4 5}, :c {}}")
-    assert form == {"a": [1, [2, 3]], (1, 2): frozenset({4, 5}), "c": {}}
+    assert form == {Keyword("a"): [1, [2, 3]], (1, 2): frozenset({4, 5}), Keyword("c"): {}}
 
 
 def test_edn_tagged_discard_comment_and_lines() -> None:
     text = "; a comment\n#_ {:skipped 1}\n#jepsen.independent/tuple [1 2]\n\n:x"
-    assert edn.read_forms(text) == [(3, edn.Tagged("jepsen.independent/tuple", [1, 2])), (5, "x")]
+    tuple_ = Tagged("jepsen.independent/tuple", [1, 2])
+    assert edn.read_forms(text) == [(3, tuple_), (5, Keyword("x"))]
 
 
 @pytest.mark.parametrize(
@@ -118,9 +122,10 @@ def test_register_history_ops() -> None:
     assert ops[2].error == "timed-out"
 
 
-def test_text_log_uses_line_numbers_as_time() -> None:
-    ops = load(DATA / "register.log").ops
-    assert (ops[0].call, ops[0].ret) == (2, 4)
+def test_text_log_uses_positions_as_time() -> None:
+    history = load(DATA / "register.log")
+    assert (history.ops[0].call, history.ops[0].ret) == (0, 2)  # two op records may share a line
+    assert list(history.invoke_lines[:2]) == [2, 3]
 
 
 @pytest.mark.parametrize("name", ["keyed_plain.edn", "keyed_tagged.edn", "keyed_field.edn"])
@@ -142,13 +147,13 @@ def test_unkeyed_cas_pairs_are_not_taken_for_keys(tmp_path: Path) -> None:
     assert [(o.key, o.value) for o in ops] == [(None, [1, 2]), (None, 2)]
 
 
-def test_edn_keywords_in_values_become_strings_and_sets_lists(tmp_path: Path) -> None:
+def test_edn_keywords_and_sets_in_values_stay_so(tmp_path: Path) -> None:
     text = (
         "{:type :invoke, :f :read, :value nil, :process 0, :time 1}\n"
         "{:type :ok, :f :read, :value #{3 1 2}, :process 0, :time 2, :error :none}\n"
     )
     (op,) = load(write(tmp_path, text)).ops
-    assert (op.value, op.error) == ([1, 2, 3], "none")
+    assert (op.value, op.error) == (frozenset({1, 2, 3}), "none")
 
 
 def test_text_log_values_and_errors() -> None:
@@ -162,7 +167,7 @@ def test_text_log_values_and_errors() -> None:
             'INFO  jepsen.util - 5\t:ok\t:add\t"x y"',
         ]
     )
-    events = [e for _, e in read_jepsen_log(text, "log")]
+    events = [e for _, e in parse_history(text, "log")[1]]
     assert [(e["value"], e.get("error")) for e in events] == [
         ([1, 4], None),
         ([1, 4], "precondition-failed"),

@@ -17,6 +17,7 @@ import pytest
 
 from history import HistoryError, edn, load
 from history import source as history_source
+from history.edn_values import Symbol
 from history.frozen import MAX_NESTING, nesting
 
 INVOKE = '{"index": 0, "time": 1, "process": 0, "type": "invoke", "f": "write", "value": 1}'
@@ -146,7 +147,7 @@ def test_histories_that_break_the_rules(tmp_path: Path, text: str, line: int, pr
 )
 def test_edn_comments_anywhere_are_blanks(text: str) -> None:
     forms = [form for _, form in edn.read_forms(text)]
-    assert all(not isinstance(f, edn.Symbol) for f in forms)
+    assert all(not isinstance(f, Symbol) for f in forms)
     assert forms in ([], [1], [[1, 2]])
 
 
@@ -220,13 +221,31 @@ def test_text_that_is_not_utf8_is_refused(tmp_path: Path) -> None:
         load(path)
 
 
-def test_whole_text_formats_are_read_with_a_bound(
+def piped(monkeypatch: pytest.MonkeyPatch, text: str) -> None:
+    """Makes standard input a pipe that holds text, as `cat FILE | harness check -` does."""
+    read_end, write_end = os.pipe()
+    os.write(write_end, text.encode())
+    os.close(write_end)
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(open(read_end, "rb")))  # noqa: SIM115
+
+
+def test_a_piped_jepsen_history_is_kept_within_a_bound(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(history_source, "MAX_PIPED_BYTES", 50)
+    piped(monkeypatch, "{:type :invoke, :f :read, :process 0}\n" * 3)
+    with pytest.raises(HistoryError, match=r"<stdin>:2: over 0 MiB piped"):
+        load("-")
+
+
+def test_a_piped_jepsen_history_is_read_again_when_it_must_be(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(history_source, "MAX_TEXT_BYTES", 50)
-    path = write(tmp_path, "{:type :invoke, :f :read, :process 0}\n" * 3)
-    with pytest.raises(HistoryError, match=r":2: over 0 MiB: too large"):
-        load(path)
+    text = (
+        "{:type :invoke, :f :write, :value 1, :process 0, :time 5000}\n"
+        "{:type :ok, :f :write, :value 1, :process 0}\n"  # no :time: all by position
+    )
+    piped(monkeypatch, text)
+    assert load("-").ops == load(write(tmp_path, text)).ops
+    assert [(op.call, op.ret) for op in load(write(tmp_path, text)).ops] == [(0, 1)]
 
 
 def test_loading_without_events_gives_the_same_ops(tmp_path: Path) -> None:

@@ -17,7 +17,8 @@ import pytest
 
 from harness.commands.serve import make_server
 from harness.report.index import write_index
-from tests.unit.run_folders import build_results
+from harness.spec import TestSpec
+from tests.unit.run_folders import T0, VALID_OPS, build_results, events, write_run
 
 
 @pytest.fixture(scope="module")
@@ -144,3 +145,12 @@ def test_pages_load_in_headless_chromium_without_console_errors(
     assert console == [], console
     assert shot.stat().st_size > 5000, run.stderr[-2000:]
     print(f"screenshot kept: {shot}")
+
+
+def test_a_run_named_like_a_url_scheme_is_a_relative_link(tmp_path: Path) -> None:
+    spec = TestSpec(name="javascript:alert(1);1", nemesis=(), seed=1)
+    folder = write_run(tmp_path, spec, events(VALID_OPS), T0, check=False)
+    page = write_index(tmp_path).read_text()
+    (href,) = re.findall(r'<a href="([^"]*)">javascript:', page)
+    assert href == f"./javascript%3Aalert%281%29%3B1/{folder.name}/"
+    assert not re.search(r'(?:href|src)="(?!\./)', page.replace('href="data:,"', ""))

@@ -251,3 +251,40 @@ def test_runs_group_by_kafka_release_and_metadata_mode(spark: Any, tmp_path: Pat
     side = summary.split("## Side by side")[1].split("##")[0]
     assert "| test | 3.9.1-zookeeper | 4.4.0-kraft |" in side
     assert "| kv/linearizable/partition-leader/safe | 2 runs: 0 invalid, 0 unknown" in side
+
+
+def test_run_folders_of_the_wrong_shape_are_left_out_with_their_reason(
+    spark: Any, tmp_path: Path
+) -> None:
+    from tests.unit.run_folders import build_malformed
+
+    reasons = build_malformed(tmp_path)
+    found = analyze_with(spark, tmp_path, tmp_path / "analysis", StatusLine())
+    assert found.runs == 1
+    listed = {r["run"]: r["reason"] for r in _csv(tmp_path / "analysis" / "broken.csv")}
+    assert set(listed) == set(reasons)
+    summary = (tmp_path / "analysis" / "summary.md").read_text()
+    for run, reason in reasons.items():
+        assert reason in listed[run], (run, listed[run])
+        assert f"- `{run}`: {listed[run]}" in summary
+
+
+def test_run_names_spark_would_read_as_patterns_are_analysed(
+    spark: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Spark expands a path it reads as a glob, and takes `name:` before the first `/` for a
+    # scheme: here they are bytes of a name, of a folder given as `.`. Hadoop cannot
+    # expand a folder named `x:y`: a run with both is left out, not fatal.
+    def run(name: str) -> Path:
+        return write_run(tmp_path, TestSpec(name=name, nemesis=(), seed=1), events(VALID_OPS), T0)
+
+    folders = [run("kv[1]{a,b}*?\\"), run("javascript:alert(1);1")]
+    both = run("x[1]:y")
+    monkeypatch.chdir(tmp_path)
+    found = analyze_with(spark, Path("."), tmp_path / "analysis", StatusLine())
+    assert found.runs == 2
+    assert [(b["run"], b["reason"].split(":")[0]) for b in found.broken] == [
+        (_run_id(both), "Spark cannot read it")
+    ]
+    rows = {r["run"]: r["ops"] for r in _csv(tmp_path / "analysis" / "runs.csv")}
+    assert rows == {_run_id(f): "6" for f in folders}

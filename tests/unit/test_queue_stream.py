@@ -1,7 +1,8 @@
 """The queue check as `harness check` runs it: the history read as it is loaded (a
 QueueStream), neither events nor ops kept, gives exactly the result of the check over
 the loaded events; lost-acks' view built from the records equals lost-acks run on the
-history seen as a set; a malformed value is judged alike; the collector is restored.
+history seen as a set; a malformed value is refused alike, as bad input (254), never
+a verdict; the collector is restored.
 """
 
 from __future__ import annotations
@@ -94,7 +95,7 @@ def test_lost_acks_view_is_lost_acks_on_the_set(seed: int, config: SimConfig) ->
     assert untimed(queue.lost_acks_view(history)) == untimed(expected)
 
 
-def test_a_malformed_value_read_as_loaded_is_judged_as_the_events_check(tmp_path: Path) -> None:
+def test_a_malformed_value_read_as_loaded_is_refused_as_from_the_events(tmp_path: Path) -> None:
     b = QueueHistoryBuilder()
     b.send(0, 0, 10, 0)
     b.poll(1, {0: [(0, 10)]})
@@ -107,7 +108,8 @@ def test_a_malformed_value_read_as_loaded_is_judged_as_the_events_check(tmp_path
         queue.check_read(streamed(path), idempotent=False)
     assert (from_events.value.line, as_loaded.value.line) == (4, 4)
     outcome = check_file(str(path), Asked(), tmp_path)
-    assert outcome["valid"] == "unknown" and "partition 'p0'" in outcome["error"]
+    assert outcome["valid"] is None and "error" not in outcome
+    assert outcome["malformed"].startswith(f"{path}:4: index 3: partition 'p0' is not")
 
 
 def test_harness_check_guesses_queue_at_the_first_poll(tmp_path: Path) -> None:

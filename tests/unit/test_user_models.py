@@ -9,7 +9,6 @@ ignored, and accepts when one order explains every ok read.
 
 from __future__ import annotations
 
-import pickle
 import random
 import re
 from collections.abc import Sequence
@@ -24,7 +23,6 @@ from checkers import linearizable
 from checkers.model_loader import load_model
 from checkers.models import Model
 from history import Op
-from tests.unit.test_linearizable import forced_pool
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "counter_model.py"
@@ -158,17 +156,25 @@ def test_hand_written_histories(counter: Model, ops: list[Op], valid: bool) -> N
     assert linearizable.check(ops, counter, jobs=1)["valid"] is valid
 
 
-def test_a_model_from_a_file_pickles_and_its_keys_spread_over_processes(
+def test_a_model_from_a_file_spreads_its_keys_over_supervised_processes(
     counter: Model, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    pools = forced_pool(monkeypatch)
-    assert pickle.loads(pickle.dumps(counter)) == counter
+    monkeypatch.setattr(linearizable, "PARALLEL_MIN_OPS", 1)
+    jobs: list[int] = []
+    supervised_map = linearizable.supervised_map
+
+    def counted(task: Any, parts: int, workers: int, limit: float | None) -> list[Any]:
+        jobs.append(workers)
+        return supervised_map(task, parts, workers, limit)
+
+    monkeypatch.setattr(linearizable, "supervised_map", counted)
     ops = [
         *(op(i, "add", 1, 2 * i, 2 * i + 1, key=f"k{i % 4}") for i in range(8)),
         op(8, "read", 2, 20, 21, key="k0"),
         op(9, "read", 3, 20, 21, key="k1"),  # invalid: k1 got two adds
     ]
     parallel = linearizable.check(ops, counter, jobs=2)
-    assert pools == [1]
+    serial = linearizable.check(ops, counter, jobs=1)
+    assert jobs == [2, 1]
     assert parallel["valid"] is False
-    assert parallel["failures"] == linearizable.check(ops, counter, jobs=1)["failures"]
+    assert parallel["failures"] == serial["failures"]

@@ -1,0 +1,108 @@
+"""What Jepsen's two formats, history.edn and text logs, share: the facts only a whole
+history decides.
+
+Two facts are properties of the whole history:
+
+- keyed: jepsen.independent writes a keyed op's value as [k v]. A plain two-element vector
+  is read so only when every client event (an integer process, no :key) has one, none is
+  a tagged literal, and the values cannot be unkeyed cas pairs ([old new]: when every
+  client op is a cas, each value's second element must be a pair too). A tagged
+  `#jepsen.independent/tuple [k v]` is always a key and a value.
+- timed (EDN): events are ordered by their :time only when every event has one; else
+  every event is ordered by its position, never some by one and some by the other.
+
+A reader streams: it guesses each fact from the first event that can tell, and checks
+the guess on every event after. A guess proved wrong raises Reread with the facts as far
+as they are known, and the history is read again from its first line with them
+(history.core.load). Jepsen's own histories are read once: their first client op is keyed
+exactly when all are, and every event has a :time or none has.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any
+
+from history.edn_values import Tagged
+from history.events import Event
+
+INDEPENDENT_TUPLE = "jepsen.independent/tuple"
+
+
+@dataclass(frozen=True, slots=True)
+class Reading:
+    """The facts a Jepsen history is read with; None: not known, guessed while reading."""
+
+    keyed: bool | None = None
+    timed: bool | None = None
+
+
+class Reread(Exception):
+    """A guess proved wrong: read the history again, from its first line, with `reading`."""
+
+    def __init__(self, reading: Reading) -> None:
+        super().__init__(f"read again with {reading}")
+        self.reading = reading
+
+
+def is_pair(value: Any) -> bool:
+    """Whether a value is a plain two-element vector."""
+    return isinstance(value, list) and len(value) == 2
+
+
+class Facts:
+    """The facts of one reading of a history, guessed and checked as its events come."""
+
+    def __init__(self, reading: Reading) -> None:
+        self.reading = reading
+        self.clients = 0
+        self.pairs = True  # every client value so far is a plain pair
+        self.tagged = False  # some client value is a tagged literal
+        self.cas_only = True  # every client op so far is a cas
+        self.cas_pairs = True  # every cas value's second element is a pair
+
+    def timed(self, has_time: bool) -> bool:
+        """Takes whether an event has a :time. Returns whether times order the history."""
+        timed = self.reading.timed
+        if timed is None:
+            self.reading = replace(self.reading, timed=has_time)
+            return has_time
+        if timed and not has_time:
+            raise Reread(replace(self.reading, timed=False))
+        return timed
+
+    def take_key(self, event: Event) -> Event:
+        """Takes an event. Returns it with its key moved out of its value: a tagged tuple's
+        always, a plain pair's when the history is keyed."""
+        value: Any = event.get("value")
+        if event["process"].__class__ is int and "key" not in event:
+            self._count(event["f"], value)
+            if self.reading.keyed and is_pair(value):
+                event["key"], event["value"] = value
+                return event
+        if value.__class__ is Tagged and value.tag == INDEPENDENT_TUPLE and is_pair(value.value):
+            event["key"], event["value"] = value.value
+        return event
+
+    def finish(self) -> None:
+        """Checks the guesses once every event is read: raises Reread if one was wrong."""
+        keyed = self.clients > 0 and self._keyed()
+        if keyed != (self.reading.keyed is True):
+            raise Reread(replace(self.reading, keyed=keyed))
+
+    def _count(self, f: str, value: Any) -> None:
+        self.clients += 1
+        pair = is_pair(value)
+        self.pairs = self.pairs and pair
+        self.tagged = self.tagged or value.__class__ is Tagged
+        if f != "cas":
+            self.cas_only = False
+        elif pair:
+            self.cas_pairs = self.cas_pairs and is_pair(value[1])
+        if self.reading.keyed is None:
+            self.reading = replace(self.reading, keyed=self._keyed())
+        elif self.reading.keyed and not (self.pairs and not self.tagged):
+            raise Reread(replace(self.reading, keyed=False))
+
+    def _keyed(self) -> bool:
+        return self.pairs and not self.tagged and (self.cas_pairs or not self.cas_only)

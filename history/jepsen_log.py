@@ -1,0 +1,164 @@
+"""The reader of Jepsen's text logs: one event per op record (`INFO jepsen.util - 3
+:invoke :cas [1 4]`), every other line ignored, read a batch of lines at a time.
+
+A line that starts like an op record (`jepsen.util - 3 `) but is not a whole one (a
+truncated last line, say) is refused. Two records logged onto one line (interleaved
+logging) are two events: the line is cut at each record's start, and the text the next
+record's logger put before it (a level, maybe a timestamp and a thread) is dropped.
+These logs carry no time: each event's position stands in for it. Keys come out of
+jepsen.independent's [k v] values as in history.jepsen. A record with no value has none:
+an ok one takes its invoke's (history.core); a nil value read nil.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Iterator
+from typing import Any, Final
+
+from history import edn
+from history.edn_values import Keyword, name_of
+from history.events import (
+    EVENT_TYPES,
+    UNRECOGNISED,
+    Event,
+    HistoryError,
+    check_event,
+    could_exceed,
+)
+from history.jepsen import Facts, Reading
+
+# `jepsen.util - 3  :invoke  :cas  [1 4]`: the logger name, then process, type, f, value.
+LOG_LINE: Final = re.compile(
+    r"jepsen\.util\s*[-:]\s*(?P<process>-?\d+|:[\w.-]+)\s+:(?P<type>invoke|ok|fail|info)"
+    r"\s+(?P<f>:?[^\s]+)(?P<rest>.*)$",
+    re.MULTILINE,
+)
+# What every op record starts with; one that starts so but is not a whole op is refused.
+_OP_START = re.compile(r"jepsen\.util\s*[-:]\s*(?P<process>-?\d+|:[\w.-]+)(?=\s|$)")
+_OP_RECORD = re.compile(
+    r"jepsen\.util\s*[-:]\s*(?P<process>-?\d+|:[\w.-]+)\s+:(?P<type>\S+)\s+(?P<f>:?\S+)(?P<rest>.*)"
+)
+# What a logger puts before a record (an optional timestamp, a level, an optional thread),
+# at the end of the text before the next record on the same line.
+_NEXT_PREFIX = re.compile(
+    r"(?:\d{4}-\d\d-\d\d[T ][\d:.,]+(?:\{\w+\})?\s*(?:[A-Z]+\s+)?|"
+    r"(?:TRACE|DEBUG|INFO|WARN|WARNING|ERROR|FATAL)\s+)(?:\[[^\]\n]*\]\s*)?$"
+)
+_BATCH: Final = 4096  # records whose values are read in one go
+
+
+def read_log_events(
+    lines: Iterable[tuple[int, str]], path: str, reading: Reading, budget: int, first: int
+) -> Iterator[tuple[int, Event]]:
+    """Takes a log's numbered lines, the facts to read it with, a budget in bytes for each
+    value and the log's first non-blank line. Yields (line, event) for each op record.
+    Raises HistoryError for a malformed record, or at `first` for a log with none; and
+    Reread when a fact guessed proves wrong."""
+    facts = Facts(reading)
+    batch: list[tuple[int, re.Match[str]]] = []
+    position = 0
+    for line_no, line in lines:
+        if "jepsen.util" not in line:  # most lines of a log, passed over quickly
+            continue
+        batch.extend((line_no, record) for record in _records(line, path, line_no))
+        if len(batch) >= _BATCH:
+            yield from _events(batch, position, facts, path, budget)
+            position += len(batch)
+            batch = []
+    yield from _events(batch, position, facts, path, budget)
+    if position + len(batch) == 0:
+        raise HistoryError(path, first, UNRECOGNISED)
+    facts.finish()
+
+
+def _records(line: str, path: str, line_no: int) -> list[re.Match[str]]:
+    """Takes a line. Returns a match of _OP_RECORD for each record that starts on it."""
+    starts = [m.start() for m in _OP_START.finditer(line)]
+    records = []
+    for i, start in enumerate(starts):
+        text = line[start : starts[i + 1]] if i + 1 < len(starts) else line[start:]
+        prefix = _NEXT_PREFIX.search(text) if i + 1 < len(starts) else None
+        if prefix is not None:
+            text = text[: prefix.start()]
+        record = _OP_RECORD.fullmatch(text)
+        if record is None:
+            raise HistoryError(path, line_no, "truncated op line: expected process, type and f")
+        records.append(record)
+    return records
+
+
+def _events(
+    batch: list[tuple[int, re.Match[str]]], position: int, facts: Facts, path: str, budget: int
+) -> Iterator[tuple[int, Event]]:
+    # A value that could take more than the budget is left to the EDN reader, which
+    # counts what it reads: "" is no value, never simple.
+    texts = [m["rest"] if not could_exceed(m["rest"], budget) else "" for _, m in batch]
+    for (line_no, record), value in zip(batch, read_simple(texts), strict=True):
+        process_text, kind, f = record.group("process", "type", "f")
+        process: int | str = int(process_text) if process_text[0] != ":" else process_text[1:]
+        kind, f = kind.lstrip(":"), f.lstrip(":")
+        event: Event = {"index": position, "time": position, "process": process}
+        event.update(type=kind, f=f)
+        if kind not in EVENT_TYPES or not f:  # the rest holds by _OP_RECORD's groups
+            check_event(event, path, line_no)
+        if value is NOT_SIMPLE:  # a rare record: the EDN reader (nearly all are JSON's)
+            event.update(_value_and_error(record["rest"], event, path, line_no, budget))
+        else:
+            event["value"] = value
+        position += 1
+        yield line_no, facts.take_key(event)
+
+
+def _value_and_error(rest: str, event: Event, path: str, line_no: int, budget: int) -> Event:
+    try:
+        values = [form for _, form in edn.read_forms(rest, line_no, budget)]
+    except edn.EdnError as e:
+        if not isinstance(event["process"], int):
+            # A nemesis prints whatever its faults return (#<Object ...> and the like);
+            # no check reads it, so it is kept as text rather than refused.
+            return {"value": rest.strip()}
+        raise HistoryError(path, line_no, f"bad EDN in log line: {e.problem}") from None
+    if not values:
+        return {} if event["type"] == "ok" else {"value": None}
+    # `:fail :read :timed-out` carries only an error: Jepsen prints the error
+    # after the value, and a lone keyword on a failed or crashed op is that error.
+    if len(values) == 1 and event["type"] in ("fail", "info") and values[0].__class__ is Keyword:
+        return {"value": None, "error": name_of(values[0])}
+    result: Event = {"value": values[0]}
+    if len(values) > 1:
+        errors = [name_of(e) for e in values[1:]]
+        result["error"] = errors[0] if len(errors) == 1 else " ".join(map(str, errors))
+    return result
+
+
+# Text that is one value made only of vectors, nil, booleans and integers of up to 18
+# digits, each atom between separators: its JSON spelling reads the same value (lists,
+# None, bools, ints), and a C parser reads JSON about ten times faster than the EDN reader.
+_SIMPLE = re.compile(
+    r"""(?:[\[\]\s,]
+    |(?<![^\s,\[\]])(?:nil|true|false|-?(?:0|[1-9]\d{0,17}))(?![^\s,\[\]]))*""",
+    re.VERBOSE,
+)
+_SEPARATORS = re.compile(r"[\s,]+")
+_JSON = json.JSONDecoder()
+NOT_SIMPLE: Final = object()
+
+
+def read_simple(texts: list[str]) -> list[Any]:
+    """Takes EDN texts. Returns for each its one value when it is made only of vectors, nil,
+    booleans and small integers (as a Jepsen log's values mostly are), as read_forms would
+    read it; else NOT_SIMPLE: read that one with read_forms. All are read in one go."""
+    simple = [_SIMPLE.fullmatch(text) is not None for text in texts]
+    chosen = [text for text, ok in zip(texts, simple, strict=True) if ok]
+    spelled = _SEPARATORS.sub(",", "[[" + "],[".join(chosen) + "]]").replace("nil", "null")
+    try:
+        values = iter(_JSON.decode(spelled.replace("[,", "[").replace(",]", "]")))
+    except ValueError:  # some text is two vectors unseparated ([1][2]): one at a time
+        if len(texts) == 1:
+            return [NOT_SIMPLE]
+        return [read_simple([text])[0] for text in texts]
+    # A text holding no value or two ([] or [1, 2] here) is left to read_forms too.
+    singles = (next(values) if ok else [] for ok in simple)
+    return [value[0] if len(value) == 1 else NOT_SIMPLE for value in singles]
