@@ -70,3 +70,19 @@ def undone_on_failure(undo: Callable[[], object]) -> Iterator[None]:
         with shielded():
             undo()
         raise
+
+
+def interrupt_behind(err: BaseException) -> KeyboardInterrupt | None:
+    """Takes an exception. Returns the KeyboardInterrupt it was raised while handling, if
+    any (a cleanup that failed because ^C cut a call short), or None."""
+    seen: set[int] = set()
+    pending: list[BaseException | None] = [err.__context__, err.__cause__]
+    while pending:
+        exc = pending.pop()
+        if exc is None or id(exc) in seen:
+            continue
+        if isinstance(exc, KeyboardInterrupt):
+            return exc
+        seen.add(id(exc))
+        pending += [exc.__context__, exc.__cause__]
+    return None

@@ -11,6 +11,7 @@ import traceback
 from pathlib import Path
 from typing import Any
 
+from harness import signals
 from harness.exit_codes import EXIT_BAD_INPUT, EXIT_CRASH, EXIT_OK
 from harness.pipeline.analyze import Analysis, analyze
 from harness.pipeline.session import DEFAULT_MASTER
@@ -52,6 +53,12 @@ def run(args: argparse.Namespace) -> int:
         line.clear()  # or the status would run into the word `interrupted`
         raise
     except Exception as err:  # one line here, the traceback in the log
+        # A py4j call in a cleanup (pyspark's call-site reset) fails once ^C has cut the
+        # JVM's answer short: the interrupt is what happened.
+        interrupt = signals.interrupt_behind(err)
+        if interrupt is not None:
+            line.clear()
+            raise interrupt from None
         log = out / "analyze.log"
         with open(log, "a", encoding="utf-8") as f:
             f.write(traceback.format_exc())

@@ -11,6 +11,7 @@ import tempfile
 import traceback
 from pathlib import Path
 
+from harness import signals
 from harness.exit_codes import EXIT_BAD_INPUT, EXIT_CRASH
 from harness.progress import StatusLine
 from history import HistoryError
@@ -67,6 +68,12 @@ def _check(args: argparse.Namespace, log: Path) -> int:
         print(str(err), file=sys.stderr)
         return EXIT_BAD_INPUT
     except Exception as err:  # one line here, the traceback in the log
+        # A py4j call in a cleanup (pyspark's call-site reset) fails once ^C has cut the
+        # JVM's answer short: the interrupt is what happened.
+        interrupt = signals.interrupt_behind(err)
+        if interrupt is not None:
+            line.clear()
+            raise interrupt from None
         with open(log, "a", encoding="utf-8") as f:
             f.write(traceback.format_exc())
         line.say(f"harness check --spark: internal error: {err!r} (traceback in {log})")

@@ -7,6 +7,7 @@ from __future__ import annotations
 import csv
 import json
 import math
+import os
 import random
 from collections.abc import Iterator
 from pathlib import Path
@@ -121,24 +122,6 @@ def test_outputs_parquet_plots_and_index(spark: Any, analysed: dict[str, Any]) -
     assert not (out / "spark.log").exists()  # the fixture's session logs elsewhere
 
 
-def test_run_ids_needing_decoding_keep_their_history(spark: Any, tmp_path: Path) -> None:
-    # The history's path becomes a run id once per file, after its lines are counted and
-    # paired: a name that its URI encodes must still find its counts and its latencies.
-    spec = TestSpec(name="kv fault+1 %41", nemesis=("partition-leader",), seed=1)
-    folders = [write_run(tmp_path, spec, events(VALID_OPS, [WINDOW]), T0 + d) for d in (0, DAY)]
-    out = tmp_path / "analysis"
-    analyze_with(spark, tmp_path, out, StatusLine())
-    rows = {r["run"]: r for r in _csv(out / "runs.csv")}
-    assert set(rows) == {_run_id(f) for f in folders}
-    assert {(r["ops"], r["ok"], r["p50_ms"], r["p95_ms"]) for r in rows.values()} == {
-        ("6", "4", "15.0", "40.0")
-    }
-    (aggregate,) = _csv(out / "aggregates.csv")
-    assert (aggregate["runs"], aggregate["p50_ms"]) == ("2", "15.0")
-    (window,) = _csv(out / "fault_windows.csv")
-    assert (window["windows"], window["error_rate_inside"]) == ("2", "1.0")
-
-
 # --- check --spark against the local path -------------------------------------------------
 
 
@@ -225,66 +208,103 @@ def test_a_malformed_history_gives_the_local_error(spark: Any, tmp_path: Path) -
     assert str(remote.value) == str(local.value)
 
 
-def test_runs_group_by_kafka_release_and_metadata_mode(spark: Any, tmp_path: Path) -> None:
-    from harness.spec import TestSpec
-    from tests.unit.run_folders import T0, VALID_OPS, WINDOW, events, write_run
+# --- run folders that are hard to read, in one tree analysed once ---------------------------
+# (one `analyze` over all of them: each run of the job costs tens of seconds of the suite)
 
+
+@pytest.fixture(scope="module")
+def mixed(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """Analyses, from inside the folder as `.`, one tree of runs: of two Kafka releases
+    (one recorded before KRaft existed), names that need decoding or that Spark would
+    read as patterns or schemes, and folders of the wrong shape."""
+    from tests.unit.run_folders import build_malformed
+
+    root = tmp_path_factory.mktemp("mixed")
+    history = events(VALID_OPS, [WINDOW])
     zookeeper = TestSpec(name="kv-fault", seed=1)
     kraft = TestSpec(name="kv-fault", seed=2, kafka_version="4.4.0", metadata="kraft")
-    history = events(VALID_OPS, [WINDOW])
-    write_run(tmp_path, zookeeper, history, T0)
-    write_run(tmp_path, kraft, history, T0 + 60)
-    older = write_run(tmp_path, zookeeper, history, T0 + 120)
+    write_run(root, zookeeper, history, T0)
+    write_run(root, kraft, history, T0 + 60)
+    older = write_run(root, zookeeper, history, T0 + 120)
     # A run recorded before KRaft existed: test.json has neither field (3.9 on ZooKeeper).
     test = json.loads((older / "test.json").read_text())
     del test["spec"]["kafka_version"], test["spec"]["metadata"]
     test["versions"] = {"kafka": "3.9.1"}
     (older / "test.json").write_text(json.dumps(test))
-    analyze_with(spark, tmp_path, tmp_path / "analysis", StatusLine())
-    rows = _csv(tmp_path / "analysis" / "aggregates.csv")
-    assert sorted((r["kafka_version"], r["metadata"], r["runs"]) for r in rows) == [
-        ("3.9.1", "zookeeper", "2"),
-        ("4.4.0", "kraft", "1"),
+    # The history's path becomes a run id once per file, after its lines are counted and
+    # paired: a name that its URI encodes must still find its counts and its latencies.
+    encoded = TestSpec(name="kv fault+1 %41", nemesis=("partition-leader",), seed=1)
+    decoded = [write_run(root, encoded, history, T0 + d) for d in (0, DAY)]
+
+    # Spark expands a path it reads as a glob, and takes `name:` before the first `/` for
+    # a scheme: here they are bytes of a name, of a folder given as `.`. Hadoop cannot
+    # expand a folder named `x:y`: a run with both is left out, not fatal.
+    def plain(name: str) -> Path:
+        return write_run(root, TestSpec(name=name, nemesis=(), seed=1), events(VALID_OPS), T0)
+
+    patterns = [plain("kv[1]{a,b}*?\\"), plain("javascript:alert(1);1")]
+    unreadable = plain("x[1]:y")
+    reasons = build_malformed(root)
+    cwd = Path.cwd()
+    os.chdir(root)
+    try:
+        found = analyze_with(spark, Path("."), root / "analysis", StatusLine())
+    finally:
+        os.chdir(cwd)
+    return {
+        "found": found,
+        "out": root / "analysis",
+        "decoded": decoded,
+        "patterns": patterns,
+        "unreadable": unreadable,
+        "reasons": reasons,
+    }
+
+
+def test_runs_group_by_kafka_release_and_metadata_mode(mixed: dict[str, Any]) -> None:
+    rows = _csv(mixed["out"] / "aggregates.csv")
+    # partition-leader on 3.9.1: the three kv-fault runs but the KRaft one, the two with
+    # encoded names, and build_malformed's good run; the pattern-named runs have no fault.
+    assert sorted((r["kafka_version"], r["metadata"], r["nemesis"], r["runs"]) for r in rows) == [
+        ("3.9.1", "zookeeper", "none", "2"),
+        ("3.9.1", "zookeeper", "partition-leader", "5"),
+        ("4.4.0", "kraft", "partition-leader", "1"),
     ]
-    summary = (tmp_path / "analysis" / "summary.md").read_text()
+    summary = (mixed["out"] / "summary.md").read_text()
     assert "4.4.0-kraft/kv/linearizable/partition-leader/safe" in summary
     side = summary.split("## Side by side")[1].split("##")[0]
     assert "| test | 3.9.1-zookeeper | 4.4.0-kraft |" in side
-    assert "| kv/linearizable/partition-leader/safe | 2 runs: 0 invalid, 0 unknown" in side
+    assert "| kv/linearizable/partition-leader/safe | 5 runs: 0 invalid, 0 unknown" in side
+
+
+def test_run_ids_needing_decoding_keep_their_history(mixed: dict[str, Any]) -> None:
+    rows = {r["run"]: r for r in _csv(mixed["out"] / "runs.csv")}
+    decoded = [rows[_run_id(f)] for f in mixed["decoded"]]
+    assert {(r["ops"], r["ok"], r["p50_ms"], r["p95_ms"]) for r in decoded} == {
+        ("6", "4", "15.0", "40.0")
+    }
 
 
 def test_run_folders_of_the_wrong_shape_are_left_out_with_their_reason(
-    spark: Any, tmp_path: Path
+    mixed: dict[str, Any],
 ) -> None:
-    from tests.unit.run_folders import build_malformed
-
-    reasons = build_malformed(tmp_path)
-    found = analyze_with(spark, tmp_path, tmp_path / "analysis", StatusLine())
-    assert found.runs == 1
-    listed = {r["run"]: r["reason"] for r in _csv(tmp_path / "analysis" / "broken.csv")}
-    assert set(listed) == set(reasons)
-    summary = (tmp_path / "analysis" / "summary.md").read_text()
+    reasons = mixed["reasons"]
+    listed = {r["run"]: r["reason"] for r in _csv(mixed["out"] / "broken.csv")}
+    assert set(listed) == set(reasons) | {_run_id(mixed["unreadable"])}
+    summary = (mixed["out"] / "summary.md").read_text()
     for run, reason in reasons.items():
         assert reason in listed[run], (run, listed[run])
         assert f"- `{run}`: {listed[run]}" in summary
 
 
-def test_run_names_spark_would_read_as_patterns_are_analysed(
-    spark: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # Spark expands a path it reads as a glob, and takes `name:` before the first `/` for a
-    # scheme: here they are bytes of a name, of a folder given as `.`. Hadoop cannot
-    # expand a folder named `x:y`: a run with both is left out, not fatal.
-    def run(name: str) -> Path:
-        return write_run(tmp_path, TestSpec(name=name, nemesis=(), seed=1), events(VALID_OPS), T0)
-
-    folders = [run("kv[1]{a,b}*?\\"), run("javascript:alert(1);1")]
-    both = run("x[1]:y")
-    monkeypatch.chdir(tmp_path)
-    found = analyze_with(spark, Path("."), tmp_path / "analysis", StatusLine())
-    assert found.runs == 2
-    assert [(b["run"], b["reason"].split(":")[0]) for b in found.broken] == [
-        (_run_id(both), "Spark cannot read it")
-    ]
-    rows = {r["run"]: r["ops"] for r in _csv(tmp_path / "analysis" / "runs.csv")}
-    assert rows == {_run_id(f): "6" for f in folders}
+def test_run_names_spark_would_read_as_patterns_are_analysed(mixed: dict[str, Any]) -> None:
+    assert mixed["found"].runs == 3 + 2 + 2 + 1  # build_malformed's good run is the 1
+    assert [
+        (b["run"], b["reason"].split(":")[0])
+        for b in mixed["found"].broken
+        if b["run"] == _run_id(mixed["unreadable"])
+    ] == [(_run_id(mixed["unreadable"]), "Spark cannot read it")]
+    rows = {r["run"]: r["ops"] for r in _csv(mixed["out"] / "runs.csv")}
+    assert {run: rows.get(run) for run in map(_run_id, mixed["patterns"])} == {
+        _run_id(f): "6" for f in mixed["patterns"]
+    }

@@ -72,3 +72,31 @@ def test_install_starts_a_fresh_count(installed: signals.Interrupts) -> None:
     with pytest.raises(KeyboardInterrupt):
         os.kill(os.getpid(), signal.SIGHUP)
     assert signals.install().count == 0
+
+
+def _cleanup_fails_after(first: BaseException) -> Exception:
+    try:
+        try:
+            raise first
+        finally:
+            raise ConnectionError("answer from Java side is empty")
+    except ConnectionError as err:
+        return err
+
+
+def test_an_error_raised_while_an_interrupt_unwinds_is_the_interrupt() -> None:
+    interrupt = KeyboardInterrupt("SIGINT")
+    err = _cleanup_fails_after(interrupt)
+    assert signals.interrupt_behind(err) is interrupt
+    wrapped = RuntimeError("wrapped")
+    wrapped.__cause__ = err
+    assert signals.interrupt_behind(wrapped) is interrupt
+
+
+def test_an_error_with_no_interrupt_behind_it_is_a_crash() -> None:
+    assert signals.interrupt_behind(_cleanup_fails_after(ValueError("x"))) is None
+    assert signals.interrupt_behind(RuntimeError("alone")) is None
+    looped = RuntimeError("a")
+    other = RuntimeError("b")
+    looped.__context__, other.__context__ = other, looped
+    assert signals.interrupt_behind(looped) is None
