@@ -69,7 +69,7 @@ integration: setup
 	@bash compose/check-no-leftovers.sh
 
 test: setup lint
-	@$(PY) -m pytest -q tests
+	@$(PY) -m pytest -q --durations=15 tests
 	@bash compose/check-no-leftovers.sh
 
 bench: setup

@@ -1,7 +1,9 @@
 """Benchmark of the queue checker: `harness check` on a simulated 1,000,000-op queue history.
 
 Run: .venv/bin/python bench/bench_queue_check.py [--ops N] [--partitions P] [--runs R]
-[--history FILE] (--history: use FILE, writing it first if it does not exist).
+[--history FILE] [--baseline DIR] (--history: use FILE, writing it first if it does not
+exist; --baseline: also time `harness check` of the checkout in DIR, say a worktree of the
+commit before a change, alternating with this one's run by run, and print the ratios).
 The history comes from the unit tests' simulated topic (tests/unit/queue_sim.py: 10
 workers, sends and polls, assigns and seeks, info ops, transaction markers, 100 planted
 losses, final drains) and is written once as history.jsonl in a temporary folder. Each
@@ -28,7 +30,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-TARGET_S, TARGET_MIB = 30.0, 2048
+TARGET_S, TARGET_MIB = 10.0, 1024
 PLANTED_LOSSES = 100
 
 
@@ -56,7 +58,7 @@ def run_child(path: str) -> dict[str, Any]:
     started = time.monotonic()
     history = load(path, keep_events=False, reader=queue.QueueStream(path))
     loaded = time.monotonic()
-    result = queue.check_read(history.read, idempotent=False)
+    result = queue.check_read(history.read)
     done = time.monotonic()
     return {
         "load": loaded - started,
@@ -79,13 +81,13 @@ def measure_split(path: Path) -> dict[str, Any]:
     return measured
 
 
-def measure_cli(path: Path) -> dict[str, Any]:
-    """Runs `python -m harness check PATH --json`; returns its wall and CPU (user + system)
-    times, peak RSS, exit code and verdict."""
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+def measure_cli(path: Path, root: Path = ROOT) -> dict[str, Any]:
+    """Runs `python -m harness check PATH --json` of the checkout in root; returns its wall
+    and CPU (user + system) times, peak RSS, exit code and verdict."""
+    env = {**os.environ, "PYTHONPATH": str(root)}
     command = [sys.executable, "-m", "harness", "check", str(path), "--json"]
     started = time.monotonic()
-    child = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.PIPE)
+    child = subprocess.Popen(command, cwd=root, env=env, stdout=subprocess.PIPE)
     assert child.stdout is not None
     printed = child.stdout.read()
     _, status, usage = os.wait4(child.pid, 0)
@@ -103,12 +105,32 @@ def measure_cli(path: Path) -> dict[str, Any]:
     }
 
 
+def report_baseline(before: list[dict[str, Any]], after: list[dict[str, Any]]) -> None:
+    """Prints each pair of runs, the baseline's then this checkout's, and the medians of
+    their figures and of the ratios this/baseline, pair by pair."""
+    for i, (old, new) in enumerate(zip(before, after, strict=True), 1):
+        print(
+            f"pair {i}: baseline {old['wall']:.2f} s (CPU {old['cpu']:.2f} s, "
+            f"{old['rss_mib']:,.0f} MiB, valid {old['valid']}, {old['lost']} lost), this "
+            f"{new['wall']:.2f} s (CPU {new['cpu']:.2f} s, {new['rss_mib']:,.0f} MiB, valid "
+            f"{new['valid']}, {new['lost']} lost)"
+        )
+    for figure in ("wall", "cpu", "rss_mib"):
+        ratios = [new[figure] / old[figure] for old, new in zip(before, after, strict=True)]
+        print(
+            f"{figure}: baseline median {statistics.median(o[figure] for o in before):.2f}, "
+            f"this {statistics.median(n[figure] for n in after):.2f}; ratio this/baseline "
+            f"median {statistics.median(ratios):.3f} ({min(ratios):.3f}-{max(ratios):.3f})"
+        )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--ops", type=int, default=1_000_000)
     parser.add_argument("--partitions", type=int, default=16)
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--history", type=Path, help="use this history file (made if missing)")
+    parser.add_argument("--baseline", type=Path, help="also time the checkout in this folder")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -124,7 +146,14 @@ def main() -> None:
                 f"events, {size['records']:,} polled or drained records, "
                 f"{size['bytes'] / 2**20:,.0f} MiB (made in {time.monotonic() - started:.0f} s)"
             )
-        runs = [(measure_cli(path), measure_split(path)) for _ in range(args.runs)]
+        baseline = []
+        runs = []
+        for _ in range(args.runs):
+            if args.baseline:  # first, then this checkout: each pair as alike as can be
+                baseline.append(measure_cli(path, args.baseline.resolve()))
+            runs.append((measure_cli(path), measure_split(path)))
+    if baseline:
+        report_baseline(baseline, [cli for cli, _ in runs])
     for i, (cli, split) in enumerate(runs, 1):
         print(
             f"run {i}: harness check {cli['wall']:.2f} s (CPU {cli['cpu']:.2f} s), "

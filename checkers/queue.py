@@ -1,34 +1,36 @@
 """Jepsen's Kafka anomaly catalogue on a queue history: lost writes, unseen sends,
 duplicates, inconsistent offsets, nonmonotonic or skipping polls, nonmonotonic sends.
 
-What each kind means (the finders are in checkers/queue_cases.py):
+What each kind means (a message is a value in a partition; the finders are in
+checkers/queue_cases.py, queue_consumers.py and queue_losses.py):
 
-- lost-write: an acknowledged send that the last ok drain of its partition does not hold.
-  Decided by checkers.lost_acks on the history seen as a set (send M to key P; the drain
-  of P as the final read of P), so `lost_acks` in the result counts exactly the same;
-- unexpected: a message a poll or drain saw that no send attempted, or whose every send
-  certainly failed (lost-acks' `unexpected`, and polls too);
-- unseen: an acknowledged send no poll received by the end, with the count over time;
-- duplicate: one message seen at two (partition, offset) positions;
+- lost-write: an acknowledged send a final drain of its partition does not hold, or, in
+  a partition no final drain judged, one no poll read although polls read past it;
+- unexpected: a message a poll or drain saw that no send to its partition attempted, or
+  whose every send there certainly failed;
+- unseen: an acknowledged send nothing read by the end, with the count over time;
+- duplicate: one message seen at two offsets of its partition;
 - inconsistent-offsets: two messages seen at one offset of one partition, by any two
   observers (a send's acknowledgement, a poll, a drain);
-- nonmonotonic-poll: a consumer receives from a partition an offset at or below the one
-  it received before, with no boundary between (an assign or rebalance that moved the
-  partition, a seek, a subscribe, a failed consumer op);
-- poll-skip: a consumer steps over offsets that hold values someone observed, with no
-  boundary between (offsets may be sparse: transaction markers, compaction);
-- nonmonotonic-send: a producer's acknowledged sends to a partition get an offset at or
-  below its previous one.
+- nonmonotonic-poll, poll-skip: a consumer's next op reads a partition at or below the
+  offset it last read, or over offsets that hold messages, with no boundary between (an
+  assign or rebalance that moved the partition, a seek, a subscribe); int-nonmonotonic-
+  poll and int-poll-skip: the same within one op;
+- nonmonotonic-send: a producer's send to a partition lands at or below its previous
+  one (a send that ended info counts once read); int-nonmonotonic-send: within one op.
 
-Which kinds make the history invalid is set in one place, `INVALIDATING`. Lost writes
-need drains: no drain at all, or a partition that had sends but no ok drain after they
-settled, makes the result "unknown", with the reason in `unknown`. Result layout:
+Which kinds make the history invalid is checkers/queue_policy.py's table; a kind the
+user ignores is reported and never counts. The drains decide losses where they are
+final; elsewhere the polls do, and acknowledged sends they cannot judge (no poll read
+past them) make the result "unknown", with the reasons in `unknown`. Result layout:
 
-    {"valid", "idempotent",
-     "kinds": {kind: {"count", "cases": the first CASES_KEPT, "invalidating"}},
+    {"valid", "sub_via": "assign" or "subscribe", "ignored": [kind, ...],
+     "kinds": {kind: {"count", "cases": the first CASES_KEPT, "invalidating", "ignored"}},
      "sends", "acknowledged", "lost", "lost_fraction", "lost_messages": every lost
-     message, "unseen_over_time": [[t_ns, count], ...], "unknown": [reason, ...],
-     "partitions", "polls", "time" (s), "lost_acks": checkers.lost_acks's result}
+     message, "lost_from_polls": losses the polls alone show, "lost_from_drains": losses
+     the final drains show (None: none was final), "unseen_over_time": [[t_ns, count],
+     ...], "unknown": [reason, ...], "partitions", "polls", "time" (s),
+     "lost_acks": checkers.lost_acks's result}
 
 An op index in a case is the index of the op's invoke event.
 """
@@ -36,29 +38,33 @@ An op index in a case is the index of the op's invoke event.
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from checkers import lost_acks
 from checkers.queue_cases import (
     Case,
-    consumer_jumps,
+    ObservationIndex,
     duplicate_cases,
-    first_polled,
     inconsistent_offset_cases,
     index_observations,
-    lost_write_cases,
-    nonmonotonic_poll_cases,
     nonmonotonic_send_cases,
     observed_offsets,
-    poll_skip_cases,
     unexpected_cases,
-    unseen_cases,
-    unseen_over_time,
+    within_one_op,
+)
+from checkers.queue_consumers import (
+    Gaps,
+    consumer_jumps,
+    nonmonotonic_poll_cases,
+    poll_skip_cases,
+    seek_gaps,
+    split_by_op,
 )
 from checkers.queue_explain import explain
 from checkers.queue_history import (
-    Message,
+    SUBSCRIBE,
     Poll,
     QueueHistory,
     QueueReader,
@@ -67,67 +73,61 @@ from checkers.queue_history import (
     observed_batches,
     read_queue_history,
 )
+from checkers.queue_losses import (
+    PollBound,
+    Seen,
+    drain_lost_cases,
+    drained_partitions,
+    first_polled,
+    first_seen,
+    lost_write_cases,
+    poll_bounds,
+    polls_lost_cases,
+    unjudged,
+    unseen_cases,
+    unseen_over_time,
+)
+from checkers.queue_policy import KINDS, SubVia, counts_against, sub_via_of
 from checkers.result import Validity, merge_valid
 from history import Event, History, HistoryError, MalformedOp, collector_paused
 
 __all__ = [
     "CASES_KEPT",
-    "INVALIDATING",
     "KINDS",
+    "Evidence",
     "QueueStream",
     "check",
     "check_read",
     "explain",
     "find_cases",
-    "invalidating",
+    "gather_evidence",
     "lost_acks_view",
+    "polls_lost_cases",
     "reject_malformed",
 ]
 
-KINDS = (
-    "lost-write",
-    "unexpected",
-    "unseen",
-    "duplicate",
-    "inconsistent-offsets",
-    "nonmonotonic-poll",
-    "poll-skip",
-    "nonmonotonic-send",
-)
-ALWAYS, IDEMPOTENT = "always", "with idempotence"
-INVALIDATING = {
-    "lost-write": ALWAYS,
-    "unexpected": ALWAYS,
-    "inconsistent-offsets": ALWAYS,
-    # Without idempotence a producer's retry may land twice or out of order by design.
-    "duplicate": IDEMPOTENT,
-    "nonmonotonic-send": IDEMPOTENT,
-}
-"""Kinds that make the history invalid, and when; the others are reported only."""
 CASES_KEPT = 20
 
 
-def invalidating(kind: str, *, idempotent: bool) -> bool:
-    """Takes an anomaly kind and whether the producers were idempotent. Returns whether
-    one case of it makes the history invalid."""
-    when = INVALIDATING.get(kind)
-    return when == ALWAYS or (when == IDEMPOTENT and idempotent)
-
-
-def check(events: Sequence[Event], *, idempotent: bool) -> dict[str, Any]:
-    """Takes a queue history's events and whether its producers were idempotent. Returns
-    the result laid out as the module docstring says.
+def check(
+    events: Sequence[Event], *, sub_via: SubVia | None = None, ignore: Collection[str] = ()
+) -> dict[str, Any]:
+    """Takes a queue history's events, how its consumers read (None: subscribe if any
+    consumer subscribed with an ok op, else assign) and the kinds to ignore. Returns the result laid
+    out as the module docstring says.
 
     Raises HistoryError when the events are not a well-formed queue history.
     """
     started = time.monotonic()
     with collector_paused():
-        return _check(read_queue_history(events), idempotent, started)
+        return _check(read_queue_history(events), sub_via, ignore, started)
 
 
-def check_read(read: object, *, idempotent: bool) -> dict[str, Any]:
-    """Takes what a QueueStream read while its history was loaded (History.read) and
-    whether the producers were idempotent. Returns the result, as `check` does.
+def check_read(
+    read: object, *, sub_via: SubVia | None = None, ignore: Collection[str] = ()
+) -> dict[str, Any]:
+    """Takes what a QueueStream read while its history was loaded (History.read), and
+    what `check` takes besides the events. Returns the result, as `check` does.
 
     Raises the HistoryError the stream met, as `check` would have raised it.
     """
@@ -136,7 +136,7 @@ def check_read(read: object, *, idempotent: bool) -> dict[str, Any]:
     if not isinstance(read, QueueHistory):
         raise TypeError(f"not a queue history as a QueueStream reads it: {type(read).__name__}")
     with collector_paused():
-        return _check(read, idempotent, time.monotonic())
+        return _check(read, sub_via, ignore, time.monotonic())
 
 
 def reject_malformed(history: History) -> None:
@@ -185,71 +185,138 @@ class QueueStream:
         return self.reader.finish()
 
 
-def _check(history: QueueHistory, idempotent: bool, started: float) -> dict[str, Any]:
-    lost_view = lost_acks_view(history)
+@dataclass(frozen=True, slots=True)
+class Evidence:
+    """What the finders share, made once per history: every observation indexed, when each
+    message was first polled and first read at all, how far the polls reached in each
+    partition, what seeks stepped over, lost-acks' result and the partitions it judged."""
+
+    index: ObservationIndex
+    polled: Seen
+    seen: Seen
+    bounds: dict[int, PollBound]
+    gaps: Gaps
+    lost_view: dict[str, Any]
+    drained: set[int]
+
+
+def gather_evidence(history: QueueHistory) -> Evidence:
+    """Takes a QueueHistory. Returns its Evidence."""
+    index = index_observations(observed_batches(history))
     polled = first_polled(history)
-    cases = find_cases(history, lost_view, polled)
+    lost_view = lost_acks_view(history)
+    return Evidence(
+        index=index,
+        polled=polled,
+        seen=first_seen(history, polled),
+        bounds=poll_bounds(polled, index),
+        gaps=seek_gaps(history),
+        lost_view=lost_view,
+        drained=drained_partitions(lost_view),
+    )
+
+
+def _check(
+    history: QueueHistory, sub_via: SubVia | None, ignore: Collection[str], started: float
+) -> dict[str, Any]:
+    how: SubVia = sub_via or sub_via_of(SUBSCRIBE in history.sub_via)
+    evidence = gather_evidence(history)
+    from_polls = polls_lost_cases(
+        history, evidence.polled, evidence.bounds, evidence.index, evidence.gaps
+    )
+    cases = find_cases(history, evidence, from_polls)
     acknowledged = sum(1 for s in history.sends if s.outcome == "ok")
     lost = cases["lost-write"]
-    unknown = unjudged(history, lost_view)
+    unknown = unjudged(cases["unseen"], lost, evidence.drained, evidence.bounds, history.names)
+    drained = bool(history.drains)
     kinds = {
-        kind: {
-            "count": len(found),
-            "cases": found[:CASES_KEPT],
-            "invalidating": invalidating(kind, idempotent=idempotent),
-        }
-        for kind, found in cases.items()
+        kind: _kind_entry(kind, cases[kind], how, ignore, drained, history.names) for kind in KINDS
     }
     found_invalid = any(k["count"] and k["invalidating"] for k in kinds.values())
     valid: Validity = merge_valid(not found_invalid, "unknown" if unknown else True)
     return {
         "valid": valid,
-        "idempotent": idempotent,
+        "sub_via": how,
+        "ignored": [kind for kind in KINDS if kind in ignore],
         "kinds": kinds,
         "sends": len(history.sends),
         "acknowledged": acknowledged,
         "lost": len(lost),
         "lost_fraction": len(lost) / acknowledged if acknowledged else 0.0,
-        "lost_messages": sorted(c["value"] for c in lost),
-        "unseen_over_time": unseen_over_time(history.sends, polled),
+        "lost_messages": _sorted_values(lost),
+        "lost_from_polls": len(from_polls),
+        "lost_from_drains": evidence.lost_view["lost_count"] if evidence.drained else None,
+        "unseen_over_time": unseen_over_time(history.sends, evidence.seen),
         "unknown": unknown,
         "partitions": len({s.partition for s in history.sends} | set(history.drains)),
         "polls": sum(1 for op in history.consumer_ops if isinstance(op, Poll)),
         "time": time.monotonic() - started,
-        "lost_acks": lost_view,
+        "lost_acks": evidence.lost_view,
     }
+
+
+def _kind_entry(
+    kind: str,
+    found: list[Case],
+    sub_via: SubVia,
+    ignore: Collection[str],
+    drained: bool,
+    names: dict[int, str],
+) -> dict[str, Any]:
+    return {
+        "count": len(found),
+        "cases": [_spelled(c, names) for c in found[:CASES_KEPT]],
+        "invalidating": counts_against(kind, sub_via, ignore, drained=drained),
+        "ignored": kind in ignore,
+    }
+
+
+def _spelled(case: Case, names: dict[int, str]) -> Case:
+    # A partition the history named by EDN keyword is shown as it was named (`:x`).
+    if not names:
+        return case
+    out = dict(case)
+    if "partition" in out:
+        out["partition"] = names.get(out["partition"], out["partition"])
+    if "observed" in out:
+        out["observed"] = [_spelled(o, names) for o in out["observed"]]
+    if "positions" in out:
+        out["positions"] = [[names.get(p, p), offset] for p, offset in out["positions"]]
+    return out
 
 
 def find_cases(
-    history: QueueHistory, lost_view: dict[str, Any], polled: dict[Message, int]
+    history: QueueHistory, evidence: Evidence, from_polls: list[Case]
 ) -> dict[str, list[Case]]:
-    """Takes a QueueHistory, lost-acks' result on it and first_polled's map. Returns every
-    case of every kind."""
-    lost = {(r["key"], c["value"]) for r in lost_view["by_key"] for c in r["cases"]["lost"]}
-    observed = index_observations(observed_batches(history))
-    jumps = list(consumer_jumps(history))
+    """Takes a QueueHistory, its Evidence and the losses the polls alone show
+    (polls_lost_cases). Returns every case of every kind."""
+    index = evidence.index
+    across, within = split_by_op(consumer_jumps(history))
+    offsets = observed_offsets(index)
+    sends_across, sends_within = within_one_op(nonmonotonic_send_cases(history.sends, index))
+    from_drains = drain_lost_cases(history.sends, evidence.lost_view)
     return {
-        "lost-write": lost_write_cases(history.sends, lost),
-        "unexpected": unexpected_cases(history.sends, observed),
-        "unseen": unseen_cases(history.sends, polled),
-        "duplicate": duplicate_cases(observed),
-        "inconsistent-offsets": inconsistent_offset_cases(observed),
-        "nonmonotonic-poll": nonmonotonic_poll_cases(jumps),
-        "poll-skip": poll_skip_cases(jumps, observed_offsets(observed)),
-        "nonmonotonic-send": nonmonotonic_send_cases(history.sends),
+        "lost-write": lost_write_cases(from_drains, from_polls, evidence.drained, evidence.seen),
+        "unexpected": unexpected_cases(history.sends, index),
+        "unseen": unseen_cases(history.sends, evidence.seen),
+        "duplicate": duplicate_cases(index),
+        "inconsistent-offsets": inconsistent_offset_cases(index),
+        "nonmonotonic-poll": nonmonotonic_poll_cases(across),
+        "poll-skip": poll_skip_cases(across, offsets),
+        "nonmonotonic-send": sends_across,
+        "int-nonmonotonic-poll": nonmonotonic_poll_cases(within),
+        "int-poll-skip": poll_skip_cases(within, offsets),
+        "int-nonmonotonic-send": sends_within,
     }
 
 
-def unjudged(history: QueueHistory, lost_view: dict[str, Any]) -> list[str]:
-    """Takes a QueueHistory and lost-acks' result on it. Returns why losses could not be
-    judged: no drain at all, or one reason per partition not drained after its sends."""
-    if not history.drains:
-        return ["no partition was drained: losses cannot be judged"]
-    return [
-        f"partition {r['key']} was not drained after its sends settled: its losses cannot be judged"
-        for r in lost_view["by_key"]
-        if r["valid"] == "unknown"
-    ]
+def _sorted_values(cases: list[Case]) -> list[Any]:
+    # Messages are ints, strings or EDN keywords: ints first, in order, then the others
+    # by their spelling.
+    return sorted(
+        (c["value"] for c in cases),
+        key=lambda v: (0, v, "") if type(v) is int else (1, 0, repr(v)),
+    )
 
 
 def lost_acks_view(history: QueueHistory) -> dict[str, Any]:

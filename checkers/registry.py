@@ -17,24 +17,29 @@ import checkers.queue as queue_checker
 from checkers import faults, linearizable, lost_acks, perf, stats
 from checkers.model_loader import ModelLoadError, load_model
 from checkers.models import MODELS, Model
+from checkers.queue_policy import SubVia
 from checkers.result import Result, check_safe
 from history import History, MalformedOp, Reader
 
 MAP_FS = frozenset({"get", "put", "put-if-absent", "replace", "remove"})
 SET_FS = frozenset({"add", "send", "read"})
-QUEUE_FS = frozenset({"poll", "drain"})
+QUEUE_FS = frozenset({"poll", "drain", "txn"})
 ModelChoice = str | Model
 """A built-in model's name, or a user's Model (see load_user_model)."""
 
 
 @dataclass(frozen=True, slots=True)
 class CheckOptions:
-    """What every checker may be told: seconds of search per key, processes to use."""
+    """What every checker may be told: seconds of search per key, processes to use, and
+    for queue histories the policy's inputs (checkers/queue_policy.py)."""
 
     time_limit: float | None = None
     jobs: int | None = None
-    idempotent: bool = False
-    """Queue histories: whether the producers were idempotent (duplicates then count)."""
+    sub_via: SubVia | None = None
+    """Queue histories: how the consumers read, assign or subscribe (None: as the history
+    shows, subscribe if any consumer subscribed)."""
+    ignore: frozenset[str] = frozenset()
+    """Queue histories: anomaly kinds reported but never counted against validity."""
 
 
 def _reads_anything(history: History) -> None:
@@ -75,9 +80,10 @@ def _lost_acks(history: History, options: CheckOptions) -> Result:
 
 
 def _queue(history: History, options: CheckOptions) -> Result:
+    sub_via, ignore = options.sub_via, options.ignore
     if history.read is not None:
-        return queue_checker.check_read(history.read, idempotent=options.idempotent)
-    return queue_checker.check(history.events, idempotent=options.idempotent)
+        return queue_checker.check_read(history.read, sub_via=sub_via, ignore=ignore)
+    return queue_checker.check(history.events, sub_via=sub_via, ignore=ignore)
 
 
 LINEARIZABLE_MODELS = ("cas-register", "register", "map", "kv-append")

@@ -11,7 +11,8 @@ import os
 import sys
 import tempfile
 import traceback
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from pathlib import Path
 
 from harness import signals
 from harness.commands import analyze, check, cluster, matrix, run, serve
@@ -53,10 +54,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
     except MemoryError as err:  # before Exception: what it holds must go first
-        return crashed(released(err))
+        return crashed(released(err), log_dirs(args))
     except Exception as err:  # a bug of ours: never exit 1, which means "invalid"
-        return crashed(err)
+        return crashed(err, log_dirs(args))
     return code
+
+
+def log_dirs(args: argparse.Namespace) -> list[Path]:
+    """Takes the parsed arguments. Returns the folders the command wants a crash's log in,
+    best first (`crash_log_dirs(args)` when its parser set one, as `check` does for --out);
+    none when it has no say, or when asking fails too."""
+    where: Callable[[argparse.Namespace], list[Path]] | None = getattr(args, "crash_log_dirs", None)
+    try:
+        return where(args) if where is not None else []
+    except Exception:  # the log matters more than its place: the temp dir will do
+        return []
 
 
 def released(err: MemoryError) -> MemoryError:
@@ -76,15 +88,22 @@ def released(err: MemoryError) -> MemoryError:
     return err
 
 
-def crashed(err: BaseException) -> int:
-    """Takes an exception nobody handled. Writes its traceback to a log file, says so in
-    one line, and returns 255 (Jepsen's exit code for a crash)."""
-    try:
-        fd, path = tempfile.mkstemp(prefix="harness-crash-", suffix=".log")
-        with os.fdopen(fd, "w") as log:
-            traceback.print_exception(err, file=log)
+def crashed(err: BaseException, dirs: Sequence[Path] = ()) -> int:
+    """Takes an exception nobody handled and the folders its command wants the log in, best
+    first. Writes its traceback to a log file in the first that takes it (made if missing),
+    else in the temp dir; says so in one line, and returns 255 (Jepsen's exit code for a
+    crash)."""
+    where = "no log could be written"
+    for folder in [*dirs, None]:  # None: the temp dir
+        try:
+            if folder is not None:
+                folder.mkdir(parents=True, exist_ok=True)
+            fd, path = tempfile.mkstemp(prefix="harness-crash-", suffix=".log", dir=folder)
+            with os.fdopen(fd, "w") as log:
+                traceback.print_exception(err, file=log)
+        except OSError:
+            continue
         where = f"traceback in {path}"
-    except OSError:
-        where = "no log could be written"
+        break
     print(f"harness: internal error: {err!r} ({where})", file=sys.stderr)
     return EXIT_CRASH

@@ -40,6 +40,8 @@ class TestSpec:
     producer_acks: str = "all"
     idempotence: bool = False
     consumer_group: bool = False
+    ignore: tuple[str, ...] = ()
+    """Queue anomaly kinds reported but never counted against validity."""
 
     @property
     def topic(self) -> str:
@@ -62,7 +64,8 @@ class TestSpec:
     def to_json(self) -> dict[str, Any]:
         """Returns every field, JSON-ready."""
         return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)} | {
-            "nemesis": list(self.nemesis)
+            "nemesis": list(self.nemesis),
+            "ignore": list(self.ignore),
         }
 
 

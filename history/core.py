@@ -182,7 +182,7 @@ class _HistoryBuilder:
     def __init__(
         self, path: str, keep_events: bool, reader: Reader | None, stop_at: frozenset[str]
     ) -> None:
-        self.pairing = Pairing(path)
+        self.pairing = Pairing(path, checked=True)  # every reader runs check_event
         self.events: list[Event] | None = [] if keep_events else None
         self.reader = reader
         self.stop_at = stop_at

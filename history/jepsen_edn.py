@@ -6,7 +6,8 @@ names, however spelled (`:ok` and `"ok"` alike). An op printed as a record
 (`#jepsen.history.Op{...}`) is read as its map. Events are ordered by their :time when
 every event has one, else all by their position (history.jepsen); keys come out of
 jepsen.independent's [k v] values as described there. An ok completion without a
-:value takes its invoke's (history.core); one whose value is nil read nil.
+:value takes its invoke's (history.core); one whose value is nil read nil. Other keyword
+fields are kept under their names.
 """
 
 from __future__ import annotations
@@ -20,6 +21,9 @@ from history.events import Event, HistoryError, check_event, require
 from history.jepsen import Facts, Reading
 
 _REQUIRED: Final = ("type", "process", "f")
+# Fields read above with a meaning of their own; any other keyword field (Jepsen's Kafka
+# ops carry :rebalance-log and :seek-to-beginning?) is kept under its name, as JSON's are.
+_READ: Final = frozenset(("index", "time", "process", "type", "f", "value", "key", "error"))
 
 
 def read_edn_events(
@@ -65,4 +69,6 @@ def _event(form: dict[Any, Any], position: int, facts: Facts, path: str, line_no
         event["key"] = fields["key"]
     if fields.get("error") is not None:
         event["error"] = name_of(fields["error"])
+    for name in fields.keys() - _READ:
+        event[name] = fields[name]
     return event

@@ -12,10 +12,12 @@ an ok one takes its invoke's (history.core); a nil value read nil.
 
 from __future__ import annotations
 
-import json
 import re
+import sys
 from collections.abc import Iterable, Iterator
 from typing import Any, Final
+
+import orjson
 
 from history import edn
 from history.edn_values import Keyword, name_of
@@ -27,6 +29,7 @@ from history.events import (
     check_event,
     could_exceed,
 )
+from history.frozen import MAX_NESTING
 from history.jepsen import Facts, Reading
 
 # `jepsen.util - 3  :invoke  :cas  [1 4]`: the logger name, then process, type, f, value.
@@ -97,7 +100,7 @@ def _events(
     texts = [m["rest"] if not could_exceed(m["rest"], budget) else "" for _, m in batch]
     for (line_no, record), value in zip(batch, read_simple(texts), strict=True):
         process_text, kind, f = record.group("process", "type", "f")
-        process: int | str = int(process_text) if process_text[0] != ":" else process_text[1:]
+        process = _process(process_text, path, line_no)
         kind, f = kind.lstrip(":"), f.lstrip(":")
         event: Event = {"index": position, "time": position, "process": process}
         event.update(type=kind, f=f)
@@ -109,6 +112,18 @@ def _events(
             event["value"] = value
         position += 1
         yield line_no, facts.take_key(event)
+
+
+def _process(text: str, path: str, line_no: int) -> int | str:
+    """Takes a record's process as logged: digits, or a keyword (`:nemesis`). Returns it as
+    an integer or a name; raises HistoryError for more digits than Python converts."""
+    if text[0] == ":":
+        return text[1:]
+    try:
+        return int(text)
+    except ValueError:  # the only one _OP_RECORD's digits can raise: too many of them
+        limit = sys.get_int_max_str_digits()
+        raise HistoryError(path, line_no, f"process with more than {limit} digits") from None
 
 
 def _value_and_error(rest: str, event: Event, path: str, line_no: int, budget: int) -> Event:
@@ -135,14 +150,13 @@ def _value_and_error(rest: str, event: Event, path: str, line_no: int, budget: i
 
 # Text that is one value made only of vectors, nil, booleans and integers of up to 18
 # digits, each atom between separators: its JSON spelling reads the same value (lists,
-# None, bools, ints), and a C parser reads JSON about ten times faster than the EDN reader.
+# None, bools, ints), and a C parser reads JSON far faster than the EDN reader.
 _SIMPLE = re.compile(
     r"""(?:[\[\]\s,]
     |(?<![^\s,\[\]])(?:nil|true|false|-?(?:0|[1-9]\d{0,17}))(?![^\s,\[\]]))*""",
     re.VERBOSE,
 )
 _SEPARATORS = re.compile(r"[\s,]+")
-_JSON = json.JSONDecoder()
 NOT_SIMPLE: Final = object()
 
 
@@ -150,15 +164,22 @@ def read_simple(texts: list[str]) -> list[Any]:
     """Takes EDN texts. Returns for each its one value when it is made only of vectors, nil,
     booleans and small integers (as a Jepsen log's values mostly are), as read_forms would
     read it; else NOT_SIMPLE: read that one with read_forms. All are read in one go."""
-    simple = [_SIMPLE.fullmatch(text) is not None for text in texts]
+    simple = [_is_simple(text) for text in texts]
     chosen = [text for text, ok in zip(texts, simple, strict=True) if ok]
     spelled = _SEPARATORS.sub(",", "[[" + "],[".join(chosen) + "]]").replace("nil", "null")
     try:
-        values = iter(_JSON.decode(spelled.replace("[,", "[").replace(",]", "]")))
-    except ValueError:  # some text is two vectors unseparated ([1][2]): one at a time
+        values = iter(orjson.loads(spelled.replace("[,", "[").replace(",]", "]")))
+    except orjson.JSONDecodeError:  # some text is two vectors unseparated ([1][2]): one by one
         if len(texts) == 1:
             return [NOT_SIMPLE]
         return [read_simple([text])[0] for text in texts]
     # A text holding no value or two ([] or [1, 2] here) is left to read_forms too.
     singles = (next(values) if ok else [] for ok in simple)
     return [value[0] if len(value) == 1 else NOT_SIMPLE for value in singles]
+
+
+def _is_simple(text: str) -> bool:
+    """Whether text is one of read_simple's values. One with more brackets than a value may
+    nest is read_forms', which refuses one too deep with its line; the JSON parser would
+    find the depth only as its own limit (orjson's 1024 levels, Python's stack)."""
+    return text.count("[") <= MAX_NESTING and _SIMPLE.fullmatch(text) is not None

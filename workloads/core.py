@@ -57,6 +57,8 @@ class Context:
     """Whether the queue workload's producers are idempotent (and so retry)."""
     consumer_group: bool = False
     """Whether the queue workload's consumers subscribe in one group (else they are assigned)."""
+    ignore: frozenset[str] = frozenset()
+    """Queue anomaly kinds reported but never counted against validity (--ignore)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

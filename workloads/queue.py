@@ -14,6 +14,7 @@ import random
 from collections.abc import Iterator
 from typing import Any
 
+from checkers.queue_policy import SubVia
 from checkers.registry import CHECKERS, CheckOptions, run_checker
 from history import History
 from kvstore import create_store_topic
@@ -76,11 +77,15 @@ def open_client(ctx: Context, client_id: str) -> Client:
 
 
 def check(history: History, ctx: Context) -> dict[str, dict[str, Any]]:
-    """Returns the queue checker's section and, counted as for sets, `lost-acks`."""
-    result = run_checker(CHECKERS["queue"], history, CheckOptions(idempotent=ctx.idempotence))
+    """Returns the queue checker's section and, counted as for sets, `lost-acks`, whose
+    verdict is the queue section's: it counts the drains' losses the queue checker judges,
+    under the run's policy (--ignore), and with the polls where no drain is final."""
+    sub_via: SubVia = "subscribe" if ctx.consumer_group else "assign"
+    options = CheckOptions(sub_via=sub_via, ignore=ctx.ignore)
+    result = run_checker(CHECKERS["queue"], history, options)
     sections: dict[str, dict[str, Any]] = {"queue": result}
     if isinstance(result.get("lost_acks"), dict):
-        sections["lost-acks"] = result.pop("lost_acks")
+        sections["lost-acks"] = result.pop("lost_acks") | {"valid": result["valid"]}
     return sections
 
 

@@ -1,11 +1,14 @@
 """Argument types shared by the subcommands' parsers, so every option that takes a
-positive number rejects bad input with the same message (and exit 254)."""
+positive number, or queue anomaly kinds, rejects bad input with the same message (and
+exit 254)."""
 
 from __future__ import annotations
 
 import argparse
 import math
 from collections.abc import Callable
+
+from checkers.queue_policy import parse_kinds
 
 
 def positive(kind: type[int] | type[float]) -> Callable[[str], int | float]:
@@ -23,3 +26,15 @@ def positive(kind: type[int] | type[float]) -> Callable[[str], int | float]:
 
     parse.__name__ = kind.__name__  # argparse names the type in its messages
     return parse
+
+
+def queue_kinds(text: str) -> frozenset[str]:
+    """Takes --ignore's comma list. Returns the queue anomaly kinds it names; refuses a
+    name that is none, naming the kinds there are."""
+    try:
+        return parse_kinds(text)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
+
+
+IGNORE_HELP = "queue: anomaly kinds (a comma list) to report without counting them against validity"

@@ -24,8 +24,9 @@ from typing import Any
 
 from checkers.fork_pool import can_fork, forked_map
 from checkers.model_loader import ModelLoadError, is_reference
+from checkers.queue_policy import SUB_VIA
 from checkers.registry import CHECKERS, ModelChoice, load_user_model
-from harness.commands.argtypes import positive
+from harness.commands.argtypes import IGNORE_HELP, positive, queue_kinds
 from harness.commands.check_file import Asked, Outcome, check_file, one_line, write_crash_log
 from harness.commands.check_output import exit_code, report, say, summary, summary_fields
 from harness.exit_codes import EXIT_BAD_INPUT, EXIT_CRASH, EXIT_INTERRUPTED
@@ -60,11 +61,17 @@ def add_parser(subparsers: Any) -> None:
         "get/put/..., set for add/send, else cas-register)",
     )
     parser.add_argument(
-        "--idempotent",
-        action="store_true",
-        default=None,
-        help="queue: the producers were idempotent, so duplicates and decreasing send "
-        "offsets are invalid (default: as the run's test.json says, else off)",
+        "--sub-via",
+        choices=SUB_VIA,
+        help="queue: how the consumers read; under subscribe a rebalance explains poll-skip "
+        "and nonmonotonic-poll (default: as the run's test.json says, else subscribe if "
+        "the history has an ok subscribe op)",
+    )
+    parser.add_argument(
+        "--ignore",
+        type=queue_kinds,
+        metavar="KIND,...",
+        help=f"{IGNORE_HELP} (default: as the run's test.json says, else none)",
     )
     parser.add_argument(
         "--time-limit",
@@ -94,7 +101,7 @@ def add_parser(subparsers: Any) -> None:
         help="one history: run the per-key checks as Spark tasks (master: "
         "$HARNESS_SPARK_MASTER, default local[*])",
     )
-    parser.set_defaults(func=run)
+    parser.set_defaults(func=run, crash_log_dirs=crash_log_dirs)
 
 
 def model_argument(text: str) -> str:
@@ -127,7 +134,7 @@ def run(args: argparse.Namespace) -> int:
         print("harness check: interrupted (Ctrl-C) before a verdict", file=sys.stderr)
         return EXIT_INTERRUPTED
     except Exception as e:  # a bug of ours: never a verdict, never a page of traceback
-        log = write_crash_log(_crash_log_dirs(args))
+        log = write_crash_log(crash_log_dirs(args))
         where = f"traceback in {log}" if log else "no log could be written"
         say(f"harness check: internal error: {one_line(e)} ({where})", sys.stderr)
         return EXIT_CRASH
@@ -151,7 +158,7 @@ def _check_all(args: argparse.Namespace) -> int:
     cores = os.cpu_count() or 1
     jobs = min(args.jobs or cores, cores)
     lone = len(files) == 1 and not unreadable
-    asked = Asked(model, args.time_limit, jobs if len(files) == 1 else 1, args.idempotent)
+    asked = Asked(model, args.time_limit, jobs if len(files) == 1 else 1, args.sub_via, args.ignore)
     for outcome in check_files(files, asked, drawing_folders(files, args.out), jobs):
         report(outcome, args.json, lone)
         outcomes.append(summary_fields(outcome))
@@ -193,9 +200,10 @@ def check_files(
         yield check_file(file, asked, drawings[file])
 
 
-def _crash_log_dirs(args: argparse.Namespace) -> list[Path]:
-    """Where a crash's traceback may go, best first: --out when given (what is written goes
-    there alone), else beside the first history; then a temp dir."""
+def crash_log_dirs(args: argparse.Namespace) -> list[Path]:
+    """Takes parsed `check` arguments. Returns where a crash's traceback may go, best first:
+    --out when given (what is written goes there alone), else beside the first history;
+    then a temp dir. harness.cli asks it too, for an error that escapes `run`."""
     temp = Path(tempfile.gettempdir())
     if getattr(args, "out", None):
         return [Path(args.out), temp]

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from checkers.queue_policy import POLICY, SubVia
 from checkers.registry import (
     CHECKERS,
     QUEUE_FS,
@@ -42,12 +43,15 @@ Outcome = dict[str, Any]
 @dataclass(frozen=True, slots=True)
 class Asked:
     """What the command asked of every history: the model (None: guessed per history),
-    the checkers' options, and idempotence (None: as each run's test.json says)."""
+    the checkers' options, and for queue histories how the consumers read (None: as each
+    run's test.json says, else as the history shows) and the kinds to ignore (None: as
+    each run's test.json says, else none)."""
 
     model: ModelChoice | None = None
     time_limit: float | None = None
     jobs: int | None = None
-    idempotent: bool | None = None
+    sub_via: SubVia | None = None
+    ignore: frozenset[str] | None = None
 
 
 def check_file(path: str, asked: Asked, drawings: Path) -> Outcome:
@@ -68,8 +72,13 @@ def check_file(path: str, asked: Asked, drawings: Path) -> Outcome:
 
 def _check(path: str, asked: Asked, drawings: Path) -> Outcome:
     history, model = load_for_check(path, asked.model)
-    idempotent = asked.idempotent if asked.idempotent is not None else run_idempotence(history)
-    options = CheckOptions(time_limit=asked.time_limit, jobs=asked.jobs, idempotent=idempotent)
+    run_sub_via, run_ignore = run_policy(history)
+    options = CheckOptions(
+        time_limit=asked.time_limit,
+        jobs=asked.jobs,
+        sub_via=asked.sub_via or run_sub_via,
+        ignore=run_ignore if asked.ignore is None else asked.ignore,
+    )
     result = check_history(history, model, options)
     result.setdefault("ops", history.invocations - history.fails)
     warnings: list[str] = []
@@ -117,14 +126,20 @@ def _load_for(path: str, checker: Checker) -> History:
     return load(path, keep_events=checker.needs_events)
 
 
-def run_idempotence(history: History) -> bool:
-    """Returns whether the run that recorded history had idempotent producers, as the
-    test.json beside it says (False when there is none)."""
+def run_policy(history: History) -> tuple[SubVia | None, frozenset[str]]:
+    """Returns how the consumers of the run that recorded history read (subscribe with
+    --consumer-group, else assign) and the queue anomaly kinds it ignored, as the test.json
+    beside it says; (None, no kinds) when there is none."""
     try:
-        test = json.loads((Path(history.path).parent / TEST).read_text())
-        return test["spec"]["idempotence"] is True
-    except (OSError, ValueError, KeyError, TypeError):
-        return False
+        spec = json.loads((Path(history.path).parent / TEST).read_text())["spec"]
+        sub_via: SubVia = "subscribe" if spec["consumer_group"] is True else "assign"
+        ignored = spec.get("ignore", [])
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None, frozenset()
+    if not isinstance(ignored, list):
+        return sub_via, frozenset()
+    # Only kinds this checker knows: a test.json is input like any other.
+    return sub_via, frozenset(k for k in ignored if isinstance(k, str) and k in POLICY)
 
 
 def draw_counterexamples(

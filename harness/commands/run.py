@@ -11,7 +11,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from harness.commands.argtypes import positive
+from checkers.queue_policy import KINDS
+from harness.commands.argtypes import IGNORE_HELP, positive, queue_kinds
 from harness.commands.cluster import add_cluster_options, cluster_spec
 from harness.exit_codes import EXIT_BAD_INPUT, EXIT_INTERRUPTED, EXIT_INVALID
 from harness.progress import StatusLine
@@ -98,6 +99,7 @@ def add_parser(sub: Any) -> None:
         action="store_true",
         help="queue workload: consumers subscribe in one group instead of being assigned",
     )
+    p.add_argument("--ignore", type=queue_kinds, metavar="KIND,...", help=IGNORE_HELP)
     p.add_argument(
         "--leave-cluster-running",
         action="store_true",
@@ -119,6 +121,8 @@ def spec_from_args(args: argparse.Namespace, seed: int) -> TestSpec:
     nemesis = parse_nemeses(args.nemesis, cluster.metadata)
     if args.idempotence and args.producer_acks != "all":
         raise ValueError("--idempotence needs --producer-acks all (Kafka refuses it otherwise)")
+    if args.ignore and args.workload != "queue":
+        raise ValueError("--ignore names queue anomaly kinds: it needs --workload queue")
     name = args.name or default_name(args.workload, args.store, nemesis)
     if not _TEST_NAME.fullmatch(name):
         raise ValueError(f"test name {name!r}: use letters, digits and . _ + - (up to 100)")
@@ -147,6 +151,7 @@ def spec_from_args(args: argparse.Namespace, seed: int) -> TestSpec:
         producer_acks=args.producer_acks,
         idempotence=args.idempotence,
         consumer_group=args.consumer_group,
+        ignore=tuple(k for k in KINDS if k in (args.ignore or ())),
     )
 
 

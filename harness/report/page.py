@@ -10,8 +10,20 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from checkers.queue_policy import effect
+from harness.report.lag_plots import LAG_FILE, UNSEEN_FILE
 from harness.verdicts import verdict_word
 
+LAG_PLOTS = (
+    (
+        LAG_FILE,
+        "realtime lag",
+        "Per consumer, how long its polls were behind the log: from when the first offset "
+        "it had not read was known to exist to the poll's invocation (Jepsen's realtime "
+        "lag, a lower bound); below, by how many offsets.",
+    ),
+    (UNSEEN_FILE, "unseen messages", "Acknowledged sends no poll had received yet."),
+)
 VERDICT_COLOURS = {"VALID": "#2ca02c", "INVALID": "#d62728", "UNKNOWN": "#ff7f0e"}
 STYLE = """
 body{font-family:system-ui,sans-serif;margin:2em;max-width:75em;color:#222}
@@ -67,16 +79,26 @@ def _anomalies(results: dict[str, Any], drawings: dict[str, list[Path]], folder:
 
 
 def queue_lines(queue: dict[str, Any]) -> list[str]:
-    """Takes the queue checker's section. Returns "N acknowledged, M lost (P%)" and one
-    line per anomaly kind, the kinds that make a run invalid marked as such."""
+    """Takes the queue checker's section. Returns "N acknowledged, M lost (P%)", a line per
+    anomaly kind found, with its count and what it does to the verdict, and one for the
+    kinds not found."""
     if "error" in queue:
         return [f"the queue checker failed: {queue['error']}"]
     acked, lost = queue.get("acknowledged", 0), queue.get("lost", 0)
     share = f"{100 * lost / acked:.1f}%" if acked else "n/a"
     lines = [f"{acked} acknowledged, {lost} lost ({share})"]
-    for kind, found in sorted(queue.get("kinds", {}).items()):
-        weight = "invalid" if found.get("invalidating") else "reported"
-        lines.append(f"{kind}: {found.get('count', 0)} ({weight})")
+    kinds = queue.get("kinds", {})
+    found = {kind: entry for kind, entry in kinds.items() if entry.get("count")}
+    for kind, entry in found.items():
+        said = effect(
+            kind,
+            invalidating=bool(entry.get("invalidating")),
+            ignored=bool(entry.get("ignored")),
+        )
+        lines.append(f"{kind}: {entry['count']} ({said})")
+    if len(kinds) > len(found):
+        other = "other " if found else ""
+        lines.append(f"no case of the {len(kinds) - len(found)} {other}anomaly kinds")
     return lines
 
 
@@ -97,6 +119,11 @@ def _queue(results: dict[str, Any], folder: Path) -> str:
     return (
         f"<h2>Queue</h2><ul>{items}</ul>"
         + (_table(cases, ["anomaly", "case"]) if cases else "")
+        + "".join(
+            f'<h3>{_e(title)}</h3><img src="{name}" alt="{name}"><p>{_e(caption)}</p>'
+            for name, title, caption in LAG_PLOTS
+            if (folder / name).exists()
+        )
         + plots
     )
 

@@ -117,6 +117,7 @@ class TestRun:
             producer_acks=spec.producer_acks,
             idempotence=spec.idempotence,
             consumer_group=spec.consumer_group,
+            ignore=frozenset(spec.ignore),
         )
 
     def set_up(self) -> None:

@@ -70,15 +70,31 @@ def write_outputs(
 def _queue_plots(
     folder: Path, history: History, queue: dict[str, Any], windows: list[dict[str, Any]]
 ) -> None:
+    from harness.report.lag_plots import LAG_FILE, UNSEEN_FILE, realtime_lag_plot, unseen_plot
     from harness.report.queue_plots import lost_acks_plot, offsets_plot
 
     lost_acks_plot(history.events, queue, windows, folder / "lost-acks.png")
+    realtime_lag_plot(history.events, windows, folder / LAG_FILE)
+    unseen_plot(queue, windows, folder / UNSEEN_FILE)
     partitions = sorted(
         {e["key"] for e in history.events if e.get("f") in ("send", "drain") and "key" in e},
         key=repr,
     )
     for p in partitions[:MAX_OFFSET_PLOTS]:
         offsets_plot(history.events, queue, p, folder / f"offsets-{p}.png")
+
+
+def queue_policy_lines(queue: dict[str, Any]) -> list[str]:
+    """Takes the queue checker's section. Returns its losses judged both ways, and the
+    kinds the run ignored, in a line each (none for a section without them)."""
+    lines = []
+    if "lost_from_polls" in queue:
+        drains = queue["lost_from_drains"]
+        by_drains = "no final drain" if drains is None else f"{drains} by the final drains"
+        lines.append(f"lost writes: {queue['lost_from_polls']} from the polls alone, {by_drains}")
+    if queue.get("ignored"):
+        lines.append(f"ignored (reported, never invalid): {', '.join(queue['ignored'])}")
+    return lines
 
 
 def summary_lines(results: dict[str, Any], report: Path) -> list[str]:
@@ -99,6 +115,7 @@ def summary_lines(results: dict[str, Any], report: Path) -> list[str]:
         lines.append("  faults: " + ", ".join(f"{n} x {k}" for k, n in sorted(kinds.items())))
     if isinstance(results.get("queue"), dict):
         lines += [f"  {line}" for line in queue_lines(results["queue"])]
+        lines += [f"  {line}" for line in queue_policy_lines(results["queue"])]
     if "error" in lin:
         lines.append(f"  the linearizability checker failed: {lin['error']}")
     for failure in lin.get("failures", [])[:5]:

@@ -1,4 +1,5 @@
-"""Builds small queue histories by hand, in the recorded format, for the queue checker's tests."""
+"""Builds small queue histories by hand, in the recorded format (and Jepsen's micro-op
+shape), for the queue checker's tests."""
 
 from __future__ import annotations
 
@@ -38,11 +39,36 @@ class QueueHistoryBuilder:
         *,
         outcome: str = "ok",
         rebalanced: dict[str, list[int]] | None = None,
+        **extra: Any,
     ) -> int:
+        """A poll; one that did not complete ok carries the records only if any. `extra`
+        goes on the completion."""
         index = self.event(process, "invoke", "poll", None)
         value = {str(p): [list(r) for r in rs] for p, rs in records.items()}
-        extra = {} if rebalanced is None else {"rebalanced": rebalanced}
-        self.event(process, outcome, "poll", value if outcome == "ok" else None, **extra)
+        if rebalanced is not None:
+            extra["rebalanced"] = rebalanced
+        self.event(process, outcome, "poll", value if outcome == "ok" or value else None, **extra)
+        return index
+
+    def micro(
+        self,
+        process: int,
+        f: str,
+        invoked: list[list[Any]],
+        completed: list[list[Any]] | None = None,
+        outcome: str = "ok",
+        **extra: Any,
+    ) -> int:
+        """An op of micro-ops, Jepsen's shape: `invoked` as invoked, `completed` as the
+        completion holds them (None: as invoked); `extra` goes on the completion."""
+        index = self.event(process, "invoke", f, invoked)
+        self.event(process, outcome, f, invoked if completed is None else completed, **extra)
+        return index
+
+    def crash(self, process: int) -> int:
+        """Jepsen's :crash: the process's client is torn down; it completes info."""
+        index = self.event(process, "invoke", "crash", None)
+        self.event(process, "info", "crash", None)
         return index
 
     def consumer_op(self, process: int, f: str, value: Any, outcome: str = "ok") -> int:

@@ -2,10 +2,12 @@
 
 Concurrent workers send to partition logs (with transaction markers making offsets
 sparse), poll as assigned consumers (assigns, seeks) or as members of one consumer group
-(rebalances resume from lagging committed offsets), and retire their process after an
-info op; indeterminate sends land or not. After the workers, fresh processes drain every
-partition (sometimes after a failed or superseded attempt). Anomalies can be planted,
-and the simulation records exactly which cases the checker must then find.
+(rebalances resume from lagging committed offsets), or some of each (`mixed`: each
+process is one or the other), and retire their process after an info op; indeterminate
+sends land or not, and are read like any other once they land. After the workers, fresh
+processes drain every partition (sometimes after a failed or superseded attempt).
+Anomalies can be planted, and the simulation records exactly which cases the checker
+must then find.
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ import random
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from tests.unit.queue_sim_microops import as_micro_ops
 
 Event = dict[str, Any]
 
@@ -29,11 +33,18 @@ class SimConfig:
     workers: int = 4
     ops: int = 200
     group: bool = False
+    mixed: bool = False
+    microops: bool = False
+    """Sends and polls written as Jepsen's micro-op ops, some merged into txn ops."""
+    """Each process subscribes (with probability 1/2) or is assigned, whatever `group` says."""
     drains: bool = True
     marker_rate: float = 0.1
     info_rate: float = 0.05
     fail_rate: float = 0.05
     losses: int = 0
+    vanish: int = 0
+    """Acknowledged sends whose message never reaches a reader (its offset then holds
+    nothing): lost by the drains, and by the polls when a poll read past it."""
     conflicts: int = 0
     duplicates: int = 0
     rewinds: int = 0
@@ -45,11 +56,14 @@ class Planted:
     """The cases the checker must find, in the finders' terms."""
 
     losses: set[int] = field(default_factory=set)
+    """The messages the verdict's lost-write finds."""
     conflicts: set[tuple[int, int]] = field(default_factory=set)
     duplicates: set[int] = field(default_factory=set)
     rewinds: set[tuple[int, int, int, int]] = field(default_factory=set)
     """(process, partition, prior_offset, offset)"""
     skips: set[tuple[int, int, int, int]] = field(default_factory=set)
+    int_skips: set[tuple[int, int, int, int]] = field(default_factory=set)
+    """Skips within one poll: over a vanished message's offset."""
 
 
 @dataclass
@@ -57,6 +71,8 @@ class _Consumer:
     assigned: set[int] | None = None
     positions: dict[int, int] = field(default_factory=dict)
     last: dict[int, int] = field(default_factory=dict)  # offset last delivered, per partition
+    # Per partition sought to O and not read since: O-1, as the checker counts a seek.
+    after_seek: dict[int, int] = field(default_factory=dict)
     moved: set[int] = field(default_factory=set)
     pending: dict[int, tuple[str, int]] = field(default_factory=dict)  # planted, undelivered
     # After a failed consumer op the history no longer tells what the consumer holds,
@@ -67,6 +83,8 @@ class _Consumer:
 @dataclass
 class _Worker:
     process: int
+    group: bool
+    """Whether this process's consumer subscribes (else it is assigned partitions)."""
     consumer: _Consumer = field(default_factory=_Consumer)
     in_flight: Event | None = None
 
@@ -81,11 +99,20 @@ class Simulation:
         self.time = 0
         self.processes = itertools.count()
         self.messages = itertools.count(1)
-        self.workers = [_Worker(next(self.processes)) for _ in range(config.workers)]
+        self.workers = [
+            _Worker(next(self.processes), self.subscribes()) for _ in range(config.workers)
+        ]
         self.members: list[_Worker] = []
         self.committed: dict[int, int] = {}
         self.planted = Planted()
         self.ok_sends: list[tuple[int, int]] = []  # (partition, message)
+        self.vanished: list[tuple[int, int, int]] = []  # (partition, message, offset)
+        self.max_read: dict[int, int] = {}  # per partition, the highest offset delivered
+        self.seek_gaps: dict[int, list[tuple[int, int]]] = {}  # offsets seeks stepped over
+
+    def subscribes(self) -> bool:
+        """Returns whether a new process's consumer is to subscribe."""
+        return self.rng.random() < 0.5 if self.config.mixed else self.config.group
 
     def emit(self, process: int | str, type_: str, f: str, **fields: Any) -> Event:
         self.time += self.rng.randint(1, 2_000_000)
@@ -113,6 +140,8 @@ class Simulation:
         if self.config.drains:
             self.drain_all()
         self.plant_losses()
+        if self.config.microops:
+            return as_micro_ops(self.events, self.rng), self.planted
         return self.events, self.planted
 
     def invoke(self, w: _Worker) -> None:
@@ -122,7 +151,7 @@ class Simulation:
             w.in_flight = self.emit(w.process, "invoke", "send", key=key, value=value)
         elif r < 0.88:
             w.in_flight = self.emit(w.process, "invoke", "poll", value=None)
-        elif self.config.group:
+        elif w.group:
             w.in_flight = self.emit(w.process, "invoke", "subscribe", value=["topic"])
         elif r < 0.94 or not w.consumer.assigned:
             chosen = self.rng.sample(
@@ -145,6 +174,7 @@ class Simulation:
         if outcome == "info":  # Jepsen's rule: the worker goes on as a new process
             self.leave_group(w)
             w.process, w.consumer = next(self.processes), _Consumer()
+            w.group = self.subscribes()
 
     def append(self, partition: int, message: int) -> int:
         log = self.logs[partition]
@@ -162,11 +192,20 @@ class Simulation:
             self.append(p, m)  # an earlier attempt landed too
             self.planted.duplicates.add(m)
         offset = self.append(p, m)
-        if outcome == "ok":
-            self.ok_sends.append((p, m))
-            self.emit(w.process, "ok", "send", key=p, value=[offset, m])
-        else:
+        if outcome != "ok":
             self.emit(w.process, "info", "send", key=p, value=m)
+            return
+        if self.plant_vanish(p, m):
+            self.logs[p][offset] = None
+            self.vanished.append((p, m, offset))
+        else:
+            self.ok_sends.append((p, m))
+        self.emit(w.process, "ok", "send", key=p, value=[offset, m])
+
+    def plant_vanish(self, p: int, m: int) -> bool:
+        if len(self.vanished) >= self.config.vanish or m in self.planted.duplicates:
+            return False
+        return self.rng.random() < 0.3
 
     def complete_poll(self, w: _Worker, invoke: Event, outcome: str) -> None:
         c = w.consumer
@@ -178,19 +217,19 @@ class Simulation:
         if c.assigned is None:
             self.start_reading(w)
         moved, c.moved = sorted(c.moved), set()
-        records = {str(p): self.deliver(w, p) for p in sorted(c.assigned or ())}
+        records = {str(p): self.deliver(w, p, p in moved) for p in sorted(c.assigned or ())}
         extra: dict[str, Any] = {"rebalanced": {"assigned": moved, "revoked": []}} if moved else {}
         self.emit(
             w.process, "ok", "poll", value={p: rs for p, rs in records.items() if rs}, **extra
         )
-        if self.config.group:
+        if w.group:
             for p in c.assigned or ():  # auto commit, sometimes lagging behind
                 if self.rng.random() < 0.7:
                     self.committed[p] = c.positions[p]
 
     def start_reading(self, w: _Worker) -> None:
         c = w.consumer
-        if self.config.group:
+        if w.group:
             c.assigned = set()
             self.join_group(w)
         else:
@@ -198,10 +237,11 @@ class Simulation:
             c.positions = dict.fromkeys(c.assigned, 0)
             c.moved |= c.assigned
 
-    def deliver(self, w: _Worker, p: int) -> list[list[int]]:
+    def deliver(self, w: _Worker, p: int, moved: bool) -> list[list[int]]:
         c, log = w.consumer, self.logs[p]
         self.maybe_plant_jump(w, p)
         out: list[list[int]] = []
+        prior = self.position(c, p)
         want = self.rng.randint(0, 4)
         while len(out) < want and c.positions[p] < len(log):
             offset = c.positions[p]
@@ -214,9 +254,24 @@ class Simulation:
                 getattr(self.planted, kind).add((w.process, p, prior, offset))
             if self.plant_conflict(p, offset):
                 message = -next(self.messages)  # a value never sent
+            self.note_vanished_skip(w.process, p, prior, offset, within=bool(out), moved=moved)
             out.append([offset, message])
-            c.last[p] = offset
+            c.last[p] = prior = offset
+            self.max_read[p] = max(self.max_read.get(p, -1), offset)
         return out
+
+    def note_vanished_skip(
+        self, process: int, p: int, prior: int | None, offset: int, *, within: bool, moved: bool
+    ) -> None:
+        """A consumer stepping over a vanished message's offset (acknowledged, so known to
+        hold a message) skips it: across polls, or within one (unless the poll moved the
+        partition: the checker leaves those out, as Jepsen does)."""
+        if prior is None or not any(prior < o < offset for q, _, o in self.vanished if q == p):
+            return
+        if not within:
+            self.planted.skips.add((process, p, prior, offset))
+        elif not moved:
+            self.planted.int_skips.add((process, p, prior, offset))
 
     def maybe_plant_jump(self, w: _Worker, p: int) -> None:
         c, log = w.consumer, self.logs[p]
@@ -246,7 +301,12 @@ class Simulation:
     def reset(self, c: _Consumer, partitions: set[int]) -> None:
         for p in partitions:
             c.last.pop(p, None)
+            c.after_seek.pop(p, None)
             c.pending.pop(p, None)
+
+    def position(self, c: _Consumer, p: int) -> int | None:
+        """Returns the offset the checker takes the consumer to have read last in p."""
+        return c.last.get(p, c.after_seek.get(p))
 
     def complete_assign(self, w: _Worker, invoke: Event, outcome: str) -> None:
         c = w.consumer
@@ -269,9 +329,14 @@ class Simulation:
             self.reset(c, set(range(self.config.partitions)))
             c.known = False
         for key, offset in invoke["value"].items():
+            known = self.position(c, int(key))
+            first = 0 if known is None else known + 1
+            if outcome == "ok" and offset > first:
+                self.seek_gaps.setdefault(int(key), []).append((first, offset - 1))
             self.reset(c, {int(key)})
             if outcome == "ok":
                 c.positions[int(key)] = offset
+                c.after_seek[int(key)] = offset - 1
         self.emit(w.process, outcome, "seek", value=invoke["value"])
 
     def complete_subscribe(self, w: _Worker, invoke: Event, outcome: str) -> None:
@@ -321,14 +386,24 @@ class Simulation:
                 self.emit(process, attempt, "drain", key=p, value=value)
 
     def plant_losses(self) -> None:
-        """Removes some acknowledged messages from every drain (as a truncation would)."""
+        """Removes some acknowledged messages from every drain (as a truncation would), and
+        says which losses the checker must find: these and the vanished messages, judged
+        by the drains, or without drains the vanished ones a poll read past."""
         choices = [ps for ps in self.ok_sends if ps[1] not in self.planted.duplicates]
         chosen = self.rng.sample(choices, min(self.config.losses, len(choices)))
         gone = {m for _, m in chosen}
         for e in self.events:
             if e["f"] == "drain" and e["type"] == "ok":
                 e["value"] = [r for r in e["value"] if r[1] not in gone]
-        self.planted.losses = gone
+        if self.config.drains:
+            self.planted.losses = gone | {m for _, m, _ in self.vanished}
+        else:
+            self.planted.losses = {
+                m
+                for p, m, offset in self.vanished
+                if offset < self.max_read.get(p, -1)
+                and not any(lo <= offset <= hi for lo, hi in self.seek_gaps.get(p, ()))
+            }
 
 
 def simulate(seed: int, config: SimConfig) -> tuple[list[Event], Planted]:

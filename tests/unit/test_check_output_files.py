@@ -34,10 +34,10 @@ def _log_of(err: str) -> Path:
 def test_a_crash_on_a_history_logs_into_out(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    def broken(history: Any) -> bool:
+    def broken(history: Any) -> Any:
         raise RuntimeError("a bug")
 
-    monkeypatch.setattr(check_file, "run_idempotence", broken)
+    monkeypatch.setattr(check_file, "run_policy", broken)
     out = tmp_path / "out" / "not yet made"
     code, _, err = run(capsys, str(history_file(tmp_path, VALID)), "--out", str(out))
     assert code == 255

@@ -22,6 +22,9 @@ AT_RUN_TIME = {
         "nonmonotonic-poll": 0,
         "poll-skip": 0,
         "nonmonotonic-send": 0,
+        "int-nonmonotonic-poll": 0,
+        "int-poll-skip": 0,
+        "int-nonmonotonic-send": 0,
     },
 }
 

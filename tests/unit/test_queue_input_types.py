@@ -67,11 +67,11 @@ def lost_write(key: int | str) -> list[Event]:
 
 @pytest.mark.parametrize("key", [0, "0", "00"], ids=["0", "'0'", "'00'"])
 def test_a_lost_write_is_found_however_its_partition_is_spelled(key: int | str) -> None:
-    result = queue.check(lost_write(key), idempotent=False)
+    result = queue.check(lost_write(key))
     assert result["valid"] is False and result["unknown"] == []
     assert result["lost_messages"] == [11]
     assert result["kinds"]["lost-write"]["cases"][0]["partition"] == 0
-    assert untimed(result) == untimed(queue.check(lost_write(0), idempotent=False))
+    assert untimed(result) == untimed(queue.check(lost_write(0)))
 
 
 def test_harness_check_finds_the_lost_write_to_partition_0_spelled_as_a_string(
@@ -90,15 +90,15 @@ def test_harness_check_finds_the_lost_write_to_partition_0_spelled_as_a_string(
     seed=st.integers(0, 2**32 - 1),
     group=st.booleans(),
     losses=st.integers(0, 2),
-    idempotent=st.booleans(),
+    sub_via=st.sampled_from(["assign", "subscribe", None]),
 )
 def test_a_history_respelled_is_checked_alike(
-    seed: int, group: bool, losses: int, idempotent: bool
+    seed: int, group: bool, losses: int, sub_via: Any
 ) -> None:
     config = SimConfig(partitions=3, workers=4, ops=150, group=group, losses=losses)
     events, _ = simulate(seed, config)
-    expected = queue.check(events, idempotent=idempotent)
-    got = queue.check(respelled(events, seed), idempotent=idempotent)
+    expected = queue.check(events, sub_via=sub_via)
+    got = queue.check(respelled(events, seed), sub_via=sub_via)
     assert untimed(got) == untimed(expected)
 
 

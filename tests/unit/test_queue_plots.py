@@ -15,7 +15,7 @@ PNG = b"\x89PNG\r\n\x1a\n"
 def test_both_plots_draw(tmp_path: Path) -> None:
     config = SimConfig(partitions=3, workers=4, ops=400, losses=5, conflicts=2)
     events, planted = simulate(3, config)
-    result = queue.check(events, idempotent=False)
+    result = queue.check(events)
     assert result["lost"] == len(planted.losses) == 5
     windows = [
         {

@@ -57,15 +57,19 @@ def streamed(path: Path) -> Any:
 @settings(
     max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
-@given(seed=st.integers(0, 2**32 - 1), config=configs, idempotent=st.booleans())
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    config=configs,
+    sub_via=st.sampled_from(["assign", "subscribe", None]),
+)
 def test_streamed_check_is_the_events_check(
-    tmp_path: Path, seed: int, config: SimConfig, idempotent: bool
+    tmp_path: Path, seed: int, config: SimConfig, sub_via: Any
 ) -> None:
     events, _ = simulate(seed, config)
     path = tmp_path / "history.jsonl"
     write_jsonl(events, path)
-    expected = queue.check(load(path).events, idempotent=idempotent)
-    got = queue.check_read(streamed(path), idempotent=idempotent)
+    expected = queue.check(load(path).events, sub_via=sub_via)
+    got = queue.check_read(streamed(path), sub_via=sub_via)
     assert untimed(got) == untimed(expected)
 
 
@@ -103,9 +107,9 @@ def test_a_malformed_value_read_as_loaded_is_refused_as_from_the_events(tmp_path
     path = tmp_path / "history.jsonl"
     write_jsonl(b.events, path)
     with pytest.raises(HistoryError, match="partition 'p0'") as from_events:
-        queue.check(load(path).events, idempotent=False)
+        queue.check(load(path).events)
     with pytest.raises(HistoryError, match="partition 'p0'") as as_loaded:
-        queue.check_read(streamed(path), idempotent=False)
+        queue.check_read(streamed(path))
     assert (from_events.value.line, as_loaded.value.line) == (4, 4)
     outcome = check_file(str(path), Asked(), tmp_path)
     assert outcome["valid"] is None and "error" not in outcome

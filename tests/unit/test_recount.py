@@ -156,7 +156,7 @@ def test_a_recorded_run_recounted_from_its_drain_agrees_with_the_checker(tmp_pat
         if event.get("f") == "drain" and event.get("type") == "ok":
             drained[event["key"]] = {o: str(m) for o, m in event["value"]}
     (tmp_path / "history.jsonl").write_text(RECORDED.read_text())
-    lost_acks = check_queue(load(RECORDED).events, idempotent=False)["lost_acks"]
+    lost_acks = check_queue(load(RECORDED).events)["lost_acks"]
     counted = write_recount(
         tmp_path, on_disk({"n1": drained}, dict.fromkeys(drained, "n1")), lost_acks
     )
