@@ -29,7 +29,8 @@ past them) make the result "unknown", with the reasons in `unknown`. Result layo
      "sends", "acknowledged", "lost", "lost_fraction", "lost_messages": every lost
      message, "lost_from_polls": losses the polls alone show, "lost_from_drains": losses
      the final drains show (None: none was final), "unseen_over_time": [[t_ns, count],
-     ...], "unknown": [reason, ...], "partitions", "polls", "time" (s),
+     ...], "unknown": [reason, ...], "partitions", "polls", "txn_ops": ops that are
+     transactions of several micro-ops (checkers/txn_check.py), "time" (s),
      "lost_acks": checkers.lost_acks's result}
 
 An op index in a case is the index of the op's invoke event.
@@ -250,6 +251,7 @@ def _check(
         "unknown": unknown,
         "partitions": len({s.partition for s in history.sends} | set(history.drains)),
         "polls": sum(1 for op in history.consumer_ops if isinstance(op, Poll)),
+        "txn_ops": history.txn_ops,
         "time": time.monotonic() - started,
         "lost_acks": evidence.lost_view,
     }

@@ -27,6 +27,12 @@ def explain(result: dict[str, Any]) -> list[str]:
     if result["ignored"]:
         lines.append(f"ignored (reported, never invalid): {', '.join(result['ignored'])}")
     lines.extend(result["unknown"])
+    if "transactions" in result:
+        t = result["transactions"]
+        lines.append(
+            f"transactions: {t['committed']} committed, {t['aborted']} aborted, "
+            f"{t['unknown']} unknown ({t['info_committed']} of them read, so committed)"
+        )
     kinds = result["kinds"]
     for kind, found in kinds.items():
         if found["count"]:
@@ -38,7 +44,7 @@ def explain(result: dict[str, Any]) -> list[str]:
             f"no case of the {clean} {'other ' if clean < len(kinds) else ''}anomaly kinds"
         )
     for kind, found in kinds.items():
-        render = _RENDERERS[kind]
+        render = _RENDERERS.get(kind, _explained)
         lines.extend(f"  {kind}: {render(c)}" for c in found["cases"][:CASES_SHOWN])
     return lines
 
@@ -122,6 +128,12 @@ def _nonmonotonic_send(c: Case) -> str:
         f"{c['index']}) {landed} at offset {c['offset']}, after its send of "
         f"{c['prior_value']!r} (op {c['prior_index']}) at offset {c['prior_offset']}"
     )
+
+
+def _explained(c: Case) -> str:
+    # A transaction kind's case carries its own words: a line, or a line per edge.
+    said = c["explanation"]
+    return said if isinstance(said, str) else "; then ".join(said)
 
 
 _RENDERERS: dict[str, Callable[[Case], str]] = {

@@ -135,6 +135,7 @@ class QueueReader(QueueValues):
         self.consumer_ops: list[Poll | Reposition] = []
         self.drains: dict[int, Drain] = {}
         self.holdings = Holdings(self)
+        self.txn_ops = 0
 
     def add(self, invoke: Event, invoke_line: int, completion: Event | None, line: int) -> None:
         """Takes one invocation: its invoke, the completion (None: still in flight at the
@@ -155,6 +156,7 @@ class QueueReader(QueueValues):
             invoke, completion = self.unsplit(invoke, completion)
             value = invoke["value"]
         if value.__class__ is list and f in MICRO_FS:
+            self.txn_ops += f == TXN or len(value) > 1
             self.micro(invoke, completion, read_micro_ops(self, invoke, completion))
         elif f == POLL:
             self.poll(invoke, completion)
@@ -178,7 +180,7 @@ class QueueReader(QueueValues):
         self.consumer_ops.sort(key=by_index)
         drains = dict(sorted(self.drains.items()))
         via = frozenset(self.holdings.sub_via)
-        return QueueHistory(self.sends, self.consumer_ops, drains, self.names(), via)
+        return QueueHistory(self.sends, self.consumer_ops, drains, self.names(), via, self.txn_ops)
 
     def send(self, invoke: Event, done: Event | None) -> Send:
         partition = self.partition(invoke, invoke.get("key"))

@@ -131,14 +131,17 @@ class Drain:
 class QueueHistory:
     """A queue history's records: sends and consumer ops in invoke order, and the last ok
     drain of each partition (an earlier one was retried or superseded); `names` spells the
-    partitions a history named by EDN keyword (numbered above MAX_PARTITION), and `sub_via`
-    says how its consumers chose partitions: "assign", "subscribe", both, or neither."""
+    partitions a history named by EDN keyword (numbered above MAX_PARTITION), `sub_via`
+    says how its consumers chose partitions: "assign", "subscribe", both, or neither, and
+    `txn_ops` counts its transactions (checkers/txn_check.py checks them)."""
 
     sends: list[Send]
     consumer_ops: list[Poll | Reposition]
     drains: dict[int, Drain]
     names: dict[int, str] = field(default_factory=dict)
     sub_via: frozenset[str] = frozenset()
+    txn_ops: int = 0
+    """Ops that are transactions of more than one micro-op, or named txn."""
 
 
 Observation = tuple[int, int, Message, str, int]

@@ -19,7 +19,8 @@ from checkers.model_loader import ModelLoadError, load_model
 from checkers.models import MODELS, Model
 from checkers.queue_policy import SubVia
 from checkers.result import Result, check_safe
-from history import History, MalformedOp, Reader
+from checkers.txn_ops import TxnHistory, TxnStream, read_txn_history
+from history import History, HistoryError, MalformedOp, Reader, load
 
 MAP_FS = frozenset({"get", "put", "put-if-absent", "replace", "remove"})
 SET_FS = frozenset({"add", "send", "read"})
@@ -82,8 +83,27 @@ def _lost_acks(history: History, options: CheckOptions) -> Result:
 def _queue(history: History, options: CheckOptions) -> Result:
     sub_via, ignore = options.sub_via, options.ignore
     if history.read is not None:
-        return queue_checker.check_read(history.read, sub_via=sub_via, ignore=ignore)
-    return queue_checker.check(history.events, sub_via=sub_via, ignore=ignore)
+        result = queue_checker.check_read(history.read, sub_via=sub_via, ignore=ignore)
+    else:
+        result = queue_checker.check(history.events, sub_via=sub_via, ignore=ignore)
+    if not result.get("txn_ops"):  # no transaction of several micro-ops: none to order
+        return result
+    from checkers.txn_check import check_txns, with_transactions  # networkx: only here
+
+    return with_transactions(result, check_txns(_transactions(history)), ignore)
+
+
+def _transactions(history: History) -> TxnHistory:
+    """Takes a queue history with txn ops. Returns its TxnHistory: from its events, or
+    read again from its file when it was streamed (a history without transactions, the
+    common case, never pays for the transactions' records)."""
+    if history.events:
+        return read_txn_history(history.events)
+    read = load(history.path, keep_events=False, reader=TxnStream(history.path)).read
+    if isinstance(read, HistoryError):
+        raise read
+    assert isinstance(read, TxnHistory)
+    return read
 
 
 LINEARIZABLE_MODELS = ("cas-register", "register", "map", "kv-append")

@@ -87,6 +87,11 @@ def queue_lines(queue: dict[str, Any]) -> list[str]:
     acked, lost = queue.get("acknowledged", 0), queue.get("lost", 0)
     share = f"{100 * lost / acked:.1f}%" if acked else "n/a"
     lines = [f"{acked} acknowledged, {lost} lost ({share})"]
+    if isinstance(txns := queue.get("transactions"), dict):
+        lines.append(
+            f"transactions: {txns.get('committed')} committed, {txns.get('aborted')} aborted, "
+            f"{txns.get('unknown')} unknown"
+        )
     kinds = queue.get("kinds", {})
     found = {kind: entry for kind, entry in kinds.items() if entry.get("count")}
     for kind, entry in found.items():

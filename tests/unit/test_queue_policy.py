@@ -157,7 +157,7 @@ def test_check_refuses_an_unknown_kind_with_254(
     code, out, err = run(capsys, str(write(tmp_path, skipping())), "--ignore", "skips")
     assert (code, out) == (254, "")
     assert "argument --ignore: not a queue anomaly kind: skips (the kinds: lost-write," in err
-    assert "int-nonmonotonic-send)" in err
+    assert "int-nonmonotonic-send, G1a, precommitted-read, int-send-skip, G0, G1c," in err
 
 
 def test_check_of_a_run_folder_takes_the_runs_policy(
