@@ -34,7 +34,14 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from operator import itemgetter
 
-from checkers.queue_history import Poll, QueueHistory, Records, Reposition, pairs
+from checkers.queue_history import (
+    Poll,
+    QueueHistory,
+    Records,
+    Reposition,
+    pairs,
+    read_queue_history,
+)
 from history import Event
 
 Process = int | str
@@ -199,3 +206,21 @@ def worst_lags(points: Iterable[LagPoint]) -> dict[Process, LagPoint]:
 def process_order(process: Process) -> tuple[bool, int, str]:
     """Takes a process. Returns its sort key: integers in order, then names."""
     return (isinstance(process, str), process if isinstance(process, int) else 0, str(process))
+
+
+def worst_realtime_lag(events: Sequence[Event]) -> dict[str, object] | None:
+    """Takes a queue history's events. Returns its worst realtime lag as plain data, as
+    kafka.clj's checker reports :worst-realtime-lag: when (s since the start), which
+    consumer and partition, the lag (s) and the offsets behind; None with no ok poll."""
+    history = read_queue_history(events)
+    points = realtime_lag(history, poll_invocations(events, history))
+    if not points:
+        return None
+    worst = max(points, key=lambda p: p.lag)  # the first, on a tie
+    return {
+        "time": worst.time / 1e9,
+        "process": worst.process,
+        "partition": history.names.get(worst.partition, worst.partition),
+        "lag": worst.lag / 1e9,
+        "behind": worst.behind,
+    }

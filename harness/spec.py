@@ -42,6 +42,12 @@ class TestSpec:
     consumer_group: bool = False
     ignore: tuple[str, ...] = ()
     """Queue anomaly kinds reported but never counted against validity."""
+    txn: bool = False
+    """Queue workload: each op a Kafka transaction of send and poll micro-ops."""
+    abort_p: float = 0.1
+    """Queue workload with txn: the probability of aborting a transaction on purpose."""
+    isolation_level: str = "read_committed"
+    """Queue workload: the consumers' isolation.level."""
 
     @property
     def topic(self) -> str:
@@ -69,11 +75,12 @@ class TestSpec:
         }
 
 
-def default_name(workload: str, store: str, nemesis: tuple[str, ...]) -> str:
-    """Returns the test name used when --name is not given, e.g. kv-linearizable-kill-leader."""
+def default_name(workload: str, store: str, nemesis: tuple[str, ...], txn: bool = False) -> str:
+    """Returns the test name used when --name is not given, e.g. kv-linearizable-kill-leader
+    (queue-txn-... for the queue workload in transactions)."""
     faults = "+".join(nemesis) if nemesis else "none"
     if len(nemesis) > 3:
         faults = f"{len(nemesis)}-faults"
     if workload == "queue":  # no store in between: the name says only what ran
-        return f"{workload}-{faults}"
+        return f"{workload}-txn-{faults}" if txn else f"{workload}-{faults}"
     return f"{workload}-{store}-{faults}"

@@ -59,6 +59,12 @@ class Context:
     """Whether the queue workload's consumers subscribe in one group (else they are assigned)."""
     ignore: frozenset[str] = frozenset()
     """Queue anomaly kinds reported but never counted against validity (--ignore)."""
+    txn: bool = False
+    """Whether the queue workload's ops are Kafka transactions of send and poll micro-ops."""
+    abort_p: float = 0.1
+    """The probability that a transaction is aborted by the workload instead of committed."""
+    isolation_level: str = "read_committed"
+    """What the queue workload's consumers read of transactions (the drains: committed only)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -3,17 +3,21 @@ key, checked for lost acknowledged writes and Jepsen's Kafka ordering anomalies.
 
 Each process sends unique integers to random partitions and polls what its consumer
 is given (assigned partitions, or `--consumer-group` membership); now and then it is
-assigned a new set of partitions. After healing, every partition is drained from the
-beginning to its high watermark: what Kafka kept.
+assigned a new set of partitions. With `--txn` each op is instead one Kafka transaction of
+send and poll micro-ops (workloads/txn_client.py), some aborted on purpose (`--abort-p`).
+After healing, every partition is drained from the beginning to its high watermark, at
+read_committed: what Kafka kept.
 """
 
 from __future__ import annotations
 
 import itertools
 import random
+import threading
 from collections.abc import Iterator
 from typing import Any
 
+from checkers.queue_lag import worst_realtime_lag
 from checkers.queue_policy import SubVia
 from checkers.registry import CHECKERS, CheckOptions, run_checker
 from history import History
@@ -21,10 +25,15 @@ from kvstore import create_store_topic
 from kvstore.topic import TopicAdmin
 from workloads.core import Client, Context, OpDict, Workload
 from workloads.queue_client import QueueClient, QueueSettings
+from workloads.txn_client import TransactionalIds, TxnClient
 
 # Sends and polls in equal measure; a reassignment now and then, so that consumers are
 # seen across assignment changes as well as within one.
 SEND, POLL = 0.5, 0.47
+# Under --txn, transactions take the sends' and polls' share and the rest still moves the
+# consumers; each holds 1 to MAX_MICRO_OPS micro-ops, sends and polls in equal measure.
+MAX_MICRO_OPS = 4
+TXN = SEND + POLL
 
 
 def queue_ops(rng: random.Random, partitions: int, consumer_group: bool) -> Iterator[OpDict]:
@@ -38,11 +47,36 @@ def queue_ops(rng: random.Random, partitions: int, consumer_group: bool) -> Iter
             yield {"f": "send", "key": rng.randrange(partitions), "value": next(messages)}
         elif r < SEND + POLL:
             yield {"f": "poll", "value": None}
-        elif consumer_group:
-            yield {"f": "subscribe", "value": None}
         else:
-            chosen = rng.sample(range(partitions), rng.randint(1, partitions))
-            yield {"f": "assign", "value": sorted(chosen)}
+            yield _reposition(rng, partitions, consumer_group)
+
+
+def txn_ops(
+    rng: random.Random, partitions: int, consumer_group: bool, abort_p: float
+) -> Iterator[OpDict]:
+    """Takes a random source, a partition count and the probability of an abort. Yields
+    invokes forever: transactions of 1 to MAX_MICRO_OPS sends (unique integers) and polls,
+    each marked `abort` with probability abort_p (the mark reaches the client, not the
+    history), and now and then an assign (or, with a consumer group, a subscribe)."""
+    messages = itertools.count(1)
+    while True:
+        if rng.random() >= TXN:
+            yield _reposition(rng, partitions, consumer_group)
+            continue
+        micro_ops: list[list[object]] = []
+        for _ in range(rng.randint(1, MAX_MICRO_OPS)):
+            if rng.random() < 0.5:
+                micro_ops.append(["send", rng.randrange(partitions), next(messages)])
+            else:
+                micro_ops.append(["poll"])
+        yield {"f": "txn", "value": micro_ops, "abort": rng.random() < abort_p}
+
+
+def _reposition(rng: random.Random, partitions: int, consumer_group: bool) -> OpDict:
+    if consumer_group:
+        return {"f": "subscribe", "value": None}
+    chosen = rng.sample(range(partitions), rng.randint(1, partitions))
+    return {"f": "assign", "value": sorted(chosen)}
 
 
 def create_topic(admin: TopicAdmin, ctx: Context) -> None:
@@ -68,12 +102,33 @@ def settings(ctx: Context) -> QueueSettings:
         idempotence=ctx.idempotence,
         consumer_group=ctx.consumer_group,
         timeouts=ctx.timeouts,
+        isolation_level=ctx.isolation_level,
+        txn=ctx.txn,
     )
 
 
+_TXN_IDS: dict[str, TransactionalIds] = {}
+_TXN_IDS_LOCK = threading.Lock()
+
+
+def transactional_ids(topic: str) -> TransactionalIds:
+    """Returns the pool of transactional ids of the run on topic (a fresh topic per run)."""
+    with _TXN_IDS_LOCK:
+        return _TXN_IDS.setdefault(topic, TransactionalIds(topic))
+
+
 def open_client(ctx: Context, client_id: str) -> Client:
-    """Opens one process's producer and consumer."""
+    """Opens one process's producer (transactional with --txn) and consumer."""
+    if ctx.txn:
+        return TxnClient(settings(ctx), client_id, transactional_ids(ctx.topic))
     return QueueClient(settings(ctx), client_id)
+
+
+def ops(rng: random.Random, ctx: Context) -> Iterator[OpDict]:
+    """Yields the run's invokes: transactions with --txn, else one-message ops."""
+    if ctx.txn:
+        return txn_ops(rng, ctx.keys, ctx.consumer_group, ctx.abort_p)
+    return queue_ops(rng, ctx.keys, ctx.consumer_group)
 
 
 def check(history: History, ctx: Context) -> dict[str, dict[str, Any]]:
@@ -83,6 +138,8 @@ def check(history: History, ctx: Context) -> dict[str, dict[str, Any]]:
     sub_via: SubVia = "subscribe" if ctx.consumer_group else "assign"
     options = CheckOptions(sub_via=sub_via, ignore=ctx.ignore)
     result = run_checker(CHECKERS["queue"], history, options)
+    if "error" not in result:  # the history read as a queue history: its polls can be timed
+        result["worst_realtime_lag"] = worst_realtime_lag(history.events)
     sections: dict[str, dict[str, Any]] = {"queue": result}
     if isinstance(result.get("lost_acks"), dict):
         sections["lost-acks"] = result.pop("lost_acks") | {"valid": result["valid"]}
@@ -92,7 +149,7 @@ def check(history: History, ctx: Context) -> dict[str, dict[str, Any]]:
 QUEUE = Workload(
     name="queue",
     create_topics=create_topic,
-    ops=lambda rng, ctx: queue_ops(rng, ctx.keys, ctx.consumer_group),
+    ops=ops,
     open_client=open_client,
     final_reads=lambda ctx: [{"f": "drain", "key": p, "value": None} for p in range(ctx.keys)],
     check=check,

@@ -34,7 +34,7 @@ from confluent_kafka import (
 )
 
 from kvstore import Timeouts
-from kvstore.kafka_log import client_config, client_error, close_within, watermarks
+from kvstore.kafka_log import KAFKA_LOG, client_config, client_error, close_within, watermarks
 from workloads.core import OpDict, fail, info, ok
 
 POLL_BATCH = 500
@@ -70,6 +70,11 @@ class QueueSettings:
     consumer_group: bool
     """Subscribe in one consumer group instead of assigning partitions."""
     timeouts: Timeouts
+    isolation_level: str = "read_committed"
+    """What the consumers read of transactions: read_committed or read_uncommitted."""
+    txn: bool = False
+    """Sends and polls in transactions (workloads/txn_client.py): the group's offsets are
+    committed by the transactions, never automatically."""
 
 
 def producer_config(s: QueueSettings, client_id: str) -> dict[str, Any]:
@@ -91,12 +96,14 @@ def consumer_config(s: QueueSettings, client_id: str) -> dict[str, Any]:
     config = client_config(s.bootstrap, f"{client_id}-consumer", s.timeouts) | {
         "fetch.wait.max.ms": 100,
         "enable.partition.eof": False,
+        "isolation.level": s.isolation_level,
     }
     if s.consumer_group:
         return config | {
             "group.id": f"{s.topic}-group",
             "auto.offset.reset": "earliest",
-            "enable.auto.commit": True,
+            # In consume-transform-produce the transaction commits the group's offsets.
+            "enable.auto.commit": not s.txn,
             "session.timeout.ms": 6000,
             "heartbeat.interval.ms": 1000,
         }
@@ -125,7 +132,7 @@ class QueueClient:
         self._client_id = client_id
         self._failure: str | None = None
         on_error = partial(client_error, self._fail)
-        self._producer = Producer(producer_config(settings, client_id) | {"error_cb": on_error})
+        self._producer = self._open_producer(on_error)
         self._consumer = Consumer(consumer_config(settings, client_id) | {"error_cb": on_error})
         self._assigned: set[int] | None = None
         self._moved: dict[str, list[int]] = {"assigned": [], "revoked": []}
@@ -139,25 +146,35 @@ class QueueClient:
         if self._failure is None:
             self._failure = why
 
-    def invoke(self, op: OpDict) -> OpDict:
-        """Takes an invoke. Returns its completion; never raises."""
-        handlers: dict[str, Callable[[OpDict], OpDict]] = {
+    def _open_producer(self, on_error: Callable[[KafkaError], None]) -> Producer:
+        """Returns the producer of this client's sends (a subclass may make another kind)."""
+        return Producer(producer_config(self._s, self._client_id) | {"error_cb": on_error})
+
+    def _handlers(self) -> dict[str, Callable[[OpDict], OpDict]]:
+        """Returns the op of each f this client serves."""
+        return {
             "send": self._send,
             "poll": self._poll,
             "assign": self._assign,
             "subscribe": self._subscribe,
             "drain": self._drain,
         }
+
+    def invoke(self, op: OpDict) -> OpDict:
+        """Takes an invoke. Returns its completion; never raises."""
         try:
-            return handlers[op["f"]](op)
+            return self._handlers()[op["f"]](op)
         except KafkaException as err:  # raised before anything was sent or received
             return fail(f"KafkaException: {err}", op.get("value"))
         except Exception as err:  # an unknown outcome: never guess ok or fail
             return info(f"{type(err).__name__}: {err}", op.get("value"))
 
     def close(self) -> None:
-        """Closes the producer and consumer within a bounded time."""
-        self._producer.flush(self._s.timeouts.close)
+        """Closes the producer and consumer within a bounded time; never raises."""
+        try:
+            self._producer.flush(self._s.timeouts.close)
+        except KafkaException as err:  # a producer failed for good: the run goes on without it
+            KAFKA_LOG.warning("a producer did not flush on close: %s", err)
         close_within(self._consumer, self._s.timeouts.close)
 
     # ---- send --------------------------------------------------------------------------
@@ -260,7 +277,10 @@ class QueueClient:
         consumer of its own; fail (nothing changed) when it cannot get there in time."""
         tp = TopicPartition(self._s.topic, op["key"], OFFSET_BEGINNING)
         # Assigned, never in the run's group: a drain must not move the group's offsets.
-        alone = dataclasses.replace(self._s, consumer_group=False)
+        # At read_committed whatever --isolation-level says: the final read is what Kafka
+        # kept, and an aborted transaction's records are not kept (they stay in the log,
+        # skipped by such a consumer; the position still moves past them and the markers).
+        alone = dataclasses.replace(self._s, consumer_group=False, isolation_level="read_committed")
         drainer = Consumer(consumer_config(alone, f"{self._client_id}-drain"))
         timeout = self._s.timeouts.catch_up
         try:

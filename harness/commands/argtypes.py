@@ -28,6 +28,17 @@ def positive(kind: type[int] | type[float]) -> Callable[[str], int | float]:
     return parse
 
 
+def probability(text: str) -> float:
+    """An argparse type accepting only a number from 0 to 1."""
+    try:
+        number = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not 0.0 <= number <= 1.0:  # NaN fails this too
+        raise argparse.ArgumentTypeError(f"must be a number from 0 to 1: {text!r}")
+    return number
+
+
 def queue_kinds(text: str) -> frozenset[str]:
     """Takes --ignore's comma list. Returns the queue anomaly kinds it names; refuses a
     name that is none, naming the kinds there are."""

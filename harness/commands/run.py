@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from checkers.queue_policy import KINDS
-from harness.commands.argtypes import IGNORE_HELP, positive, queue_kinds
+from harness.commands.argtypes import IGNORE_HELP, positive, probability, queue_kinds
 from harness.commands.cluster import add_cluster_options, cluster_spec
 from harness.exit_codes import EXIT_BAD_INPUT, EXIT_INTERRUPTED, EXIT_INVALID
 from harness.progress import StatusLine
@@ -99,6 +99,25 @@ def add_parser(sub: Any) -> None:
         action="store_true",
         help="queue workload: consumers subscribe in one group instead of being assigned",
     )
+    p.add_argument(
+        "--txn",
+        action="store_true",
+        help="queue workload: each op a Kafka transaction of 1 to 4 sends and polls",
+    )
+    p.add_argument(
+        "--abort-p",
+        type=probability,
+        default=0.1,
+        metavar="P",
+        help="with --txn: the probability of aborting a transaction on purpose (default 0.1)",
+    )
+    p.add_argument(
+        "--isolation-level",
+        choices=("read_committed", "read_uncommitted"),
+        default="read_committed",
+        help="queue workload: what consumers read of transactions (default read_committed; "
+        "the final drains read committed records only)",
+    )
     p.add_argument("--ignore", type=queue_kinds, metavar="KIND,...", help=IGNORE_HELP)
     p.add_argument(
         "--leave-cluster-running",
@@ -123,7 +142,11 @@ def spec_from_args(args: argparse.Namespace, seed: int) -> TestSpec:
         raise ValueError("--idempotence needs --producer-acks all (Kafka refuses it otherwise)")
     if args.ignore and args.workload != "queue":
         raise ValueError("--ignore names queue anomaly kinds: it needs --workload queue")
-    name = args.name or default_name(args.workload, args.store, nemesis)
+    if args.txn and args.workload != "queue":
+        raise ValueError("--txn makes queue ops transactions: it needs --workload queue")
+    if args.txn and args.producer_acks != "all":
+        raise ValueError("--txn needs --producer-acks all (Kafka's transactions require it)")
+    name = args.name or default_name(args.workload, args.store, nemesis, args.txn)
     if not _TEST_NAME.fullmatch(name):
         raise ValueError(f"test name {name!r}: use letters, digits and . _ + - (up to 100)")
     return TestSpec(
@@ -152,6 +175,9 @@ def spec_from_args(args: argparse.Namespace, seed: int) -> TestSpec:
         idempotence=args.idempotence,
         consumer_group=args.consumer_group,
         ignore=tuple(k for k in KINDS if k in (args.ignore or ())),
+        txn=args.txn,
+        abort_p=args.abort_p,
+        isolation_level=args.isolation_level,
     )
 
 

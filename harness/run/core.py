@@ -118,6 +118,9 @@ class TestRun:
             idempotence=spec.idempotence,
             consumer_group=spec.consumer_group,
             ignore=frozenset(spec.ignore),
+            txn=spec.txn,
+            abort_p=spec.abort_p,
+            isolation_level=spec.isolation_level,
         )
 
     def set_up(self) -> None:

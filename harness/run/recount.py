@@ -90,14 +90,21 @@ def read_replicas(cluster: Cluster, topic: str) -> dict[str, Any]:
 
 def acked_sends(history_lines: Iterable[str]) -> Iterator[tuple[int, int, int]]:
     """Takes history.jsonl lines. Yields (partition, offset, message) of every
-    acknowledged send; read straight from the file, not through the checker's parser."""
+    acknowledged send, one-message or in a committed transaction; read straight from the
+    file, not through the checker's parser."""
     for line in history_lines:
         if '"send"' not in line or '"ok"' not in line:
             continue
         event = json.loads(line)
-        if event.get("f") == "send" and event.get("type") == "ok":
+        if event.get("type") != "ok" or event.get("f") not in ("send", "txn"):
+            continue
+        if "key" in event:  # one message: [offset, message] under its partition's key
             offset, message = event["value"]
             yield int(event["key"]), int(offset), int(message)
+            continue
+        for mop in event["value"]:  # a committed transaction: ["send", p, [offset, m]]...
+            if mop[0] == "send":
+                yield int(mop[1]), int(mop[2][0]), int(mop[2][1])
 
 
 def recount(sends: Iterable[tuple[int, int, int]], on_disk: dict[str, Any]) -> dict[str, Any]:

@@ -87,3 +87,11 @@ def test_worst_partition_moves_and_polls_that_were_not_ok() -> None:
         LagPoint(time=80, process=1, partition=0, lag=60, behind=5),
         LagPoint(time=120, process=1, partition=1, lag=80, behind=5),
     ]
+
+
+def test_the_worst_lag_is_reported_as_plain_data() -> None:
+    from checkers.queue_lag import worst_realtime_lag
+
+    worst = worst_realtime_lag(_history())
+    assert worst == {"time": 700e-9, "process": 1, "partition": 0, "lag": 690e-9, "behind": 3}
+    assert worst_realtime_lag(_history()[:4]) is None  # a send and an assign: no poll

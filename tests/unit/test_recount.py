@@ -164,3 +164,13 @@ def test_a_recorded_run_recounted_from_its_drain_agrees_with_the_checker(tmp_pat
     assert counted["agrees"] is True
     assert json.loads((tmp_path / "recount.json").read_text())["lost"] == 21
     assert sum(1 for _ in acked_sends(lines)) == 845
+
+
+def test_a_committed_transactions_sends_are_acknowledged_sends() -> None:
+    lines = [
+        '{"index": 0, "process": 0, "type": "invoke", "f": "txn", "value": [["send", 1, 5]]}',
+        '{"index": 1, "process": 0, "type": "ok", "f": "txn", "value": [["send", 1, [3, 5]],'
+        ' ["poll", {"0": [[0, 2]]}], ["send", 0, [4, 6]]]}',
+        '{"index": 2, "process": 1, "type": "fail", "f": "txn", "value": [["send", 2, 7]]}',
+    ]
+    assert list(acked_sends(lines)) == [(1, 3, 5), (0, 4, 6)]

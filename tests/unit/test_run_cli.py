@@ -36,6 +36,12 @@ from workloads.registry import WORKLOADS
         ["--store", "nope"],
         ["--workload", "queue2"],
         ["--concurrency", "1.5"],
+        ["--txn"],
+        ["--workload", "register", "--txn"],
+        ["--workload", "queue", "--txn", "--producer-acks", "1"],
+        ["--workload", "queue", "--txn", "--abort-p", "1.5"],
+        ["--workload", "queue", "--txn", "--abort-p", "nan"],
+        ["--workload", "queue", "--isolation-level", "serializable"],
     ],
 )
 def test_bad_options_exit_254_with_one_line(
@@ -138,6 +144,21 @@ def test_queue_options_reach_the_spec_and_kafkas_rule_on_idempotence_is_kept() -
     assert (grouped.producer_acks, grouped.consumer_group) == ("1", True)
     with pytest.raises(ValueError, match="--idempotence needs --producer-acks all"):
         spec("--workload", "queue", "--producer-acks", "1", "--idempotence")
+
+
+def test_txn_options_reach_the_spec_and_test_json() -> None:
+    def spec(*argv: str) -> TestSpec:
+        return spec_from_args(build_parser().parse_args(["run", *argv]), seed=1)
+
+    txn = spec("--workload", "queue", "--txn", "--abort-p", "0.25", "--nemesis", "none")
+    assert txn.name == "queue-txn-none"
+    assert (txn.txn, txn.abort_p, txn.isolation_level) == (True, 0.25, "read_committed")
+    assert {"txn": True, "abort_p": 0.25, "isolation_level": "read_committed"}.items() <= (
+        txn.to_json().items()
+    )
+    dirty = spec("--workload", "queue", "--txn", "--isolation-level", "read_uncommitted")
+    assert (dirty.isolation_level, dirty.abort_p) == ("read_uncommitted", 0.1)
+    assert not spec("--workload", "queue").txn
 
 
 def test_the_light_name_lists_agree_with_the_workloads_and_stores() -> None:
