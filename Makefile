@@ -61,16 +61,24 @@ lint: $(VENV_STAMP)
 	@$(PY) -m mypy
 	@$(dir $(PY))lint-imports --no-cache --no-logo
 
+# The unit tests in two processes (pytest-xdist): they need no Docker and share nothing,
+# and the suite is CPU-bound. The integration tests stay in one process: one cluster at a time.
+UNIT_JOBS ?= 2
+
 unit: $(VENV_STAMP)
-	@$(PY) -m pytest -q tests/unit
+	@$(PY) -m pytest -q -n $(UNIT_JOBS) tests/unit
 
 integration: setup
 	@$(PY) -m pytest -q -m integration tests/integration
 	@bash compose/check-no-leftovers.sh
 
+# Both suites run even when the first fails; the target fails if either did.
 test: setup lint
-	@$(PY) -m pytest -q --durations=15 tests
-	@bash compose/check-no-leftovers.sh
+	@rc=0; \
+	$(PY) -m pytest -q --durations=15 tests/integration || rc=$$?; \
+	$(PY) -m pytest -q -n $(UNIT_JOBS) --durations=10 tests/unit || rc=$$?; \
+	bash compose/check-no-leftovers.sh || rc=$$?; \
+	exit $$rc
 
 bench: setup
 	@bash bench/run-all.sh
