@@ -44,9 +44,14 @@ def explain(result: dict[str, Any]) -> list[str]:
             f"no case of the {clean} {'other ' if clean < len(kinds) else ''}anomaly kinds"
         )
     for kind, found in kinds.items():
-        render = _RENDERERS.get(kind, _explained)
-        lines.extend(f"  {kind}: {render(c)}" for c in found["cases"][:CASES_SHOWN])
+        lines.extend(f"  {kind}: {case_words(kind, c)}" for c in found["cases"][:CASES_SHOWN])
     return lines
+
+
+def case_words(kind: str, case: Case) -> str:
+    """Takes an anomaly kind and one of its cases from a result. Returns the case in words,
+    as the terminal shows it (a cycle's edges joined by "; then ")."""
+    return _RENDERERS.get(kind, _explained)(case)
 
 
 def _losses_line(result: dict[str, Any]) -> str:

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from checkers.queue_explain import case_words
 from checkers.queue_policy import effect
 from harness.report.lag_plots import LAG_FILE, UNSEEN_FILE
 from harness.verdicts import verdict_word
@@ -113,8 +114,8 @@ def _queue(results: dict[str, Any], folder: Path) -> str:
         return ""
     items = "".join(f"<li>{_e(line)}</li>" for line in queue_lines(queue))
     cases = [
-        (kind, case)
-        for kind, found in sorted(queue.get("kinds", {}).items())
+        (kind, _case_words(kind, case))
+        for kind, found in queue.get("kinds", {}).items()
         for case in found.get("cases", [])[:3]
     ]
     plots = "".join(
@@ -131,6 +132,14 @@ def _queue(results: dict[str, Any], folder: Path) -> str:
         )
         + plots
     )
+
+
+def _case_words(kind: str, case: Any) -> str:
+    # The checker's own words for a case; a results.json of another shape, as it is.
+    try:
+        return case_words(kind, case)
+    except (KeyError, TypeError, IndexError):
+        return json.dumps(case, default=str)
 
 
 def _section_summary(name: str, section: dict[str, Any]) -> str:

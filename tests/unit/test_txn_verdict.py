@@ -111,3 +111,16 @@ def test_a_history_without_txn_ops_has_no_transactions_section(tmp_path: Path) -
     txns.add(1, 3_000, 4_000, [poll({0: [[0, 7]]})])
     result = check_history(load(str(written(tmp_path, txns))), "queue")
     assert "transactions" not in result and "G1a" not in result["kinds"]
+
+
+def test_the_report_explains_each_case_in_the_checkers_words(tmp_path: Path) -> None:
+    import html
+
+    from harness.report.page import write_report
+
+    result = check_history(load(str(written(tmp_path, opposite_orders()))), "queue")
+    page = write_report(tmp_path, {"spec": {"name": "t"}}, {"valid": True, "queue": result}, {})
+    text = html.unescape(page.read_text())
+    assert "G0: 1 (reported: Kafka allows it)" in text
+    assert "sent 1 to partition 0 at offset 0; T" in text and "(ww); then T" in text
+    assert "transactions: 3 committed, 0 aborted, 0 unknown" in text
