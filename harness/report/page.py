@@ -135,10 +135,11 @@ def _queue(results: dict[str, Any], folder: Path) -> str:
 
 
 def _case_words(kind: str, case: Any) -> str:
-    # The checker's own words for a case; a results.json of another shape, as it is.
+    # The checker's own words for a case; a case of another shape (an older results.json)
+    # as it is: the page must never fail on the words, the run's verdict is written first.
     try:
         return case_words(kind, case)
-    except (KeyError, TypeError, IndexError):
+    except Exception:
         return json.dumps(case, default=str)
 
 

@@ -124,3 +124,11 @@ def test_the_report_explains_each_case_in_the_checkers_words(tmp_path: Path) -> 
     assert "G0: 1 (reported: Kafka allows it)" in text
     assert "sent 1 to partition 0 at offset 0; T" in text and "(ww); then T" in text
     assert "transactions: 3 committed, 0 aborted, 0 unknown" in text
+
+
+def test_a_case_the_words_cannot_render_is_shown_as_it_is(tmp_path: Path) -> None:
+    from harness.report.page import write_report
+
+    queue = {"valid": False, "kinds": {"poll-skip": {"count": 1, "cases": [{"odd": 1}]}}}
+    page = write_report(tmp_path, {}, {"valid": False, "queue": queue}, {})
+    assert "{&quot;odd&quot;: 1}" in page.read_text()
