@@ -69,6 +69,7 @@ from checkers.queue_history import (
     Poll,
     QueueHistory,
     QueueReader,
+    Stream,
     UnreadableQueueOp,
     messages,
     observed_batches,
@@ -159,31 +160,13 @@ def reject_malformed(history: History) -> None:
         raise located if located.line else HistoryError(history.path, e.line, e.problem) from None
 
 
-class QueueStream:
-    """A Reader for history.load: reads a queue history as it is loaded, so that
-    neither its events nor its ops are kept. A value not of the queue format stops the
-    reading; its HistoryError is what `finish` returns, for reject_malformed (or
-    check_read) to raise."""
+class QueueStream(Stream[QueueReader, QueueHistory]):
+    """A Reader for history.load that reads a queue history as it is loaded (a Stream of
+    a QueueReader): `finish` gives the QueueHistory, or the HistoryError for
+    reject_malformed (or check_read) to raise."""
 
     def __init__(self, path: str) -> None:
-        self.reader: QueueReader | None = QueueReader(path)
-        self.error: HistoryError | None = None
-
-    def add(self, invoke: Event, invoke_line: int, completion: Event | None, line: int) -> None:
-        """Takes one invocation as history's Reader does."""
-        if self.reader is None:
-            return
-        try:
-            self.reader.add(invoke, invoke_line, completion, line)
-        except HistoryError as e:
-            self.error, self.reader = e, None  # what was read is no use any more
-
-    def finish(self) -> QueueHistory | HistoryError:
-        """Returns the QueueHistory read, or the HistoryError that stopped the reading."""
-        if self.reader is None:
-            assert self.error is not None
-            return self.error
-        return self.reader.finish()
+        super().__init__(QueueReader(path), QueueReader.finish)
 
 
 @dataclass(frozen=True, slots=True)

@@ -40,8 +40,9 @@ else is an UnreadableQueueOp naming its line: malformed input, never a verdict.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from operator import attrgetter
+from typing import Generic, TypeVar
 
 from checkers.queue_microops import MicroOps, merged, read_micro_ops
 from checkers.queue_positions import NOTHING, Holdings
@@ -73,7 +74,7 @@ from checkers.queue_records import (
     pairs,
 )
 from checkers.queue_values import QueueValues, int_pairs
-from history import Event, pair_invocations
+from history import Event, HistoryError, pair_invocations
 from history.formats import short
 
 __all__ = [
@@ -309,3 +310,36 @@ class QueueReader(QueueValues):
         )
         if partition not in self.drains or self.drains[partition].completion < drain.completion:
             self.drains[partition] = drain
+
+
+Reading = TypeVar("Reading", bound=QueueReader)
+Read = TypeVar("Read")
+
+
+class Stream(Generic[Reading, Read]):
+    """A Reader for history.load that reads a history with a QueueReader (or a subclass) as
+    it is loaded, so that neither its events nor its ops are kept. A value the reader
+    refuses stops the reading; `finish` returns what the reader made of the history, or
+    that HistoryError, for the checker to raise."""
+
+    def __init__(self, reader: Reading, finished: Callable[[Reading], Read]) -> None:
+        self.reader: Reading | None = reader
+        self.finished = finished
+        self.error: HistoryError | None = None
+
+    def add(self, invoke: Event, invoke_line: int, completion: Event | None, line: int) -> None:
+        """Takes one invocation as history's Reader does."""
+        if self.reader is None:
+            return
+        try:
+            self.reader.add(invoke, invoke_line, completion, line)
+        except HistoryError as e:
+            self.error, self.reader = e, None  # what was read is no use any more
+
+    def finish(self) -> Read | HistoryError:
+        """Returns what the reader made of the history, or the HistoryError that stopped
+        the reading."""
+        if self.reader is None:
+            assert self.error is not None
+            return self.error
+        return self.finished(self.reader)

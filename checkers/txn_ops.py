@@ -15,8 +15,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from checkers.queue_history import POLL, SEND, TXN, QueueHistory, QueueReader
-from history import Event, HistoryError, pair_invocations
+from checkers.queue_history import POLL, SEND, TXN, QueueHistory, QueueReader, Stream
+from history import Event, pair_invocations
 
 TXN_FS = frozenset({SEND, POLL, TXN})
 """The ops that are transactions: a drain, assign or crash is not one."""
@@ -85,26 +85,9 @@ def read_txn_history(events: Sequence[Event]) -> TxnHistory:
     return reader.finish_txns()
 
 
-class TxnStream:
+class TxnStream(Stream[TxnReader, TxnHistory]):
     """A Reader for history.load, as checkers.queue.QueueStream is, reading a
     TxnHistory: `finish` returns it, or the HistoryError that stopped the reading."""
 
     def __init__(self, path: str) -> None:
-        self.reader: TxnReader | None = TxnReader(path)
-        self.error: HistoryError | None = None
-
-    def add(self, invoke: Event, invoke_line: int, completion: Event | None, line: int) -> None:
-        """Takes one invocation as history's Reader does."""
-        if self.reader is None:
-            return
-        try:
-            self.reader.add(invoke, invoke_line, completion, line)
-        except HistoryError as e:
-            self.error, self.reader = e, None  # what was read is no use any more
-
-    def finish(self) -> TxnHistory | HistoryError:
-        """Returns the TxnHistory read, or the HistoryError that stopped the reading."""
-        if self.reader is None:
-            assert self.error is not None
-            return self.error
-        return self.reader.finish_txns()
+        super().__init__(TxnReader(path), TxnReader.finish_txns)
