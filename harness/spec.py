@@ -48,6 +48,9 @@ class TestSpec:
     """Queue workload with txn: the probability of aborting a transaction on purpose."""
     isolation_level: str = "read_committed"
     """Queue workload: the consumers' isolation.level."""
+    crash_clients: float | None = None
+    """Queue workload with txn: the mean seconds between one client's crashes in the
+    middle of a transaction (Jepsen's crash-client-interval), or None for no crashes."""
 
     @property
     def topic(self) -> str:

@@ -65,6 +65,8 @@ class Context:
     """The probability that a transaction is aborted by the workload instead of committed."""
     isolation_level: str = "read_committed"
     """What the queue workload's consumers read of transactions (the drains: committed only)."""
+    crash_clients: float | None = None
+    """With txn: the mean seconds between one client's crashes mid-transaction, or None."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

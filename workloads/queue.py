@@ -120,7 +120,8 @@ def transactional_ids(topic: str) -> TransactionalIds:
 def open_client(ctx: Context, client_id: str) -> Client:
     """Opens one process's producer (transactional with --txn) and consumer."""
     if ctx.txn:
-        return TxnClient(settings(ctx), client_id, transactional_ids(ctx.topic))
+        ids = transactional_ids(ctx.topic)
+        return TxnClient(settings(ctx), client_id, ids, crash_every_s=ctx.crash_clients)
     return QueueClient(settings(ctx), client_id)
 
 

@@ -9,11 +9,20 @@ was begun, is `fail`; anything else (a commit or abort that timed out, a fatal e
 closed, and the next client takes it: that client's init_transactions fences this one and
 ends whatever transaction it left open (else read_committed reads would stall behind it
 until transaction.timeout.ms).
+
+With --crash-clients a client crashes now and then, as Jepsen's crash-client generator
+has it (jepsen.tests.kafka `crash-client-gen`), but in the middle of a transaction: its
+sends delivered, it walks away without a commit or an abort, and is replaced. Such a
+transaction is `fail`, for it can never commit (only the client's EndTxn could commit
+it); its values must stay unread at read_committed, whoever ends it (the successor's
+fencing, the coordinator's timeout, or librdkafka as the producer is destroyed).
 """
 
 from __future__ import annotations
 
+import random
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -34,6 +43,7 @@ NOT_BEGUN: frozenset[Stage] = frozenset({"init", "begin"})
 local to the client, and nothing is sent before it."""
 Outcome = Literal["ok", "fail", "info"]
 ABORTED_ON_PURPOSE = "aborted by the workload (--abort-p)"
+CRASHED = "crashed before its commit (--crash-clients): the client walked away from it"
 
 
 class BodyError(Exception):
@@ -68,6 +78,8 @@ class TxnSeen:
     which of commit_transaction and abort_transaction returned."""
 
     chose_abort: bool = False
+    crashed: bool = False
+    """The client crashed on purpose after the body, without a commit or an abort."""
     error: TxnError | None = None
     committed: bool = False
     aborted: bool = False
@@ -87,10 +99,11 @@ def should_abort(error: TxnError) -> bool:
 
 def txn_outcome(seen: TxnSeen) -> Outcome:
     """Takes what the client saw of a transaction. Returns its completion's type: ok when
-    the commit returned, fail when an abort returned or nothing was begun, else info."""
+    the commit returned, fail when an abort returned, nothing was begun or the client
+    crashed before asking to commit, else info."""
     if seen.committed:
         return "ok"
-    if seen.aborted:
+    if seen.aborted or seen.crashed:
         return "fail"
     if seen.error is not None and seen.error.stage in NOT_BEGUN:
         return "fail"
@@ -99,10 +112,10 @@ def txn_outcome(seen: TxnSeen) -> Outcome:
 
 def needs_replacing(seen: TxnSeen) -> bool:
     """Takes what the client saw of a transaction. Returns whether its producer must be
-    replaced (and so fenced): after an info outcome, a fatal error, an init that cannot
-    be tried again, or a begin that failed (a sound producer begins whenever asked)."""
+    replaced (and so fenced): after a crash, an info outcome, a fatal error, an init that
+    cannot be tried again, or a begin that failed (a sound producer begins whenever asked)."""
     error = seen.error
-    if txn_outcome(seen) == "info" or (error is not None and error.fatal):
+    if seen.crashed or txn_outcome(seen) == "info" or (error is not None and error.fatal):
         return True
     if error is None:
         return False
@@ -111,6 +124,8 @@ def needs_replacing(seen: TxnSeen) -> bool:
 
 def error_text(seen: TxnSeen) -> str | None:
     """Takes what the client saw of a transaction. Returns its completion's error, or None."""
+    if seen.crashed:
+        return CRASHED
     if seen.error is None:
         return ABORTED_ON_PURPOSE if seen.chose_abort else None
     text = f"{seen.error.stage}: {seen.error.text}"
@@ -175,13 +190,34 @@ class TransactionalIds:
             self._free.append((tid, incarnation))
 
 
+class CrashClock:
+    """When a client crashes on purpose: at a time drawn uniformly from [0, 2 * mean_s]
+    after it opened (the gaps of Jepsen's `gen/stagger`), or never when mean_s is None."""
+
+    def __init__(self, mean_s: float | None, rng: random.Random) -> None:
+        self._at = time.monotonic() + rng.uniform(0, 2 * mean_s) if mean_s else float("inf")
+
+    def due(self) -> bool:
+        """Returns whether the client's crash is due."""
+        return time.monotonic() >= self._at
+
+
 class TxnClient(QueueClient):
     """A queue client whose ops are transactions: txn, plus assign, subscribe and drain."""
 
-    def __init__(self, settings: QueueSettings, client_id: str, ids: TransactionalIds) -> None:
+    def __init__(
+        self,
+        settings: QueueSettings,
+        client_id: str,
+        ids: TransactionalIds,
+        crash_every_s: float | None = None,
+    ) -> None:
         self._ids = ids
         self._tid, self._incarnation = ids.take()
         self._ready = False  # init_transactions has returned
+        # Seeded by who the client is, so a run's seed gives the same draws.
+        rng = random.Random(f"{client_id}/{self._tid}#{self._incarnation}")
+        self._crash = CrashClock(crash_every_s, rng)
         super().__init__(settings, client_id)
 
     def _open_producer(self, on_error: Callable[[KafkaError], None]) -> Producer:
@@ -212,7 +248,9 @@ class TxnClient(QueueClient):
         asked: list[list[Any]] = [list(mop) for mop in op["value"]]
         done: list[list[Any]] = [list(mop) for mop in asked]
         notes: OpDict = {}
-        seen = self._transact(asked, done, notes, chose_abort=bool(op.get("abort")))
+        seen = self._transact(
+            asked, done, notes, chose_abort=bool(op.get("abort")), crash=self._crash.due()
+        )
         if needs_replacing(seen):
             self._fail(f"transaction ended {txn_outcome(seen)}: {error_text(seen)}")
         elif not seen.committed and (rewound := self._rewind(first_offsets(done))):
@@ -222,10 +260,17 @@ class TxnClient(QueueClient):
         return completion
 
     def _transact(
-        self, asked: list[list[Any]], done: list[list[Any]], notes: OpDict, chose_abort: bool
+        self,
+        asked: list[list[Any]],
+        done: list[list[Any]],
+        notes: OpDict,
+        *,
+        chose_abort: bool,
+        crash: bool,
     ) -> TxnSeen:
-        """Runs one transaction; completes done in place (polls' records, sends' offsets)
-        and notes (rebalances, poll errors). Returns what it saw."""
+        """Runs one transaction, up to its body only when the client is to crash;
+        completes done in place (polls' records, sends' offsets) and notes (rebalances,
+        poll errors). Returns what it saw."""
         stage: Stage = "init"
         timeout = self._s.timeouts.operation
         try:
@@ -236,6 +281,8 @@ class TxnClient(QueueClient):
             self._producer.begin_transaction()
             stage = "body"
             self._run_micro_ops(asked, done, notes)
+            if crash:  # the transaction stays open: whoever ends it must abort it
+                return TxnSeen(chose_abort=chose_abort, crashed=True)
             if chose_abort:
                 stage = "abort"
                 self._producer.abort_transaction(timeout)

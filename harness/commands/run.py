@@ -25,6 +25,8 @@ from workloads.names import STORES, WORKLOAD_NAMES
 
 # The test name names folders (and nothing in Docker), so `+` is fine there.
 _TEST_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+-]{0,99}")
+# Jepsen's default :crash-client-interval (jepsen.tests.kafka `crash-client-gen`).
+CRASH_CLIENT_INTERVAL_S = 30.0
 
 
 def add_parser(sub: Any) -> None:
@@ -118,6 +120,15 @@ def add_parser(sub: Any) -> None:
         help="queue workload: what consumers read of transactions (default read_committed; "
         "the final drains read committed records only)",
     )
+    p.add_argument(
+        "--crash-clients",
+        type=positive(float),
+        nargs="?",
+        const=CRASH_CLIENT_INTERVAL_S,
+        metavar="S",
+        help="with --txn: crash each client in the middle of a transaction about every S "
+        f"seconds (default {CRASH_CLIENT_INTERVAL_S:g}, as Jepsen's) and replace it",
+    )
     p.add_argument("--ignore", type=queue_kinds, metavar="KIND,...", help=IGNORE_HELP)
     p.add_argument(
         "--leave-cluster-running",
@@ -144,6 +155,8 @@ def spec_from_args(args: argparse.Namespace, seed: int) -> TestSpec:
         raise ValueError("--ignore names queue anomaly kinds: it needs --workload queue")
     if args.txn and args.workload != "queue":
         raise ValueError("--txn makes queue ops transactions: it needs --workload queue")
+    if args.crash_clients and not args.txn:
+        raise ValueError("--crash-clients crashes clients mid-transaction: it needs --txn")
     if args.txn and args.producer_acks != "all":
         raise ValueError("--txn needs --producer-acks all (Kafka's transactions require it)")
     name = args.name or default_name(args.workload, args.store, nemesis, args.txn)
@@ -178,6 +191,7 @@ def spec_from_args(args: argparse.Namespace, seed: int) -> TestSpec:
         txn=args.txn,
         abort_p=args.abort_p,
         isolation_level=args.isolation_level,
+        crash_clients=args.crash_clients,
     )
 
 

@@ -121,6 +121,7 @@ class TestRun:
             txn=spec.txn,
             abort_p=spec.abort_p,
             isolation_level=spec.isolation_level,
+            crash_clients=spec.crash_clients,
         )
 
     def set_up(self) -> None:

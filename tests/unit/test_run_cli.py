@@ -42,6 +42,8 @@ from workloads.registry import WORKLOADS
         ["--workload", "queue", "--txn", "--abort-p", "1.5"],
         ["--workload", "queue", "--txn", "--abort-p", "nan"],
         ["--workload", "queue", "--isolation-level", "serializable"],
+        ["--workload", "queue", "--crash-clients"],
+        ["--workload", "queue", "--txn", "--crash-clients", "0"],
     ],
 )
 def test_bad_options_exit_254_with_one_line(
@@ -159,6 +161,10 @@ def test_txn_options_reach_the_spec_and_test_json() -> None:
     dirty = spec("--workload", "queue", "--txn", "--isolation-level", "read_uncommitted")
     assert (dirty.isolation_level, dirty.abort_p) == ("read_uncommitted", 0.1)
     assert not spec("--workload", "queue").txn
+    assert txn.crash_clients is None
+    assert spec("--workload", "queue", "--txn", "--crash-clients").crash_clients == 30.0
+    crashing = spec("--workload", "queue", "--txn", "--crash-clients", "5")
+    assert crashing.to_json()["crash_clients"] == 5.0
 
 
 def test_the_light_name_lists_agree_with_the_workloads_and_stores() -> None:

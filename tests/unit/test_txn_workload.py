@@ -23,6 +23,8 @@ from workloads.queue import MAX_MICRO_OPS, ops, settings, txn_ops
 from workloads.queue_client import consumer_config
 from workloads.txn_client import (
     ABORTED_ON_PURPOSE,
+    CRASHED,
+    CrashClock,
     TransactionalIds,
     TxnClient,
     TxnError,
@@ -258,7 +260,10 @@ class FakeConsumer:
 
 
 def _client(
-    monkeypatch: pytest.MonkeyPatch, ids: TransactionalIds, **fails: KafkaError
+    monkeypatch: pytest.MonkeyPatch,
+    ids: TransactionalIds,
+    crash_every_s: float | None = None,
+    **fails: KafkaError,
 ) -> tuple[TxnClient, list[FakeProducer]]:
     made: list[FakeProducer] = []
 
@@ -268,7 +273,7 @@ def _client(
 
     monkeypatch.setattr(txn_client, "Producer", producer)
     monkeypatch.setattr(queue_client, "Consumer", FakeConsumer)
-    return TxnClient(settings(_ctx()), "p0", ids), made
+    return TxnClient(settings(_ctx()), "p0", ids, crash_every_s), made
 
 
 SENDS = {"f": "txn", "value": [["send", 1, 7], ["send", 2, 8]]}
@@ -359,3 +364,24 @@ def test_a_transaction_that_did_not_commit_is_rewound_to_the_first_record_it_rea
         ["poll"],  # asked, never served: the transaction broke before it
     ]
     assert first_offsets(done) == {1: 7, 2: 0}
+
+
+def test_a_client_that_crashes_leaves_its_transaction_open_fails_it_and_is_replaced(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    ids = TransactionalIds("t")
+    client, [producer] = _client(monkeypatch, ids, crash_every_s=1e-9)
+    done = client.invoke(SENDS)
+    assert done["type"] == "fail" and done["error"] == CRASHED
+    assert done["value"] == SENDS["value"]
+    assert "commit" not in producer.calls and "abort" not in producer.calls
+    assert producer.calls.count("produce") == 2 and client.failure is not None
+    client.close()
+    successor, [fencer] = _client(monkeypatch, ids)
+    assert successor.invoke(SENDS)["type"] == "ok" and fencer.calls[0] == "init"
+
+
+def test_a_crash_comes_within_twice_the_mean_and_never_without_one() -> None:
+    assert not CrashClock(None, random.Random(1)).due()
+    assert not CrashClock(3600.0, random.Random(1)).due()
+    assert CrashClock(1e-9, random.Random(1)).due()

@@ -1,0 +1,171 @@
+"""The transactions hunt (issue 22): `--workload queue --txn` under each process or network
+fault, on 3.9.1 ZooKeeper and 4.4.0 KRaft, with and without --crash-clients, N rounds.
+
+Rounds go outermost, so that a hunt cut short still has every cell the same number of
+times. One line per run goes to OUT/hunt.tsv as it ends; the table sums it up per cell.
+Usage: .venv/bin/python bench/txn_hunt.py [--rounds 5] [--seed-base 2200] [--out DIR]
+       .venv/bin/python bench/txn_hunt.py --table-only --out DIR
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import subprocess
+import sys
+import time
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+FAULTS = ("pause-leader", "pause-random", "kill-leader", "partition-leader")
+KRAFT_ONLY = ("pause-active-controller",)
+RELEASES = ("3.9.1", "4.4.0")  # ZooKeeper and KRaft, each release's default metadata
+CRASH_EVERY_S = 10.0
+"""Mean seconds between one client's crashes: a third of Jepsen's default, so that a
+60 s run of 5 clients crashes about 30 of them, many inside a fault window."""
+FIELDS = (
+    "release",
+    "fault",
+    "crash",
+    "seed",
+    "exit",
+    "verdict",
+    "committed",
+    "aborted",
+    "unknown",
+    "crashed",
+    "acknowledged",
+    "lost",
+    "kinds",
+    "worst_lag_s",
+    "folder",
+)
+
+
+def cells() -> list[tuple[str, str, bool]]:
+    """Returns every (release, fault, crash) of one round."""
+    found = []
+    for release in RELEASES:
+        faults = FAULTS + (KRAFT_ONLY if release == "4.4.0" else ())
+        for fault in faults:
+            for crash in (False, True):
+                found.append((release, fault, crash))
+    return found
+
+
+def run_one(release: str, fault: str, crash: bool, seed: int, out: Path) -> dict[str, Any]:
+    """Runs one test; returns its line of the table."""
+    name = f"hunt-{release}-{fault}-{'crash' if crash else 'plain'}"
+    argv = [
+        sys.executable,
+        *("-m", "harness", "run", "--workload", "queue", "--txn"),
+        *("--nemesis", fault, "--kafka-version", release, "--kafka-config", "safe"),
+        *("--abort-p", "0.1", "--isolation-level", "read_committed"),
+        *("--time-limit", "60", "--seed", str(seed), "--name", name),
+        *("--results", str(out)),
+        *(("--crash-clients", str(CRASH_EVERY_S)) if crash else ()),
+    ]
+    done = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, check=False)
+    folders = sorted((out / name).glob("*/results.json"), key=lambda p: p.stat().st_mtime)
+    row: dict[str, Any] = {
+        "release": release,
+        "fault": fault,
+        "crash": crash,
+        "seed": seed,
+        "exit": done.returncode,
+    }
+    if not folders:
+        return row | {"verdict": "no results", "folder": done.stderr.strip()[-200:]}
+    return row | summary(folders[-1].parent)
+
+
+def summary(folder: Path) -> dict[str, Any]:
+    """Takes a run's folder. Returns its figures for the table."""
+    results = json.loads((folder / "results.json").read_text())
+    queue = results.get("queue", {})
+    txns = queue.get("transactions", {})
+    kinds = {k: v.get("count", 0) for k, v in queue.get("kinds", {}).items() if v.get("count")}
+    history = (folder / "history.jsonl").read_text()
+    return {
+        "verdict": {True: "valid", False: "INVALID"}.get(results.get("valid"), "unknown"),
+        "committed": txns.get("committed"),
+        "aborted": txns.get("aborted"),
+        "unknown": txns.get("unknown"),
+        "crashed": history.count("crashed before its commit"),
+        "acknowledged": queue.get("acknowledged"),
+        "lost": queue.get("lost"),
+        "kinds": " ".join(f"{k}:{n}" for k, n in sorted(kinds.items())),
+        "worst_lag_s": round((queue.get("worst_realtime_lag") or {}).get("lag", 0.0), 1),
+        "folder": str(folder),
+    }
+
+
+def table(rows: list[dict[str, str]]) -> str:
+    """Returns the per-cell summary as a Markdown table."""
+    by_cell: dict[tuple[str, str, str], list[dict[str, str]]] = defaultdict(list)
+    for row in rows:
+        by_cell[(row["release"], row["fault"], row["crash"])].append(row)
+    lines = [
+        "| release | fault | crash-clients | runs | invalid | committed | aborted | unknown "
+        "| crashed | lost | kinds found (sum over the runs) |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    for (release, fault, crash), runs in sorted(by_cell.items()):
+        kinds: dict[str, int] = defaultdict(int)
+        for run in runs:
+            for item in filter(None, run["kinds"].split(" ")):
+                kind, count = item.split(":")
+                kinds[kind] += int(count)
+        found = ", ".join(f"{k} {n}" for k, n in sorted(kinds.items())) or "none"
+
+        def total(field: str, runs: list[dict[str, str]] = runs) -> int:
+            return sum(int(r[field] or 0) for r in runs)
+
+        invalid = sum(r["verdict"] != "valid" for r in runs)
+        lines.append(
+            f"| {release} | {fault} | {'yes' if crash == 'True' else 'no'} | {len(runs)} "
+            f"| {invalid} | {total('committed'):,} | {total('aborted'):,} "
+            f"| {total('unknown'):,} | {total('crashed'):,} | {total('lost')} | {found} |"
+        )
+    return "\n".join(lines)
+
+
+def main() -> int:
+    """Runs the hunt (or only prints the table of one done); returns 0."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--seed-base", type=int, default=2200)
+    parser.add_argument("--out", type=Path, default=ROOT / "results" / "txn-hunt")
+    parser.add_argument("--table-only", action="store_true")
+    args = parser.parse_args()
+    tsv = args.out / "hunt.tsv"
+    if not args.table_only:
+        args.out.mkdir(parents=True, exist_ok=True)
+        grid = cells()
+        for round_ in range(args.rounds):
+            for n, (release, fault, crash) in enumerate(grid, start=1):
+                started = time.monotonic()
+                seed = args.seed_base + round_
+                row = run_one(release, fault, crash, seed, args.out)
+                new = not tsv.exists()
+                with tsv.open("a", newline="") as f:
+                    writer = csv.DictWriter(f, FIELDS, delimiter="\t")
+                    if new:
+                        writer.writeheader()
+                    writer.writerow(row)
+                print(
+                    f"round {round_ + 1}/{args.rounds} run {n}/{len(grid)}: {release} {fault} "
+                    f"crash={crash} {row.get('verdict')} {row.get('kinds', '')} "
+                    f"({time.monotonic() - started:.0f} s)",
+                    flush=True,
+                )
+    with tsv.open() as f:
+        print(table(list(csv.DictReader(f, delimiter="\t"))))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
