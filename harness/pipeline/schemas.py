@@ -55,6 +55,8 @@ def test_schema() -> Any:
             t.StructField("time_limit", t.DoubleType()),
             t.StructField("concurrency", t.LongType()),
             t.StructField("rate", t.DoubleType()),
+            t.StructField("txn", t.BooleanType()),
+            t.StructField("crash_clients", t.DoubleType()),
         ]
     )
     versions = t.StructType(
@@ -79,6 +81,21 @@ def _lost_acks() -> Any:
     return t.StructType(
         [t.StructField("valid", t.StringType())]
         + [t.StructField(name, t.LongType()) for name in counts]
+    )
+
+
+def _queue() -> Any:
+    """The queue checker's section: its transactions' outcomes and its anomaly counts."""
+    t = _types()
+    outcomes = t.StructType(
+        [t.StructField(name, t.LongType()) for name in ("committed", "aborted", "unknown")]
+    )
+    kind = t.StructType([t.StructField("count", t.LongType())])
+    return t.StructType(
+        [
+            t.StructField("transactions", outcomes),
+            t.StructField("kinds", t.MapType(t.StringType(), kind)),
+        ]
     )
 
 
@@ -113,6 +130,7 @@ def results_schema() -> Any:
             t.StructField("error", t.StringType()),
             t.StructField("linearizable", linearizable),
             t.StructField("nemesis", nemesis),
+            t.StructField("queue", _queue()),
             *(t.StructField(name, _lost_acks()) for name in LOST_ACKS_SECTIONS),
             t.StructField(CORRUPT, t.StringType()),
         ]

@@ -15,6 +15,8 @@ from harness.verdicts import UNKNOWN_WORD, VERDICT_WORDS
 CONFIG = ("kafka_version", "metadata", "workload", "store", "nemesis", "kafka_config")
 """What makes runs comparable: the Kafka release and its metadata mode first, so 3.9.1 on
 ZooKeeper and 4.4.0 on KRaft sit side by side, then what the test ran."""
+TXN_OUTCOMES = ("txn_committed", "txn_aborted", "txn_unknown")
+"""Transactions committed, aborted and ending unknown: per run, summed per configuration."""
 QUANTILES = (0.5, 0.95, 0.99)
 QUANTILE_NAMES = ("p50_ms", "p95_ms", "p99_ms")
 ACCURACY = 10_000  # percentile_approx's: rank error at most 1/10,000 of the ops
@@ -68,6 +70,33 @@ def _started(tests: Any) -> Any:
     )
 
 
+def _workload() -> Any:
+    # Queue runs in transactions are another test than plain ones: never averaged together.
+    F = _f()
+    return F.when(F.col("spec.txn"), F.concat(F.col("spec.workload"), F.lit("-txn"))).otherwise(
+        F.col("spec.workload")
+    )
+
+
+def _nemesis() -> Any:
+    # Clients crashed on purpose are a fault of the run, beside the nemesis's.
+    F = _f()
+    crashes = F.when(F.col("spec.crash_clients").isNotNull(), F.lit("crash-clients"))
+    faults = F.concat_ws(",", F.col("spec.nemesis"), crashes)
+    return F.when(faults != "", faults).otherwise("none")
+
+
+def _anomalies() -> Any:
+    """Returns the column of the queue anomaly kinds found, "G0:3 G1a:1" (sorted), or null."""
+    F = _f()
+    found = F.map_filter(F.col("queue.kinds"), lambda _, v: v["count"] > 0)
+    named = F.transform(
+        F.map_entries(found),
+        lambda e: F.concat(e["key"], F.lit(":"), e["value"]["count"].cast("string")),
+    )
+    return F.when(F.size(named) > 0, F.concat_ws(" ", F.array_sort(named)))
+
+
 def run_rows(tests: Any, results: Any, counts: Any, latency: Any) -> Any:
     """Takes test.json, results.json, history counts and per-run latency quantiles.
     Returns one row per run, with `broken` saying why a run cannot be used (else null)."""
@@ -76,11 +105,9 @@ def run_rows(tests: Any, results: Any, counts: Any, latency: Any) -> Any:
         "run",
         F.col("spec.name").alias("test"),
         _started(tests).alias("start_time"),
-        F.col("spec.workload").alias("workload"),
+        _workload().alias("workload"),
         F.col("spec.store").alias("store"),
-        F.when(F.size("spec.nemesis") > 0, F.concat_ws(",", F.col("spec.nemesis")))
-        .otherwise("none")
-        .alias("nemesis"),
+        _nemesis().alias("nemesis"),
         F.col("spec.kafka_config").alias("kafka_config"),
         F.col("spec.seed").alias("seed"),
         # Runs from before KRaft record neither: they ran 3.9 on ZooKeeper.
@@ -100,6 +127,10 @@ def run_rows(tests: Any, results: Any, counts: Any, latency: Any) -> Any:
         _section_count("duplicated_count").alias("duplicated"),
         _keys_with("false").alias("nonlinearizable_keys"),
         _keys_with("unknown").alias("unknown_keys"),
+        F.col("queue.transactions.committed").alias("txn_committed"),
+        F.col("queue.transactions.aborted").alias("txn_aborted"),
+        F.col("queue.transactions.unknown").alias("txn_unknown"),
+        _anomalies().alias("anomalies"),
         F.col(CORRUPT).alias("results_corrupt"),
     )
     joined = t.join(r, "run", "full").join(counts, "run", "left").join(latency, "run", "left")
@@ -134,6 +165,8 @@ RUN_COLUMNS = (
     "duplicated",
     "nonlinearizable_keys",
     "unknown_keys",
+    *TXN_OUTCOMES,
+    "anomalies",
     "verdict",
     *QUANTILE_NAMES,
 )
@@ -157,6 +190,7 @@ def aggregates(runs: Any, completions: Any) -> Any:
         F.max("lost").alias("lost_max"),
         F.sum("lost").alias("lost_total"),
         F.sum("nonlinearizable_keys").alias("nonlinearizable_keys"),
+        *(F.sum(name).alias(name) for name in TXN_OUTCOMES),
     )
     rated = counted.select(
         *CONFIG,
@@ -170,6 +204,7 @@ def aggregates(runs: Any, completions: Any) -> Any:
         "lost_max",
         "lost_total",
         "nonlinearizable_keys",
+        *TXN_OUTCOMES,
     )
     with_config = completions.join(runs.select("run", *CONFIG), "run")
     return rated.join(latency_quantiles(with_config, *CONFIG), list(CONFIG), "left")

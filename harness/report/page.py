@@ -12,6 +12,7 @@ from typing import Any
 
 from checkers.queue_explain import case_words
 from checkers.queue_policy import effect
+from harness.report.cycle_drawings import cycle_svg
 from harness.report.lag_plots import LAG_FILE, UNSEEN_FILE
 from harness.verdicts import verdict_word
 
@@ -31,7 +32,7 @@ body{font-family:system-ui,sans-serif;margin:2em;max-width:75em;color:#222}
 h1 .v{padding:.1em .5em;border-radius:.3em;color:#fff}
 table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #ccc;padding:.2em .6em;
 text-align:left;vertical-align:top;font-size:.9em}img{max-width:100%;border:1px solid #eee}
-code{font-size:.9em}.fail{color:#d62728}
+code{font-size:.9em}.fail{color:#d62728}pre{white-space:pre-wrap;margin:0 0 .5em}
 """
 
 
@@ -113,18 +114,13 @@ def _queue(results: dict[str, Any], folder: Path) -> str:
     if not isinstance(queue, dict):
         return ""
     items = "".join(f"<li>{_e(line)}</li>" for line in queue_lines(queue))
-    cases = [
-        (kind, _case_words(kind, case))
-        for kind, found in queue.get("kinds", {}).items()
-        for case in found.get("cases", [])[:3]
-    ]
     plots = "".join(
         f'<img src="{html.escape(p.name)}" alt="{html.escape(p.stem)}">'
         for p in sorted(folder.glob("offsets-*.png"))
     )
     return (
         f"<h2>Queue</h2><ul>{items}</ul>"
-        + (_table(cases, ["anomaly", "case"]) if cases else "")
+        + _cases(queue)
         + "".join(
             f'<h3>{_e(title)}</h3><img src="{name}" alt="{name}"><p>{_e(caption)}</p>'
             for name, title, caption in LAG_PLOTS
@@ -132,6 +128,20 @@ def _queue(results: dict[str, Any], folder: Path) -> str:
         )
         + plots
     )
+
+
+def _cases(queue: dict[str, Any]) -> str:
+    """Returns the first cases of each kind found, in the checker's words, a dependency
+    cycle also drawn; "" when none was found."""
+    rows = []
+    for kind, found in queue.get("kinds", {}).items():
+        for case in found.get("cases", [])[:3]:
+            words = f"<pre>{_e(_case_words(kind, case))}</pre>"
+            drawing = cycle_svg(case) if isinstance(case, dict) else None
+            rows.append(f"<tr><td>{_e(kind)}</td><td>{words}{drawing or ''}</td></tr>")
+    if not rows:
+        return ""
+    return "<table><tr><th>anomaly</th><th>case</th></tr>" + "".join(rows) + "</table>"
 
 
 def _case_words(kind: str, case: Any) -> str:

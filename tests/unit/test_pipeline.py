@@ -24,6 +24,7 @@ from harness.spec import TestSpec
 from history import HistoryError, Op, load
 from tests.unit import test_linearizable_oracle as oracle
 from tests.unit.run_folders import DAY, T0, VALID_OPS, WINDOW, build_results, events, write_run
+from tests.unit.test_txn_verdict import aborted_read
 
 DATA = Path(__file__).parent / "data"
 
@@ -242,6 +243,16 @@ def mixed(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any
     def plain(name: str) -> Path:
         return write_run(root, TestSpec(name=name, nemesis=(), seed=1), events(VALID_OPS), T0)
 
+    # A queue run in transactions with crashing clients, one aborted read planted.
+    txn_spec = TestSpec(
+        name="queue-txn-crash",
+        workload="queue",
+        nemesis=("pause-leader",),
+        txn=True,
+        crash_clients=10.0,
+        seed=3,
+    )
+    txn = write_run(root, txn_spec, aborted_read().events(), T0)
     patterns = [plain("kv[1]{a,b}*?\\"), plain("javascript:alert(1);1")]
     unreadable = plain("x[1]:y")
     reasons = build_malformed(root)
@@ -258,6 +269,7 @@ def mixed(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any
         "patterns": patterns,
         "unreadable": unreadable,
         "reasons": reasons,
+        "txn": txn,
     }
 
 
@@ -268,6 +280,7 @@ def test_runs_group_by_kafka_release_and_metadata_mode(mixed: dict[str, Any]) ->
     assert sorted((r["kafka_version"], r["metadata"], r["nemesis"], r["runs"]) for r in rows) == [
         ("3.9.1", "zookeeper", "none", "2"),
         ("3.9.1", "zookeeper", "partition-leader", "5"),
+        ("3.9.1", "zookeeper", "pause-leader,crash-clients", "1"),
         ("4.4.0", "kraft", "partition-leader", "1"),
     ]
     summary = (mixed["out"] / "summary.md").read_text()
@@ -275,6 +288,23 @@ def test_runs_group_by_kafka_release_and_metadata_mode(mixed: dict[str, Any]) ->
     side = summary.split("## Side by side")[1].split("##")[0]
     assert "| test | 3.9.1-zookeeper | 4.4.0-kraft |" in side
     assert "| kv/linearizable/partition-leader/safe | 5 runs: 0 invalid, 0 unknown" in side
+
+
+def test_a_transactional_run_has_its_outcomes_and_anomalies(mixed: dict[str, Any]) -> None:
+    rows = {r["run"]: r for r in _csv(mixed["out"] / "runs.csv")}
+    txn = rows[_run_id(mixed["txn"])]
+    assert (txn["workload"], txn["nemesis"], txn["verdict"]) == (
+        "queue-txn",
+        "pause-leader,crash-clients",
+        "INVALID",
+    )
+    assert (txn["txn_committed"], txn["txn_aborted"], txn["txn_unknown"]) == ("2", "1", "0")
+    assert "G1a:1" in txn["anomalies"].split(" ")
+    assert all(r["anomalies"] == "" for run, r in rows.items() if run != txn["run"])
+    config = [r for r in _csv(mixed["out"] / "aggregates.csv") if r["workload"] == "queue-txn"]
+    assert [(r["runs"], r["invalid"], r["txn_committed"], r["txn_aborted"]) for r in config] == [
+        ("1", "1", "2", "1")
+    ]
 
 
 def test_run_ids_needing_decoding_keep_their_history(mixed: dict[str, Any]) -> None:
@@ -298,7 +328,8 @@ def test_run_folders_of_the_wrong_shape_are_left_out_with_their_reason(
 
 
 def test_run_names_spark_would_read_as_patterns_are_analysed(mixed: dict[str, Any]) -> None:
-    assert mixed["found"].runs == 3 + 2 + 2 + 1  # build_malformed's good run is the 1
+    # build_malformed's good run is the first 1, the transactional run the second.
+    assert mixed["found"].runs == 3 + 2 + 2 + 1 + 1
     assert [
         (b["run"], b["reason"].split(":")[0])
         for b in mixed["found"].broken
