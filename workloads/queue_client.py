@@ -274,19 +274,20 @@ class QueueClient:
 
     def _drain(self, op: OpDict) -> OpDict:
         """Reads partition op["key"] from the beginning to its high watermark with a
-        consumer of its own; fail (nothing changed) when it cannot get there in time."""
+        consumer of its own; fail (nothing changed) when it cannot get there in time. The
+        completion says the high watermark it read to (`high-watermark`)."""
         tp = TopicPartition(self._s.topic, op["key"], OFFSET_BEGINNING)
         # Assigned, never in the run's group: a drain must not move the group's offsets.
         # At read_committed whatever --isolation-level says: the final read is what Kafka
         # kept, and an aborted transaction's records are not kept (they stay in the log,
         # skipped by such a consumer; the position still moves past them and the markers).
         alone = dataclasses.replace(self._s, consumer_group=False, isolation_level="read_committed")
-        drainer = Consumer(consumer_config(alone, f"{self._client_id}-drain"))
         timeout = self._s.timeouts.catch_up
+        low, high = log_ends(alone, f"{self._client_id}-drain", tp, time.monotonic() + timeout)
+        if high <= low:
+            return ok([]) | {"high-watermark": high}
+        drainer = Consumer(consumer_config(alone, f"{self._client_id}-drain"))
         try:
-            low, high = watermarks(drainer, tp, time.monotonic() + timeout)
-            if high <= low:
-                return ok([])
             drainer.assign([tp])
             records: list[list[int | str]] = []
             deadline = time.monotonic() + timeout
@@ -299,9 +300,24 @@ class QueueClient:
                 if (error := msg.error()) is not None:
                     return fail(f"{error.name()}: {error.str()}")
                 records.append(_record(msg))
-            return ok(records)
+            return ok(records) | {"high-watermark": high}
         finally:
             close_within(drainer, self._s.timeouts.close)
+
+
+def log_ends(
+    s: QueueSettings, client_id: str, tp: TopicPartition, deadline: float
+) -> tuple[int, int]:
+    """Returns a partition's low watermark and its high watermark, as a read_uncommitted
+    client is told them. A read_committed client is told the last stable offset instead,
+    which a transaction still open (a crashed client's, until its timeout) holds below
+    records committed after it: a drain that stopped there would miss them."""
+    uncommitted = dataclasses.replace(s, isolation_level="read_uncommitted")
+    probe = Consumer(consumer_config(uncommitted, f"{client_id}-ends"))
+    try:
+        return watermarks(probe, tp, deadline)
+    finally:
+        close_within(probe, s.timeouts.close)
 
 
 def _offset(msg: Message) -> int:
