@@ -24,8 +24,9 @@ def _took_effect(event: Event) -> bool:
 
 
 def windows(events: Sequence[Event]) -> list[dict[str, Any]]:
-    """Takes a history's events. Returns each fault window as {"fault", "start", "stop"
-    (seconds since the test began; stop None if never healed), "detail"}, in start order."""
+    """Takes a history's events. Returns each fault window as {"fault", "start" (its
+    invoke), "in_force" (its completion: the fault is in place), "stop" (seconds since the
+    test began; None if never healed), "detail"}, in start order."""
     open_windows: dict[str, dict[str, Any]] = {}
     done: list[dict[str, Any]] = []
     invoked: dict[str, float] = {}
@@ -45,6 +46,7 @@ def windows(events: Sequence[Event]) -> list[dict[str, Any]]:
             open_windows[fault] = {
                 "fault": fault,
                 "start": start,
+                "in_force": t,
                 "stop": None,
                 "detail": event["value"],
                 "steps": _steps(event["value"], start),

@@ -65,6 +65,7 @@ def _tables(spark: Any, listing: Listing, out: Path, line: StatusLine) -> dict[s
 
     from harness.pipeline import tables, trend_plots, windows
     from harness.pipeline.outputs import write_table
+    from harness.pipeline.recovery import recovery_figures
 
     if not listing.complete:
         trend_plots.config_trends([], out)
@@ -82,6 +83,8 @@ def _tables(spark: Any, listing: Listing, out: Path, line: StatusLine) -> dict[s
     line.update("fault windows")
     figures = windows.window_figures(runs, completions, windows.fault_windows(runs, results))
     figures = write_table(figures, out, "fault_windows")
+    line.update("recovery per fault")
+    write_table(recovery_figures(runs, results).orderBy(*tables.CONFIG, "fault"), out, "recovery")
     line.update("trend plots")
     by_config, by_nemesis = windows.trends(runs, completions)
     trend_plots.config_trends(_collect(by_config), out)

@@ -99,6 +99,19 @@ def _queue() -> Any:
     )
 
 
+def _recovery() -> Any:
+    """The recovery section: one row per fault window and partition it took."""
+    t = _types()
+    row = t.StructType(
+        [t.StructField("fault", t.StringType())]
+        + [
+            t.StructField(name, t.DoubleType())
+            for name in ("new_leader_s", "first_ok_s", "after_heal_s")
+        ]
+    )
+    return t.StructType([t.StructField("partitions", t.ArrayType(row))])
+
+
 def results_schema() -> Any:
     """Returns the schema of results.json (harness.run.verdict.check_run's sections)."""
     t = _types()
@@ -131,6 +144,7 @@ def results_schema() -> Any:
             t.StructField("linearizable", linearizable),
             t.StructField("nemesis", nemesis),
             t.StructField("queue", _queue()),
+            t.StructField("recovery", _recovery()),
             *(t.StructField(name, _lost_acks()) for name in LOST_ACKS_SECTIONS),
             t.StructField(CORRUPT, t.StringType()),
         ]

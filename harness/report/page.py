@@ -153,6 +153,74 @@ def _case_words(kind: str, case: Any) -> str:
         return json.dumps(case, default=str)
 
 
+RECOVERY_ROWS = 40
+
+
+def _seconds(value: Any) -> str:
+    return "never" if value is None else f"{value:g} s"
+
+
+def recovery_lines(recovery: dict[str, Any]) -> list[str]:
+    """Takes the recovery section. Returns a line per fault: the median and worst time
+    to a new leader, to the first ok op, and to the first ok op after the heal."""
+    lines = []
+    for fault, times in recovery.get("summary", {}).items():
+        said = []
+        for name, words in (
+            ("new_leader_s", "new leader"),
+            ("first_ok_s", "first ok op"),
+            ("after_heal_s", "after the heal"),
+        ):
+            t = times.get(name, {})
+            never = f", never in {t['never']}" if t.get("never") else ""
+            said.append(
+                f"{words} {_seconds(t.get('median'))} (worst {_seconds(t.get('worst'))}{never})"
+            )
+        lines.append(f"{fault}, {times.get('partitions')} partitions taken: " + "; ".join(said))
+    return lines
+
+
+def _recovery(results: dict[str, Any]) -> str:
+    recovery = results.get("recovery")
+    if not isinstance(recovery, dict) or not recovery.get("partitions"):
+        return ""
+    rows = [
+        (
+            f"{r['start']:g}",
+            r["fault"],
+            r["node"] or "",
+            r["partition"],
+            f"{r['new_leader'] or ''} {_seconds(r['new_leader_s'])}",
+            _seconds(r["first_ok_s"]),
+            ", ".join(f"{p}: {t:g} s" for p, t in r["first_ok_by_client"].items()),
+            _seconds(r["after_heal_s"]),
+            r["failed"],
+            r["timed_out"],
+        )
+        for r in recovery["partitions"][:RECOVERY_ROWS]
+    ]
+    head = [
+        "t (s)",
+        "fault",
+        "broker",
+        "partition",
+        "new leader after",
+        "first ok op after",
+        "each client's first ok op",
+        "first ok after the heal",
+        "failed",
+        "timed out",
+    ]
+    items = "".join(f"<li>{_e(line)}</li>" for line in recovery_lines(recovery))
+    return (
+        "<h2>Recovery</h2><p>For each fault and each partition whose leader it took: the time "
+        "from the fault's start until the cluster named another leader, until an op "
+        "invoked after the start on that partition succeeded, and from the heal until one "
+        f"did again; the ops invoked meanwhile that failed or timed out.</p><ul>{items}</ul>"
+        + _table(rows, head)
+    )
+
+
 def _section_summary(name: str, section: dict[str, Any]) -> str:
     word = verdict_word(section.get("valid"))
     if name == "linearizable":
@@ -246,6 +314,7 @@ def write_report(
 <h1>{_e(spec.get("name", "run"))} <span class="v" style="background:{colour}">{word}</span></h1>
 {_table(summary)}
 <h2>Plots</h2>{plots or "<p>No plot (no completed operation).</p>"}
+{_recovery(results)}
 {_queue(results, folder)}
 <h2>Anomalies</h2>{_anomalies(results, drawings, folder)}
 <h2>Nemesis</h2>{_nemesis(results)}

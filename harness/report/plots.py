@@ -88,9 +88,15 @@ def latency_plot(samples: Sequence[Sample], windows: Sequence[dict[str, Any]], p
     return save(fig, path)
 
 
-def rate_plot(samples: Sequence[Sample], windows: Sequence[dict[str, Any]], path: Path) -> Path:
+def rate_plot(
+    samples: Sequence[Sample],
+    windows: Sequence[dict[str, Any]],
+    path: Path,
+    recovered: Sequence[dict[str, Any]] = (),
+) -> Path:
     """Draws completed ops per second by outcome (one-second buckets by completion time)
-    with the fault windows shaded. Returns the file written."""
+    with the fault windows shaded, and when each fault's partitions got a new leader and
+    their first ok op (checkers/recovery.py rows). Returns the file written."""
     fig, ax = plt.subplots(figsize=(11, 4))
     end = _end(samples)
     buckets = int(end) + 1
@@ -102,12 +108,34 @@ def rate_plot(samples: Sequence[Sample], windows: Sequence[dict[str, Any]], path
         if any(counts):
             ax.plot(range(buckets), counts, color=colour, label=outcome, lw=1.2)
     shade_faults(ax, windows, end)
+    mark_recovery(ax, recovered)
     ax.set_xlabel("time since the test began (s)")
     ax.set_ylabel("operations per second")
     ax.set_title("Throughput by outcome")
     if samples:
         ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     return save(fig, path)
+
+
+def mark_recovery(ax: Axes, recovered: Sequence[dict[str, Any]]) -> None:
+    """Marks, at the foot of the plot, when each partition a fault took got a new leader
+    (a black triangle) and its first ok op after the fault began (a green star)."""
+    for name, marker, colour, label in (
+        ("new_leader_s", "^", "black", "new leader"),
+        ("first_ok_s", "*", OUTCOME_COLOURS["ok"], "first ok op after the fault"),
+    ):
+        times = [r["start"] + r[name] for r in recovered if r.get(name) is not None]
+        if times:
+            ax.scatter(
+                times,
+                [0.02] * len(times),
+                transform=ax.get_xaxis_transform(),
+                marker=marker,
+                color=colour,
+                s=40,
+                label=label,
+                zorder=3,
+            )
 
 
 def _end(samples: Sequence[Sample]) -> float:

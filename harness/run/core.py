@@ -39,6 +39,7 @@ from harness.results import (
 from harness.run.final_phase import final_reads, wait_healthy
 from harness.run.metadata_watch import MetadataWatch
 from harness.run.recount import read_replicas, write_recount
+from harness.run.recovery import recovery_section
 from harness.run.runner import Plan, Recorder, Runner
 from harness.run.verdict import check_run, summary_lines, write_outputs
 from harness.spec import TestSpec
@@ -171,7 +172,7 @@ class TestRun:
             self.rng,
         )
         assert self.cluster is not None
-        with MetadataWatch(self.cluster, self.folder, recorder.elapsed_ns):
+        with MetadataWatch(self.cluster, self.folder, recorder.elapsed_ns, spec.topic):
             runner.run(self.line.update)
 
     def heal(self, recorder: Recorder | None) -> None:
@@ -346,6 +347,11 @@ def _check_and_report(run: TestRun) -> RunOutcome:
         return RunOutcome(folder, None, EXIT_CRASH)
     results = check_run(history, run.workload, run.ctx)
     results["final"] = run.final
+    try:
+        windows = results.get("nemesis", {}).get("windows", [])
+        results["recovery"] = recovery_section(history, windows, folder, run.spec)
+    except Exception:  # evidence beside the verdict, never a reason to lose the run
+        LOG.exception("computing the recovery times failed")
     if run.on_disk is not None:
         results["final"]["recount"] = _recount(folder, run.on_disk, results.get("lost-acks"))
     if run.interrupted():

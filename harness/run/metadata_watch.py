@@ -1,6 +1,7 @@
 """Watches, once a second while the workload runs, which node leads the cluster's
 metadata (the KRaft quorum's leader and its epoch, or the ZooKeeper-mode controller) and
-which voters have stopped fetching; writes metadata.jsonl on the history's clock.
+which voters have stopped fetching, into metadata.jsonl; and which broker leads each
+partition of the store's topic, into leaders.jsonl; both on the history's clock.
 
 The report draws it beside the faults (harness.report.metadata_plot), so a run shows
 when the active controller moved and how long the cluster had none.
@@ -16,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from harness.cluster.quorum import reaches_leader
+from nemesis.core import partition_states
 
 if TYPE_CHECKING:
     from harness.cluster.docker_cluster import DockerCluster
@@ -23,6 +25,7 @@ if TYPE_CHECKING:
 LOG = logging.getLogger("harness.run")
 EVERY_S = 1.0
 FILE = "metadata.jsonl"
+LEADERS_FILE = "leaders.jsonl"
 
 
 def sample(cluster: DockerCluster) -> dict[str, Any]:
@@ -42,49 +45,82 @@ def sample(cluster: DockerCluster) -> dict[str, Any]:
 
 
 class MetadataWatch:
-    """A thread that appends a sample to metadata.jsonl every second until stopped; a
-    sample that fails is written with its error (no leader answered, say)."""
+    """Threads that append a sample every second until stopped: who leads the metadata
+    (metadata.jsonl) and, given the store's topic, who leads each of its partitions
+    (leaders.jsonl, for the recovery times, checkers/recovery.py). Apart, so a slow answer
+    of one never thins the other; a sample that fails is written with its error."""
 
-    def __init__(self, cluster: DockerCluster, folder: Path, elapsed_ns: Callable[[], int]) -> None:
-        self._cluster = cluster
-        self._path = folder / FILE
+    def __init__(
+        self,
+        cluster: DockerCluster,
+        folder: Path,
+        elapsed_ns: Callable[[], int],
+        topic: str | None = None,
+    ) -> None:
         self._elapsed_ns = elapsed_ns
         self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._watch, name="metadata-watch", daemon=True)
+        watches: list[tuple[Path, Callable[[], dict[str, Any]]]] = [
+            (folder / FILE, lambda: sample(cluster))
+        ]
+        if topic is not None:
+            watches.append((folder / LEADERS_FILE, lambda: leaders(cluster, topic)))
+        self._threads = [
+            threading.Thread(target=self._watch, args=w, name=f"watch-{w[0].stem}", daemon=True)
+            for w in watches
+        ]
 
     def __enter__(self) -> MetadataWatch:
-        self._thread.start()
+        for thread in self._threads:
+            thread.start()
         return self
 
     def __exit__(self, *_: object) -> None:
         self._stop.set()
-        self._thread.join()
+        for thread in self._threads:
+            thread.join()
 
-    def _watch(self) -> None:
-        with self._path.open("a", encoding="utf-8") as out:
+    def _watch(self, path: Path, take: Callable[[], dict[str, Any]]) -> None:
+        with path.open("a", encoding="utf-8") as out:
             while not self._stop.is_set():
-                at = self._elapsed_ns()
                 try:
-                    found = sample(self._cluster)
+                    found = take()
                 except Exception as err:  # a fault may leave no one to ask: that is data
                     found = {"leader": None, "error": str(err).splitlines()[0][:200]}
-                out.write(json.dumps({"time": at, **found}) + "\n")
+                # Stamped when the answer came: the state it gives held by then at least.
+                out.write(json.dumps({"time": self._elapsed_ns(), **found}) + "\n")
                 out.flush()
                 self._stop.wait(EVERY_S)
 
 
-def read_samples(folder: Path) -> list[dict[str, Any]]:
-    """Returns the samples of folder's metadata.jsonl (none when it is missing); a line
-    that is not JSON (the run was killed mid-write) ends the list."""
+def leaders(cluster: DockerCluster, topic: str) -> dict[str, Any]:
+    """Returns each partition of topic's leader, ISR and leader epoch as the controller
+    committed them ("partitions"), beside what a client asking the brokers is told now
+    ("seen": a broker cut off from the controller still names itself); raises when the
+    committed state cannot be read."""
+    committed = {
+        str(p.partition): {
+            "leader": cluster.node_of_broker(p.leader) if p.leader >= 0 else None,
+            "isr": [cluster.node_of_broker(b) for b in p.isr],
+            "epoch": p.leader_epoch,
+        }
+        for p in cluster.committed_partitions(topic)
+    }
+    return {"partitions": committed, "seen": partition_states(cluster, topic)}
+
+
+def read_samples(folder: Path, name: str = FILE) -> list[dict[str, Any]]:
+    """Returns the samples of folder's metadata.jsonl, or of another watch's file (none
+    when it is missing); a line that is not JSON (the run was killed mid-write) ends the
+    list."""
     samples: list[dict[str, Any]] = []
     try:
-        lines = (folder / FILE).read_text(encoding="utf-8").splitlines()
+        lines = (folder / name).read_text(encoding="utf-8").splitlines()
     except OSError:
         return samples
     for line in lines:
         try:
             samples.append(json.loads(line))
         except ValueError:
-            LOG.warning("%s: a line is not JSON; the samples end there", folder / FILE)
+            LOG.warning("%s: a line is not JSON; the samples end there", folder / name)
             break
     return samples

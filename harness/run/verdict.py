@@ -12,7 +12,7 @@ from typing import Any
 from checkers import perf
 from checkers.registry import RUN_CHECKERS, CheckOptions, run_checker
 from checkers.result import merge_valid
-from harness.report.page import queue_lines, recount_line, write_report
+from harness.report.page import queue_lines, recount_line, recovery_lines, write_report
 from harness.results import RESULTS, write_json
 from harness.run.metadata_watch import read_samples
 from harness.verdicts import verdict_word
@@ -53,7 +53,8 @@ def write_outputs(
         samples = perf.samples(history.events)
         windows = results.get("nemesis", {}).get("windows", [])
         latency_plot(samples, windows, folder / "latency.png")
-        rate_plot(samples, windows, folder / "rate.png")
+        recovered = results.get("recovery", {}).get("partitions", [])
+        rate_plot(samples, windows, folder / "rate.png", recovered)
         for failure in results.get("linearizable", {}).get("failures", []):
             drawings[str(failure.get("key"))] = render_counterexample(failure, folder)
         if isinstance(results.get("queue"), dict) and "error" not in results["queue"]:
@@ -113,6 +114,8 @@ def summary_lines(results: dict[str, Any], report: Path) -> list[str]:
         for w in windows:
             kinds[w["fault"]] = kinds.get(w["fault"], 0) + 1
         lines.append("  faults: " + ", ".join(f"{n} x {k}" for k, n in sorted(kinds.items())))
+    if isinstance(results.get("recovery"), dict):
+        lines += [f"  recovery, {line}" for line in recovery_lines(results["recovery"])]
     if isinstance(results.get("queue"), dict):
         lines += [f"  {line}" for line in queue_lines(results["queue"])]
         lines += [f"  {line}" for line in queue_policy_lines(results["queue"])]

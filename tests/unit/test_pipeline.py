@@ -253,6 +253,16 @@ def mixed(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any
         seed=3,
     )
     txn = write_run(root, txn_spec, aborted_read().events(), T0)
+    # Its recovery rows as `harness run` adds them (checkers/recovery.py), two partitions.
+    results = json.loads((txn / "results.json").read_text())
+    taken = [(6.0, 7.0, None), (8.0, None, 0.5)]
+    results["recovery"] = {
+        "partitions": [
+            {"fault": "pause-leader", "new_leader_s": a, "first_ok_s": b, "after_heal_s": c}
+            for a, b, c in taken
+        ]
+    }
+    (txn / "results.json").write_text(json.dumps(results))
     patterns = [plain("kv[1]{a,b}*?\\"), plain("javascript:alert(1);1")]
     unreadable = plain("x[1]:y")
     reasons = build_malformed(root)
@@ -305,6 +315,20 @@ def test_a_transactional_run_has_its_outcomes_and_anomalies(mixed: dict[str, Any
     assert [(r["runs"], r["invalid"], r["txn_committed"], r["txn_aborted"]) for r in config] == [
         ("1", "1", "2", "1")
     ]
+
+
+def test_recovery_times_per_configuration_and_fault(mixed: dict[str, Any]) -> None:
+    (row,) = _csv(mixed["out"] / "recovery.csv")
+    assert (row["workload"], row["fault"], row["runs"], row["partitions"]) == (
+        "queue-txn",
+        "pause-leader",
+        "1",
+        "2",
+    )
+    # The median of two is the lower one (percentile_approx returns a value it saw).
+    assert (row["new_leader_s_median"], row["new_leader_s_worst"]) == ("6.0", "8.0")
+    assert (row["first_ok_s_median"], row["first_ok_s_never"]) == ("7.0", "1")
+    assert (row["after_heal_s_worst"], row["after_heal_s_never"]) == ("0.5", "1")
 
 
 def test_run_ids_needing_decoding_keep_their_history(mixed: dict[str, Any]) -> None:
