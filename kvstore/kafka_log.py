@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
 import threading
 import time
 from collections.abc import Callable
@@ -51,6 +52,9 @@ _LEADER_MOVING = frozenset(
 
 # librdkafka logs every refused connection; during faults that is expected noise,
 # so it goes to this logger, silent unless a run attaches a handler.
+LIBRDKAFKA_DEBUG = os.environ.get("HARNESS_LIBRDKAFKA_DEBUG", "")
+"""librdkafka's debug contexts for every client (e.g. `metadata,broker,topic`), from the
+environment: for looking into a run, its lines go to run.log at DEBUG; empty for none."""
 KAFKA_LOG = logging.getLogger("kvstore.kafka")
 KAFKA_LOG.addHandler(logging.NullHandler())
 KAFKA_LOG.propagate = False
@@ -67,7 +71,7 @@ def client_config(bootstrap: str, client_id: str, t: Timeouts) -> dict[str, Any]
         "socket.timeout.ms": t.socket_ms,
         "socket.connection.setup.timeout.ms": t.connect_ms,
         "reconnect.backoff.max.ms": t.reconnect_backoff_max_ms,
-    }
+    } | ({"debug": LIBRDKAFKA_DEBUG} if LIBRDKAFKA_DEBUG else {})
 
 
 def producer_config(bootstrap: str, client_id: str, t: Timeouts) -> dict[str, Any]:

@@ -47,6 +47,7 @@ from harness.verdicts import exit_code
 from history import HistoryError, HistoryWriter, load
 from kvstore import DEFAULT_TIMEOUTS
 from kvstore.kafka_log import KAFKA_LOG as STORE_KAFKA_LOG
+from kvstore.kafka_log import LIBRDKAFKA_DEBUG
 from nemesis.cluster import Cluster
 from nemesis.schedule import FaultPlan, plan_faults
 from workloads.core import Client, Context
@@ -75,7 +76,8 @@ def run_log(folder: Path) -> Iterator[None]:
     levels = [lg.level for lg in loggers]
     for lg in loggers:
         lg.addHandler(handler)
-        lg.setLevel(logging.INFO)
+        # librdkafka's debug lines, when asked for, come at DEBUG.
+        lg.setLevel(logging.DEBUG if LIBRDKAFKA_DEBUG else logging.INFO)
     try:
         yield
     finally:
