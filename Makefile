@@ -9,7 +9,7 @@ VENV_STAMP := .venv/.installed
 NEMESIS ?= partition-leader
 TIME_LIMIT ?= 60
 
-.PHONY: run test unit integration lint bench clean setup debs docker image nightly
+.PHONY: run test unit integration lint bench clean setup debs docker image nightly java-client
 
 setup: debs docker $(VENV_STAMP) image
 
@@ -29,6 +29,11 @@ $(VENV_STAMP): pyproject.toml
 
 image: docker $(VENV_STAMP)
 	@$(PY) -m harness cluster image
+
+# The Java client's driver (`harness run --txn --client java`), built with javac against the
+# fetched kafka-clients jars into build/java-client/; a run also builds it on first use.
+java-client: debs $(VENV_STAMP)
+	@$(PY) -c 'from workloads.java_driver import ensure_driver; ensure_driver()'
 
 # The main job: a test of the store under test with a nemesis; prints the verdict and
 # where the report is. Exit code: 0 valid, 1 invalid, 2 unknown (Jepsen's). The run

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Checks Python >= 3.11 first, then installs the Debian (or Ubuntu) packages the
 # harness needs when any is missing (docker.io, iptables, maven, a Java 17 JRE for Spark,
-# chromium for the page tests, the venv module;
+# the Java 17 JDK's javac for the Java client's driver, chromium for the page tests, the
+# venv module;
 # debootstrap and Debian's keyring unless HARNESS_BASE_IMAGE names a base image to
 # pull instead); runs apt-get update once. PYTHON names the interpreter (python3).
 set -euo pipefail
@@ -14,6 +15,8 @@ command -v iptables >/dev/null 2>&1 || missing+=(iptables)
 command -v mvn >/dev/null 2>&1 || missing+=(maven)
 # Spark (analyze, check --spark) runs on a Java 17 JRE; the page tests use headless Chromium.
 command -v java >/dev/null 2>&1 || missing+=(openjdk-17-jre-headless)
+# `--client java` builds its driver (clients/java/) with javac on first use.
+command -v javac >/dev/null 2>&1 || missing+=(openjdk-17-jdk-headless)
 command -v chromium >/dev/null 2>&1 || missing+=(chromium)
 "$python" -c 'import ensurepip, venv' >/dev/null 2>&1 || missing+=("${python##*/}-venv")
 if [ -z "${HARNESS_BASE_IMAGE:-}" ]; then

@@ -55,9 +55,14 @@ def point_latest(root: Path, folder: Path) -> None:
     tmp.replace(link)
 
 
-def versions(kafka_version: str) -> dict[str, str]:
-    """Returns the versions a result depends on: Kafka, Python, librdkafka, the harness."""
+def versions(kafka_version: str, client: str = "librdkafka") -> dict[str, str]:
+    """Returns the versions a result depends on: Kafka, Python, librdkafka, the harness,
+    and with the Java client its release and the JVM's."""
     found = {"kafka": kafka_version, "python": platform.python_version()}
+    if client == "java":
+        from workloads.java_driver import java_versions
+
+        found |= java_versions()
     try:
         import confluent_kafka
 
@@ -76,7 +81,7 @@ def write_test_json(folder: Path, spec: TestSpec, started: float) -> None:
     """Writes test.json: the spec, the versions and when the run started."""
     body = {
         "spec": spec.to_json(),
-        "versions": versions(spec.kafka_version),
+        "versions": versions(spec.kafka_version, spec.client),
         "started": time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(started)),
     }
     write_json(folder / TEST, body)

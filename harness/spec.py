@@ -51,6 +51,9 @@ class TestSpec:
     crash_clients: float | None = None
     """Queue workload with txn: the mean seconds between one client's crashes in the
     middle of a transaction (Jepsen's crash-client-interval), or None for no crashes."""
+    client: str = "librdkafka"
+    """Queue workload with txn: the client the transactions run through, librdkafka
+    (confluent-kafka) or java (kafka-clients, in a driver process per client)."""
 
     @property
     def topic(self) -> str:
@@ -78,12 +81,21 @@ class TestSpec:
         }
 
 
-def default_name(workload: str, store: str, nemesis: tuple[str, ...], txn: bool = False) -> str:
+def default_name(
+    workload: str,
+    store: str,
+    nemesis: tuple[str, ...],
+    txn: bool = False,
+    client: str = "librdkafka",
+) -> str:
     """Returns the test name used when --name is not given, e.g. kv-linearizable-kill-leader
-    (queue-txn-... for the queue workload in transactions)."""
+    (queue-txn-... for the queue workload in transactions, queue-txn-java-... through the
+    Java client)."""
     faults = "+".join(nemesis) if nemesis else "none"
     if len(nemesis) > 3:
         faults = f"{len(nemesis)}-faults"
-    if workload == "queue":  # no store in between: the name says only what ran
-        return f"{workload}-txn-{faults}" if txn else f"{workload}-{faults}"
+    if workload == "queue" and txn:  # no store in between: the name says only what ran
+        return f"{workload}-txn-java-{faults}" if client == "java" else f"{workload}-txn-{faults}"
+    if workload == "queue":
+        return f"{workload}-{faults}"
     return f"{workload}-{store}-{faults}"

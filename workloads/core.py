@@ -67,6 +67,9 @@ class Context:
     """What the queue workload's consumers read of transactions (the drains: committed only)."""
     crash_clients: float | None = None
     """With txn: the mean seconds between one client's crashes mid-transaction, or None."""
+    client: str = "librdkafka"
+    """With txn: the client the transactions run through, librdkafka (confluent-kafka) or
+    java (the official Java client, in a driver process per client)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

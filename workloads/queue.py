@@ -4,7 +4,8 @@ key, checked for lost acknowledged writes and Jepsen's Kafka ordering anomalies.
 Each process sends unique integers to random partitions and polls what its consumer
 is given (assigned partitions, or `--consumer-group` membership); now and then it is
 assigned a new set of partitions. With `--txn` each op is instead one Kafka transaction of
-send and poll micro-ops (workloads/txn_client.py), some aborted on purpose (`--abort-p`).
+send and poll micro-ops (workloads/txn_client.py; with `--client java`, through the Java
+client: workloads/java_client.py), some aborted on purpose (`--abort-p`).
 After healing, every partition is drained from the beginning to its high watermark, at
 read_committed: what Kafka kept.
 """
@@ -24,6 +25,7 @@ from history import History
 from kvstore import create_store_topic
 from kvstore.topic import TopicAdmin
 from workloads.core import Client, Context, OpDict, Workload
+from workloads.java_client import JavaTxnClient
 from workloads.queue_client import QueueClient, QueueSettings
 from workloads.txn_client import TransactionalIds, TxnClient
 
@@ -118,9 +120,12 @@ def transactional_ids(topic: str) -> TransactionalIds:
 
 
 def open_client(ctx: Context, client_id: str) -> Client:
-    """Opens one process's producer (transactional with --txn) and consumer."""
+    """Opens one process's producer (transactional with --txn) and consumer; with --txn
+    and --client java, a driver process of the Java client holding them."""
     if ctx.txn:
         ids = transactional_ids(ctx.topic)
+        if ctx.client == "java":
+            return JavaTxnClient(settings(ctx), client_id, ids, crash_every_s=ctx.crash_clients)
         return TxnClient(settings(ctx), client_id, ids, crash_every_s=ctx.crash_clients)
     return QueueClient(settings(ctx), client_id)
 

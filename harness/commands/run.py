@@ -27,6 +27,8 @@ from workloads.names import STORES, WORKLOAD_NAMES
 _TEST_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+-]{0,99}")
 # Jepsen's default :crash-client-interval (jepsen.tests.kafka `crash-client-gen`).
 CRASH_CLIENT_INTERVAL_S = 30.0
+CLIENTS = ("librdkafka", "java")
+"""The Kafka clients --txn can run through."""
 
 
 def add_parser(sub: Any) -> None:
@@ -129,6 +131,13 @@ def add_parser(sub: Any) -> None:
         help="with --txn: crash each client in the middle of a transaction about every S "
         f"seconds (default {CRASH_CLIENT_INTERVAL_S:g}, as Jepsen's) and replace it",
     )
+    p.add_argument(
+        "--client",
+        choices=CLIENTS,
+        default="librdkafka",
+        help="with --txn: the Kafka client the transactions run through: librdkafka "
+        "(confluent-kafka, the default) or java (kafka-clients 4.4.0, transactions v2)",
+    )
     p.add_argument("--ignore", type=queue_kinds, metavar="KIND,...", help=IGNORE_HELP)
     p.add_argument(
         "--leave-cluster-running",
@@ -157,9 +166,11 @@ def spec_from_args(args: argparse.Namespace, seed: int) -> TestSpec:
         raise ValueError("--txn makes queue ops transactions: it needs --workload queue")
     if args.crash_clients and not args.txn:
         raise ValueError("--crash-clients crashes clients mid-transaction: it needs --txn")
+    if args.client != "librdkafka" and not args.txn:
+        raise ValueError(f"--client {args.client} runs transactions: it needs --txn")
     if args.txn and args.producer_acks != "all":
         raise ValueError("--txn needs --producer-acks all (Kafka's transactions require it)")
-    name = args.name or default_name(args.workload, args.store, nemesis, args.txn)
+    name = args.name or default_name(args.workload, args.store, nemesis, args.txn, args.client)
     if not _TEST_NAME.fullmatch(name):
         raise ValueError(f"test name {name!r}: use letters, digits and . _ + - (up to 100)")
     return TestSpec(
@@ -192,6 +203,7 @@ def spec_from_args(args: argparse.Namespace, seed: int) -> TestSpec:
         abort_p=args.abort_p,
         isolation_level=args.isolation_level,
         crash_clients=args.crash_clients,
+        client=args.client,
     )
 
 
@@ -208,6 +220,20 @@ def machine_fit_problem(spec: TestSpec) -> str | None:
     return fit_problem(spec.cluster_spec(), machine)
 
 
+def client_problem(spec: TestSpec) -> str | None:
+    """Returns why the client asked cannot run here (the Java client's driver cannot be
+    built: no javac, no jars), or None; builds it first when it is needed and not built."""
+    if spec.client != "java":
+        return None
+    from workloads.java_driver import DriverError, ensure_driver
+
+    try:
+        ensure_driver()
+    except DriverError as err:
+        return f"the Java client cannot be built: {err}"
+    return None
+
+
 def run(args: argparse.Namespace) -> int:
     """Runs the test --test-count times (stopping at the first invalid or interrupted
     run); returns the exit code of the last run."""
@@ -221,6 +247,9 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_BAD_INPUT
     if (too_big := machine_fit_problem(specs[0])) is not None:
         print(f"harness run: error: {too_big}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    if (no_client := client_problem(specs[0])) is not None:
+        print(f"harness run: error: {no_client}", file=sys.stderr)
         return EXIT_BAD_INPUT
     line = StatusLine()
     code = 0

@@ -125,6 +125,7 @@ class TestRun:
             abort_p=spec.abort_p,
             isolation_level=spec.isolation_level,
             crash_clients=spec.crash_clients,
+            client=spec.client,
         )
 
     def set_up(self) -> None:

@@ -1,7 +1,10 @@
 """The queue workload in transactions (--txn) on a fresh cluster of each release: a short
 fault-free run commits and aborts transactions, and no aborted value is ever read at
 read_committed, by a poll or by a final drain; nothing is left running afterwards. A
-drain reads committed records past a transaction still open below them."""
+drain reads committed records past a transaction still open below them. The same through
+the Java client (--client java) on 4.4.0 KRaft, which speaks transactions v2: aborted and
+crashed (SIGKILLed mid-transaction) transactions' values are never read, and no driver
+process outlives the run."""
 
 from __future__ import annotations
 
@@ -19,7 +22,12 @@ from harness.cluster.admin import client_config
 from harness.cluster.docker_cluster import DockerCluster
 from kvstore import DEFAULT_TIMEOUTS
 from tests.integration.test_run import _run
+from workloads.java_client import JavaTxnClient
 from workloads.queue_client import QueueClient, QueueSettings
+from workloads.txn_rules import CRASHED, TransactionalIds
+
+JAVA_RUN = ("--workload", "queue", "--txn", "--client", "java", "--nemesis", "none")
+JAVA_RUN += ("--time-limit", "10", "--keys", "4", "--kafka-version", "4.4.0")
 
 
 def _txns(history: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -124,3 +132,122 @@ def test_a_drain_reads_past_a_transaction_left_open_below_committed_records(
     # Offsets 0 (open) and 1 (committed), and 2 once the commit's marker is written.
     assert drained["value"] == [[1, 2]] and drained["high-watermark"] >= 2, drained
     assert waited > 2.0, "the drain did not wait for the open transaction to end"
+
+
+def _history(results: Path) -> list[dict[str, Any]]:
+    lines = (results / "latest" / "history.jsonl").read_text().splitlines()
+    return [json.loads(line) for line in lines]
+
+
+def _sent(txns: list[dict[str, Any]]) -> set[int]:
+    return {mop[2] for e in txns for mop in e["value"] if mop[0] == "send"}
+
+
+def _drivers_left() -> list[str]:
+    """The command lines of Java drivers still running for a run of seed 11 (_harness's)."""
+    left = []
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            words = cmdline.read_bytes().split(b"\0")
+        except OSError:  # it ended while we looked
+            continue
+        if any(w.startswith(b"-Dkafka-harness.client=store-11-") for w in words):
+            left.append(b" ".join(words).decode(errors="replace"))
+    return left
+
+
+def test_the_java_client_commits_and_aborts_and_never_reads_an_aborted_value(
+    engine: docker.DockerClient, tmp_path: Path
+) -> None:
+    code, results, out = _run(engine, tmp_path, *JAVA_RUN)
+    assert not _drivers_left(), "a Java driver outlived its run"
+    assert code == 0, out
+    history = _history(tmp_path)
+    txns = _txns(history)
+    committed = [e for e in txns if e["type"] == "ok"]
+    aborted = [e for e in txns if e["type"] == "fail"]
+    assert len(committed) > 20 and aborted, out
+    assert results["queue"]["transactions"]["committed"] == len(committed)
+    acked = [mop[2] for e in committed for mop in e["value"] if mop[0] == "send"]
+    assert acked and all(isinstance(o, int) and o >= 0 for o, _ in acked)
+    assert _sent(aborted), "no aborted transaction sent anything"
+    assert not _sent(aborted) & set(_read(history)), "an aborted transaction's value was read"
+    drained = {v for e in history if e["f"] == "drain" and e["type"] == "ok" for _, v in e["value"]}
+    assert {v for _, v in acked} <= drained, "a committed send is missing from the drains"
+    test = json.loads((tmp_path / "latest" / "test.json").read_text())
+    assert test["spec"]["client"] == "java" and test["versions"]["kafka_clients"] == "4.4.0"
+    run_log = (tmp_path / "latest" / "run.log").read_text()
+    assert "transactions v2: true" in run_log, "the Java client did not use transactions v2"
+
+
+def test_crashed_java_clients_are_killed_mid_transaction_and_their_values_never_read(
+    engine: docker.DockerClient, tmp_path: Path
+) -> None:
+    code, _, out = _run(engine, tmp_path, *JAVA_RUN, "--crash-clients", "3")
+    assert not _drivers_left(), "a Java driver outlived its run"
+    assert code == 0, out
+    history = _history(tmp_path)
+    txns = _txns(history)
+    crashed = [e for e in txns if e["type"] == "fail" and e["error"] == CRASHED]
+    assert crashed, out
+    # Each crash is a SIGKILL after the body: the transaction is left open, with its sends
+    # delivered, until the successor's initTransactions fences it or the coordinator
+    # times it out; either must abort it.
+    assert _sent(crashed), "no crashed transaction sent anything"
+    assert not _sent(crashed) & set(_read(history)), "a crashed transaction's value was read"
+    successors = {e["transactional-id"] for e in txns if not e["transactional-id"].endswith("#1")}
+    assert successors, "no transactional id was taken over by a successor"
+    run_log = (tmp_path / "latest" / "run.log").read_text()
+    assert "did not exit within" not in run_log, "a driver had to be killed on close"
+
+
+def test_the_java_client_keeps_the_positions_of_partitions_an_assign_keeps(
+    cluster: DockerCluster,
+) -> None:
+    # Given no partitions, the Java consumer's seekToBeginning rewinds every one it holds:
+    # an assign that added none did so once, and the next poll read from offset 0 again (a
+    # nonmonotonic-poll the checker found under pause-leader).
+    topic = "java-assign-keeps"
+    cluster.admin().create_topic(topic, [[1, 2, 3], [2, 3, 1]])
+    producer = Producer(client_config(cluster.bootstrap_servers) | {"acks": "all"})
+
+    def send(partition: int, value: int) -> None:
+        producer.produce(topic, value=str(value).encode(), partition=partition)
+        assert producer.flush(30) == 0
+
+    for value in (1, 2):
+        send(0, value)
+        send(1, value + 10)
+    settings = QueueSettings(
+        bootstrap=cluster.bootstrap_servers,
+        topic=topic,
+        partitions=2,
+        acks="all",
+        idempotence=True,
+        consumer_group=False,
+        timeouts=DEFAULT_TIMEOUTS,
+        txn=True,
+    )
+    client = JavaTxnClient(settings, "p0", TransactionalIds(topic))
+    try:
+        assert client.invoke({"f": "assign", "value": [0, 1]})["type"] == "ok"
+        first = _poll_until(client, 4)
+        assert client.invoke({"f": "assign", "value": [1]})["type"] == "ok"
+        send(1, 13)
+        after = _poll_until(client, 1)
+    finally:
+        client.close()
+    assert sorted(v for records in first.values() for _, v in records) == [1, 2, 11, 12]
+    assert after == {"1": [[2, 13]]}, "the kept partition was read again from its start"
+
+
+def _poll_until(client: JavaTxnClient, count: int) -> dict[str, list[list[int]]]:
+    """Polls until count records came; returns them by partition."""
+    read: dict[str, list[list[int]]] = {}
+    deadline = time.monotonic() + 30
+    while sum(map(len, read.values())) < count and time.monotonic() < deadline:
+        polled = client.invoke({"f": "poll", "value": None})
+        assert polled["type"] == "ok", polled
+        for partition, records in polled["value"].items():
+            read.setdefault(partition, []).extend(records)
+    return read
