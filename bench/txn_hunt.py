@@ -4,6 +4,7 @@ fault, on 3.9.1 ZooKeeper and 4.4.0 KRaft, with and without --crash-clients, N r
 Rounds go outermost, so that a hunt cut short still has every cell the same number of
 times. One line per run goes to OUT/hunt.tsv as it ends; the table sums it up per cell.
 Usage: .venv/bin/python bench/txn_hunt.py [--rounds 5] [--seed-base 2200] [--out DIR]
+           [--client librdkafka|java]
        .venv/bin/python bench/txn_hunt.py --table-only --out DIR
 """
 
@@ -56,16 +57,18 @@ def cells() -> list[tuple[str, str, bool]]:
     return found
 
 
-def run_one(release: str, fault: str, crash: bool, seed: int, out: Path) -> dict[str, Any]:
+def run_one(
+    release: str, fault: str, crash: bool, seed: int, out: Path, client: str
+) -> dict[str, Any]:
     """Runs one test; returns its line of the table."""
-    name = f"hunt-{release}-{fault}-{'crash' if crash else 'plain'}"
+    name = f"hunt-{client}-{release}-{fault}-{'crash' if crash else 'plain'}"
     argv = [
         sys.executable,
         *("-m", "harness", "run", "--workload", "queue", "--txn"),
         *("--nemesis", fault, "--kafka-version", release, "--kafka-config", "safe"),
         *("--abort-p", "0.1", "--isolation-level", "read_committed"),
         *("--time-limit", "60", "--seed", str(seed), "--name", name),
-        *("--results", str(out)),
+        *("--results", str(out), "--client", client),
         *(("--crash-clients", str(CRASH_EVERY_S)) if crash else ()),
     ]
     done = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, check=False)
@@ -139,6 +142,7 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--seed-base", type=int, default=2200)
     parser.add_argument("--out", type=Path, default=ROOT / "results" / "txn-hunt")
+    parser.add_argument("--client", choices=("librdkafka", "java"), default="librdkafka")
     parser.add_argument("--table-only", action="store_true")
     args = parser.parse_args()
     tsv = args.out / "hunt.tsv"
@@ -149,7 +153,7 @@ def main() -> int:
             for n, (release, fault, crash) in enumerate(grid, start=1):
                 started = time.monotonic()
                 seed = args.seed_base + round_
-                row = run_one(release, fault, crash, seed, args.out)
+                row = run_one(release, fault, crash, seed, args.out, args.client)
                 new = not tsv.exists()
                 with tsv.open("a", newline="") as f:
                     writer = csv.DictWriter(f, FIELDS, delimiter="\t")

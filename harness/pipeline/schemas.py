@@ -57,6 +57,7 @@ def test_schema() -> Any:
             t.StructField("rate", t.DoubleType()),
             t.StructField("txn", t.BooleanType()),
             t.StructField("crash_clients", t.DoubleType()),
+            t.StructField("client", t.StringType()),
         ]
     )
     versions = t.StructType(

@@ -71,11 +71,12 @@ def _started(tests: Any) -> Any:
 
 
 def _workload() -> Any:
-    # Queue runs in transactions are another test than plain ones: never averaged together.
+    # Queue runs in transactions are another test than plain ones, and the Java client's
+    # another than librdkafka's: never averaged together.
     F = _f()
-    return F.when(F.col("spec.txn"), F.concat(F.col("spec.workload"), F.lit("-txn"))).otherwise(
-        F.col("spec.workload")
-    )
+    java = F.when(F.col("spec.client") == "java", F.lit("-java")).otherwise(F.lit(""))
+    txn = F.concat(F.col("spec.workload"), F.lit("-txn"), java)
+    return F.when(F.col("spec.txn"), txn).otherwise(F.col("spec.workload"))
 
 
 def _nemesis() -> Any:

@@ -263,6 +263,11 @@ def mixed(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any
         ]
     }
     (txn / "results.json").write_text(json.dumps(results))
+    # The same through the Java client: another test, never averaged with librdkafka's.
+    java_spec = TestSpec(
+        name="queue-txn-java", workload="queue", nemesis=("pause-leader",), txn=True, client="java"
+    )
+    java = write_run(root, java_spec, aborted_read().events(), T0)
     patterns = [plain("kv[1]{a,b}*?\\"), plain("javascript:alert(1);1")]
     unreadable = plain("x[1]:y")
     reasons = build_malformed(root)
@@ -280,6 +285,7 @@ def mixed(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any
         "unreadable": unreadable,
         "reasons": reasons,
         "txn": txn,
+        "java": java,
     }
 
 
@@ -290,6 +296,7 @@ def test_runs_group_by_kafka_release_and_metadata_mode(mixed: dict[str, Any]) ->
     assert sorted((r["kafka_version"], r["metadata"], r["nemesis"], r["runs"]) for r in rows) == [
         ("3.9.1", "zookeeper", "none", "2"),
         ("3.9.1", "zookeeper", "partition-leader", "5"),
+        ("3.9.1", "zookeeper", "pause-leader", "1"),
         ("3.9.1", "zookeeper", "pause-leader,crash-clients", "1"),
         ("4.4.0", "kraft", "partition-leader", "1"),
     ]
@@ -310,11 +317,18 @@ def test_a_transactional_run_has_its_outcomes_and_anomalies(mixed: dict[str, Any
     )
     assert (txn["txn_committed"], txn["txn_aborted"], txn["txn_unknown"]) == ("2", "1", "0")
     assert "G1a:1" in txn["anomalies"].split(" ")
-    assert all(r["anomalies"] == "" for run, r in rows.items() if run != txn["run"])
+    others = [r for r in rows.values() if r["workload"] == "kv"]
+    assert others and all(r["anomalies"] == "" for r in others)
     config = [r for r in _csv(mixed["out"] / "aggregates.csv") if r["workload"] == "queue-txn"]
     assert [(r["runs"], r["invalid"], r["txn_committed"], r["txn_aborted"]) for r in config] == [
         ("1", "1", "2", "1")
     ]
+    java = rows[_run_id(mixed["java"])]
+    assert (java["workload"], java["nemesis"], java["txn_aborted"]) == (
+        "queue-txn-java",
+        "pause-leader",
+        "1",
+    )
 
 
 def test_recovery_times_per_configuration_and_fault(mixed: dict[str, Any]) -> None:
@@ -352,8 +366,8 @@ def test_run_folders_of_the_wrong_shape_are_left_out_with_their_reason(
 
 
 def test_run_names_spark_would_read_as_patterns_are_analysed(mixed: dict[str, Any]) -> None:
-    # build_malformed's good run is the first 1, the transactional run the second.
-    assert mixed["found"].runs == 3 + 2 + 2 + 1 + 1
+    # build_malformed's good run is the first 1, the two transactional runs the 2.
+    assert mixed["found"].runs == 3 + 2 + 2 + 1 + 2
     assert [
         (b["run"], b["reason"].split(":")[0])
         for b in mixed["found"].broken
