@@ -87,10 +87,10 @@ def write_test_json(folder: Path, spec: TestSpec, started: float) -> None:
     write_json(folder / TEST, body)
 
 
-def add_cluster_facts(folder: Path, facts: dict[str, Any]) -> None:
-    """Adds the cluster's facts to folder/test.json under "cluster"."""
+def add_to_test_json(folder: Path, name: str, facts: dict[str, Any]) -> None:
+    """Adds facts learnt during the run (the cluster's, say) to folder/test.json under name."""
     path = folder / TEST
-    write_json(path, json.loads(path.read_text()) | {"cluster": facts})
+    write_json(path, json.loads(path.read_text()) | {name: facts})
 
 
 def write_json(path: Path, body: Any) -> None:

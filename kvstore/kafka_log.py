@@ -55,6 +55,14 @@ _LEADER_MOVING = frozenset(
 LIBRDKAFKA_DEBUG = os.environ.get("HARNESS_LIBRDKAFKA_DEBUG", "")
 """librdkafka's debug contexts for every client (e.g. `metadata,broker,topic`), from the
 environment: for looking into a run, its lines go to run.log at DEBUG; empty for none."""
+LIBRDKAFKA_OVERRIDES: dict[str, str] = dict(
+    item.split("=", 1)
+    for item in os.environ.get("HARNESS_LIBRDKAFKA_CONFIG", "").split(",")
+    if "=" in item
+)
+"""librdkafka settings for every client (`key=value,...`), from the environment: for
+measuring a setting's effect (test.json records them). They go over the settings all
+clients share; a key the harness sets for producers or consumers alone stays its own."""
 KAFKA_LOG = logging.getLogger("kvstore.kafka")
 KAFKA_LOG.addHandler(logging.NullHandler())
 KAFKA_LOG.propagate = False
@@ -62,16 +70,20 @@ KAFKA_LOG.propagate = False
 
 def client_config(bootstrap: str, client_id: str, t: Timeouts) -> dict[str, Any]:
     """Returns what the producer and the consumer share: where, who, and bounded sockets."""
-    return {
-        "bootstrap.servers": bootstrap,
-        "client.id": client_id,
-        "logger": KAFKA_LOG,
-        # Nagle's algorithm would hold small requests back for tens of milliseconds.
-        "socket.nagle.disable": True,
-        "socket.timeout.ms": t.socket_ms,
-        "socket.connection.setup.timeout.ms": t.connect_ms,
-        "reconnect.backoff.max.ms": t.reconnect_backoff_max_ms,
-    } | ({"debug": LIBRDKAFKA_DEBUG} if LIBRDKAFKA_DEBUG else {})
+    return (
+        {
+            "bootstrap.servers": bootstrap,
+            "client.id": client_id,
+            "logger": KAFKA_LOG,
+            # Nagle's algorithm would hold small requests back for tens of milliseconds.
+            "socket.nagle.disable": True,
+            "socket.timeout.ms": t.socket_ms,
+            "socket.connection.setup.timeout.ms": t.connect_ms,
+            "reconnect.backoff.max.ms": t.reconnect_backoff_max_ms,
+        }
+        | ({"debug": LIBRDKAFKA_DEBUG} if LIBRDKAFKA_DEBUG else {})
+        | LIBRDKAFKA_OVERRIDES
+    )
 
 
 def producer_config(bootstrap: str, client_id: str, t: Timeouts) -> dict[str, Any]:

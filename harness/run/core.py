@@ -30,7 +30,7 @@ from harness.results import (
     HISTORY,
     RESULTS,
     TEST,
-    add_cluster_facts,
+    add_to_test_json,
     new_run_folder,
     point_latest,
     write_json,
@@ -47,7 +47,7 @@ from harness.verdicts import exit_code
 from history import HistoryError, HistoryWriter, load
 from kvstore import DEFAULT_TIMEOUTS
 from kvstore.kafka_log import KAFKA_LOG as STORE_KAFKA_LOG
-from kvstore.kafka_log import LIBRDKAFKA_DEBUG
+from kvstore.kafka_log import LIBRDKAFKA_DEBUG, LIBRDKAFKA_OVERRIDES
 from nemesis.cluster import Cluster
 from nemesis.schedule import FaultPlan, plan_faults
 from workloads.core import Client, Context
@@ -145,7 +145,7 @@ class TestRun:
             self.line.say(f"cluster up failed ({str(err).splitlines()[0]}); trying once more")
             self.cluster.up(status=self.line.update, timeout=CLUSTER_UP_TIMEOUT_S)
         self.ctx = dataclasses.replace(self.ctx, bootstrap=self.cluster.bootstrap_servers)
-        add_cluster_facts(self.folder, cluster_facts(self.cluster))
+        add_to_test_json(self.folder, "cluster", cluster_facts(self.cluster))
         self.line.update(f"creating topic {spec.topic}")
         self.workload.create_topics(self.cluster.admin(), self.ctx)
         self.nemesis_set_up = True  # teardown heals whatever a half-done setup broke
@@ -262,6 +262,8 @@ def run_test(spec: TestSpec, results_root: Path, line: StatusLine) -> RunOutcome
     started = time.time()
     folder = new_run_folder(results_root, spec.name, started)
     write_test_json(folder, spec, started)
+    if LIBRDKAFKA_OVERRIDES:  # from the environment: this run is not the default one
+        add_to_test_json(folder, "librdkafka_overrides", LIBRDKAFKA_OVERRIDES)
     point_latest(results_root, folder)
     with run_log(folder):
         try:
