@@ -50,19 +50,23 @@ _LEADER_MOVING = frozenset(
     }
 )
 
-# librdkafka logs every refused connection; during faults that is expected noise,
-# so it goes to this logger, silent unless a run attaches a handler.
 LIBRDKAFKA_DEBUG = os.environ.get("HARNESS_LIBRDKAFKA_DEBUG", "")
 """librdkafka's debug contexts for every client (e.g. `metadata,broker,topic`), from the
 environment: for looking into a run, its lines go to run.log at DEBUG; empty for none."""
-LIBRDKAFKA_OVERRIDES: dict[str, str] = dict(
-    item.split("=", 1)
-    for item in os.environ.get("HARNESS_LIBRDKAFKA_CONFIG", "").split(",")
-    if "=" in item
-)
+
+
+def parse_overrides(text: str) -> dict[str, str]:
+    """Takes `key=value,...`. Returns the settings; an item without `=` is no setting."""
+    return dict(item.strip().split("=", 1) for item in text.split(",") if "=" in item)
+
+
+LIBRDKAFKA_OVERRIDES = parse_overrides(os.environ.get("HARNESS_LIBRDKAFKA_CONFIG", ""))
 """librdkafka settings for every client (`key=value,...`), from the environment: for
 measuring a setting's effect (test.json records them). They go over the settings all
 clients share; a key the harness sets for producers or consumers alone stays its own."""
+
+# librdkafka logs every refused connection; during faults that is expected noise,
+# so it goes to this logger, silent unless a run attaches a handler.
 KAFKA_LOG = logging.getLogger("kvstore.kafka")
 KAFKA_LOG.addHandler(logging.NullHandler())
 KAFKA_LOG.propagate = False

@@ -1,7 +1,8 @@
 """Errors are surfaced, never swallowed: fatal librdkafka errors and a dead consumer thread
 fail the instance with the cause, close() ends waits at once as info, a closed client's
 refusal is a DefiniteFailure, nothing but StoreErrors leave the store, and keys and values
-are checked before anything is sent; watermark queries wait out a leader change."""
+are checked before anything is sent; watermark queries wait out a leader change; librdkafka
+settings from the environment are parsed and applied."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from kvstore import (
     Indeterminate,
     InvalidArgument,
     Timeouts,
+    kafka_log,
 )
 from kvstore.kafka_log import (
     KAFKA_LOG,
@@ -27,6 +29,7 @@ from kvstore.kafka_log import (
     close_within,
     delivered,
     feed,
+    parse_overrides,
     produce,
     watermarks,
 )
@@ -273,3 +276,13 @@ def test_watermarks_raise_any_other_error_and_stop_asking_at_the_deadline() -> N
         watermarks(moving, tp, started + 0.5)  # type: ignore[arg-type]
     assert time.monotonic() - started < 2
     assert 2 <= moving.asked < 10
+
+
+def test_librdkafka_settings_from_the_environment_are_parsed_and_go_over_the_shared_ones(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    assert parse_overrides("") == {}
+    assert parse_overrides("a.b=1, c=x=y,junk") == {"a.b": "1", "c": "x=y"}
+    monkeypatch.setattr(kafka_log, "LIBRDKAFKA_OVERRIDES", {"socket.timeout.ms": "777"})
+    config = kafka_log.client_config("b:9092", "c", DEFAULT_TIMEOUTS)
+    assert config["socket.timeout.ms"] == "777" and config["bootstrap.servers"] == "b:9092"
