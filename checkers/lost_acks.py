@@ -27,7 +27,9 @@ import time
 from collections import Counter
 from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from itertools import chain
+from operator import attrgetter
+from typing import Any, Protocol
 
 from checkers.result import Validity, merge_valid
 from history import Event, Invocation, MalformedOp, Op, freeze, pair_invocations
@@ -37,6 +39,22 @@ WRITE_FS = frozenset({"add", "send"})
 READ_F = "read"
 # When one element was written several times, the most certain outcome speaks for it.
 _OUTCOME_RANK = {"ok": 2, "info": 1, "fail": 0}
+
+
+class Attempt(Protocol):
+    """What this check reads of one attempted write: its key and element, its outcome (ok,
+    info or fail), and who made it (a Write, or a queue checker's Send)."""
+
+    @property
+    def key(self) -> Hashable: ...
+    @property
+    def value(self) -> Hashable: ...
+    @property
+    def outcome(self) -> str: ...
+    @property
+    def process(self) -> Any: ...
+    @property
+    def index(self) -> int: ...
 
 
 @dataclass(slots=True)
@@ -150,24 +168,32 @@ def is_final(invoked: float, key: Hashable, settled: dict[Hashable, float]) -> b
     return invoked > settled.get(key, -1)
 
 
-def best_writes(ws: Iterable[Write]) -> dict[Hashable, Write]:
+def best_writes(ws: Iterable[Attempt]) -> dict[Hashable, Attempt]:
     """Takes one key's writes. Returns per element the write whose outcome speaks for it."""
-    best: dict[Hashable, Write] = {}
+    best: dict[Hashable, Attempt] = {}
+    rank = _OUTCOME_RANK
     for w in ws:
-        if w.value not in best or _OUTCOME_RANK[w.outcome] > _OUTCOME_RANK[best[w.value].outcome]:
+        before = best.get(w.value)
+        if before is None or rank[w.outcome] > rank[before.outcome]:
             best[w.value] = w
     return best
 
 
-def lost_cases(best: dict[Hashable, Write], reads: Sequence[FinalRead]) -> list[dict[str, Any]]:
-    """Takes one key's best_writes and final reads; returns each acknowledged write no read
-    holds.
+def read_elements(reads: Iterable[FinalRead]) -> set[Hashable]:
+    """Takes one key's final reads. Returns every element they hold."""
+    return set(chain.from_iterable(r.values for r in reads))
+
+
+def lost_cases(
+    best: dict[Hashable, Attempt], reads: Sequence[FinalRead], seen: set[Hashable]
+) -> list[dict[str, Any]]:
+    """Takes one key's best_writes, final reads and read_elements; returns each
+    acknowledged write no read holds.
 
     With no final read there is no evidence of loss, so no case.
     """
     if not reads:
         return []
-    seen = {v for r in reads for v in r.values}
     return [
         {"key": w.key, "value": v, "process": w.process, "index": w.index}
         for v, w in best.items()
@@ -175,12 +201,9 @@ def lost_cases(best: dict[Hashable, Write], reads: Sequence[FinalRead]) -> list[
     ]
 
 
-def recovered_cases(
-    best: dict[Hashable, Write], reads: Sequence[FinalRead]
-) -> list[dict[str, Any]]:
-    """Takes one key's best_writes and final reads; returns indeterminate writes that a read
-    holds."""
-    seen = {v for r in reads for v in r.values}
+def recovered_cases(best: dict[Hashable, Attempt], seen: set[Hashable]) -> list[dict[str, Any]]:
+    """Takes one key's best_writes and read_elements; returns indeterminate writes that a
+    read holds."""
     return [
         {"key": w.key, "value": v, "process": w.process, "index": w.index}
         for v, w in best.items()
@@ -189,15 +212,16 @@ def recovered_cases(
 
 
 def unexpected_cases(
-    best: dict[Hashable, Write], reads: Sequence[FinalRead]
+    best: dict[Hashable, Attempt], reads: Sequence[FinalRead]
 ) -> list[dict[str, Any]]:
     """Takes one key's best_writes and final reads; returns read elements never
     (successfully) attempted, with `write` "none" or "failed"."""
     cases = []
-    for v in dict.fromkeys(v for r in reads for v in r.values):
-        if v not in best:
+    for v in dict.fromkeys(chain.from_iterable(r.values for r in reads)):
+        write = best.get(v)
+        if write is None:
             cases.append({"key": _key_of(reads), "value": v, "write": "none"})
-        elif best[v].outcome == "fail":
+        elif write.outcome == "fail":
             cases.append({"key": _key_of(reads), "value": v, "write": "failed"})
     return cases
 
@@ -206,6 +230,8 @@ def duplicated_cases(reads: Sequence[FinalRead]) -> list[dict[str, Any]]:
     """Takes one key's final reads; returns elements one read holds more than once."""
     copies: dict[Hashable, tuple[int, int]] = {}
     for r in reads:
+        if len(set(r.values)) == len(r.values):  # the common case, decided in C
+            continue
         for v, n in Counter(r.values).items():
             if n > 1 and n > copies.get(v, (0, 0))[0]:
                 copies[v] = (n, r.index)
@@ -219,16 +245,17 @@ def _key_of(reads: Sequence[FinalRead]) -> Hashable:
     return reads[0].key if reads else None
 
 
-def check_key(key: Hashable, ws: Sequence[Write], reads: Sequence[FinalRead]) -> dict[str, Any]:
+def check_key(key: Hashable, ws: Sequence[Attempt], reads: Sequence[FinalRead]) -> dict[str, Any]:
     """Takes one key's writes and final reads; returns that key's counts, values and verdict."""
     best = best_writes(ws)
+    seen = read_elements(reads)
     anomalies = {
-        "lost": lost_cases(best, reads),
-        "recovered": recovered_cases(best, reads),
+        "lost": lost_cases(best, reads, seen),
+        "recovered": recovered_cases(best, seen),
         "unexpected": unexpected_cases(best, reads),
         "duplicated": duplicated_cases(reads),
     }
-    outcomes = Counter(w.outcome for w in ws)
+    outcomes = Counter(map(attrgetter("outcome"), ws))
     result: dict[str, Any] = {
         "key": thaw(key),
         "valid": _verdict(anomalies, reads),
@@ -237,7 +264,7 @@ def check_key(key: Hashable, ws: Sequence[Write], reads: Sequence[FinalRead]) ->
         "ack_count": outcomes["ok"],
         "fail_count": outcomes["fail"],
         "info_count": outcomes["info"],
-        "read_count": len({v for r in reads for v in r.values}),
+        "read_count": len(seen),
     }
     for name, cases in anomalies.items():
         result[name] = [thaw(v) for v in _sorted(c["value"] for c in cases)]
@@ -268,11 +295,11 @@ def check(events: Sequence[Event]) -> dict[str, Any]:
 
 
 def judge(
-    all_writes: Iterable[Write], reads: Iterable[FinalRead], ops: int, started: float
+    all_writes: Iterable[Attempt], reads: Iterable[FinalRead], ops: int, started: float
 ) -> dict[str, Any]:
     """Takes every write attempt, the final reads, how many ops they came from and when the
     check started (time.monotonic()). Returns the lost-acks result over every key."""
-    writes_by_key: dict[Hashable, list[Write]] = {}
+    writes_by_key: dict[Hashable, list[Attempt]] = {}
     for w in all_writes:
         writes_by_key.setdefault(w.key, []).append(w)
     reads_by_key: dict[Hashable, list[FinalRead]] = {}

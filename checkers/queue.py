@@ -49,20 +49,12 @@ from checkers.queue_cases import (
     ObservationIndex,
     duplicate_cases,
     inconsistent_offset_cases,
-    index_observations,
     nonmonotonic_send_cases,
     observed_offsets,
     unexpected_cases,
     within_one_op,
 )
-from checkers.queue_consumers import (
-    Gaps,
-    consumer_jumps,
-    nonmonotonic_poll_cases,
-    poll_skip_cases,
-    seek_gaps,
-    split_by_op,
-)
+from checkers.queue_consumers import Gaps, Step, nonmonotonic_poll_cases, poll_skip_cases
 from checkers.queue_explain import explain
 from checkers.queue_history import (
     SUBSCRIBE,
@@ -72,7 +64,6 @@ from checkers.queue_history import (
     Stream,
     UnreadableQueueOp,
     messages,
-    observed_batches,
     read_queue_history,
 )
 from checkers.queue_losses import (
@@ -80,7 +71,6 @@ from checkers.queue_losses import (
     Seen,
     drain_lost_cases,
     drained_partitions,
-    first_polled,
     first_seen,
     lost_write_cases,
     poll_bounds,
@@ -90,6 +80,7 @@ from checkers.queue_losses import (
     unseen_over_time,
 )
 from checkers.queue_policy import KINDS, SubVia, counts_against, sub_via_of
+from checkers.queue_scan import scan
 from checkers.result import Validity, merge_valid
 from history import Event, History, HistoryError, MalformedOp, collector_paused
 
@@ -173,12 +164,15 @@ class QueueStream(Stream[QueueReader, QueueHistory]):
 class Evidence:
     """What the finders share, made once per history: every observation indexed, when each
     message was first polled and first read at all, how far the polls reached in each
-    partition, what seeks stepped over, lost-acks' result and the partitions it judged."""
+    partition, the consumers' jumps across ops and within one, what seeks stepped over,
+    lost-acks' result and the partitions it judged."""
 
     index: ObservationIndex
     polled: Seen
     seen: Seen
     bounds: dict[int, PollBound]
+    across: list[Step]
+    within: list[Step]
     gaps: Gaps
     lost_view: dict[str, Any]
     drained: set[int]
@@ -186,15 +180,16 @@ class Evidence:
 
 def gather_evidence(history: QueueHistory) -> Evidence:
     """Takes a QueueHistory. Returns its Evidence."""
-    index = index_observations(observed_batches(history))
-    polled = first_polled(history)
+    scanned = scan(history)
     lost_view = lost_acks_view(history)
     return Evidence(
-        index=index,
-        polled=polled,
-        seen=first_seen(history, polled),
-        bounds=poll_bounds(polled, index),
-        gaps=seek_gaps(history),
+        index=scanned.index,
+        polled=scanned.polled,
+        seen=first_seen(history, scanned.polled),
+        bounds=poll_bounds(scanned.polled, scanned.index),
+        across=scanned.across,
+        within=scanned.within,
+        gaps=scanned.gaps,
         lost_view=lost_view,
         drained=drained_partitions(lost_view),
     )
@@ -275,8 +270,7 @@ def find_cases(
 ) -> dict[str, list[Case]]:
     """Takes a QueueHistory, its Evidence and the losses the polls alone show
     (polls_lost_cases). Returns every case of every kind."""
-    index = evidence.index
-    across, within = split_by_op(consumer_jumps(history))
+    index, across, within = evidence.index, evidence.across, evidence.within
     offsets = observed_offsets(index)
     sends_across, sends_within = within_one_op(nonmonotonic_send_cases(history.sends, index))
     from_drains = drain_lost_cases(history.sends, evidence.lost_view)
@@ -310,17 +304,16 @@ def lost_acks_view(history: QueueHistory) -> dict[str, Any]:
     a read of that partition returning its messages (final if invoked after every send to
     the partition settled)."""
     started = time.monotonic()
-    writes, moments = [], []
-    for s in history.sends:
-        # Keyed by the partition as the reader normalised it, as the drains are: a send
-        # naming partition "0" and a drain naming 0 are of one partition.
-        writes.append(lost_acks.Write(s.partition, s.value, s.outcome, s.process, s.index))
-        moments.append((s.partition, lost_acks.settled_at(s.outcome, s.invoked, s.acked)))
-    settled = lost_acks.settled_by_key(moments)
+    # Each Send is a lost_acks.Attempt, keyed by the partition as the reader normalised it,
+    # as the drains are: a send naming partition "0" and a drain naming 0 are of one.
+    sends = history.sends
+    settled = lost_acks.settled_by_key(
+        (s.partition, lost_acks.settled_at(s.outcome, s.invoked, s.acked)) for s in sends
+    )
     drains = sorted(history.drains.values(), key=lambda d: d.index)  # invoke order
     reads = [
         lost_acks.FinalRead(d.partition, tuple(messages(d.records)), d.completion)
         for d in drains
         if lost_acks.is_final(d.invoked, d.partition, settled)
     ]
-    return lost_acks.judge(writes, reads, len(writes) + len(drains), started)
+    return lost_acks.judge(sends, reads, len(sends) + len(drains), started)

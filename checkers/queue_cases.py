@@ -15,7 +15,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from checkers.queue_history import DRAIN, Batch, Message, Observation, Send, pairs
+from checkers.queue_history import DRAIN, Batch, Message, Observation, Records, Send, pairs
 
 Case = dict[str, Any]
 
@@ -36,28 +36,43 @@ class ObservationIndex:
 def index_observations(batches: Iterable[Batch]) -> ObservationIndex:
     """Takes observed batches, in history order. Returns their ObservationIndex."""
     index = ObservationIndex({}, {}, {}, {})
-    # Per partition, offset -> message of each record first seen where its message was
-    # first seen, by one observation: seeing it again adds nothing to the index.
     settled: dict[int, dict[int, Message]] = {}
     for partition, by, op_index, records in batches:
-        at = index.at.setdefault(partition, {})
-        of = index.of.setdefault(partition, {})
-        known = settled.setdefault(partition, {})
-        for offset, message in pairs(records):
-            if known.get(offset, known) == message:  # the common case, decided quickly
-                continue
-            _observe(index, at, of, (partition, offset, message, by, op_index))
-            if at[offset] is of[message]:
-                known[offset] = message
+        observe_records(index, settled, partition, by, op_index, records)
     return index
 
 
-def _observe(
+def observe_records(
+    index: ObservationIndex,
+    settled: dict[int, dict[int, Message]],
+    partition: int,
+    by: str,
+    op_index: int,
+    records: Records,
+) -> None:
+    """Takes an ObservationIndex being built, its settled records (per partition, offset ->
+    message of each record first seen where its message was first seen, by one
+    observation: seeing it again adds nothing) and one observer's records of a partition.
+    Adds them."""
+    at = index.at.setdefault(partition, {})
+    of = index.of.setdefault(partition, {})
+    known = settled.setdefault(partition, {})
+    for offset, message in pairs(records):
+        if known.get(offset, known) == message:  # the common case, decided quickly
+            continue
+        observe(index, at, of, (partition, offset, message, by, op_index))
+        if at[offset] is of[message]:
+            known[offset] = message
+
+
+def observe(
     index: ObservationIndex,
     at: dict[int, Observation],
     of: dict[Message, Observation],
     o: Observation,
 ) -> None:
+    """Takes an ObservationIndex being built, its `at` and `of` of the observation's
+    partition, and an observation not settled yet. Adds it."""
     partition, offset, message = o[0], o[1], o[2]
     here = at.setdefault(offset, o)
     if here[2] != message:
@@ -82,6 +97,10 @@ def offset_range(
 ) -> tuple[int, int] | None:
     """Takes an ObservationIndex, a message of a partition, and whether drains count.
     Returns the lowest and highest offsets it was seen at, or None if never seen."""
+    first = index.of.get(partition, {}).get(message)
+    if first is not None and message not in index.elsewhere.get(partition, {}):
+        # Seen at one offset only, the common case, decided without a list.
+        return None if first[3] == DRAIN and not drains else (first[1], first[1])
     offsets = [o[1] for o in positions(index, partition, message) if drains or o[3] != DRAIN]
     return (min(offsets), max(offsets)) if offsets else None
 
@@ -180,7 +199,7 @@ def nonmonotonic_send_cases(sends: Iterable[Send], index: ObservationIndex) -> l
     last: dict[tuple[int | str, int], tuple[Send, int]] = {}
     cases = []
     for s in sends:
-        offset = send_offset(s, index)
+        offset = s.offset if s.offset is not None else send_offset(s, index)
         if offset is None:
             continue
         prior = last.get((s.process, s.partition))

@@ -40,9 +40,10 @@ else is an UnreadableQueueOp naming its line: malformed input, never a verdict.
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Callable, Sequence
 from operator import attrgetter
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 from checkers.queue_microops import MicroOps, merged, read_micro_ops
 from checkers.queue_positions import NOTHING, Holdings
@@ -63,6 +64,7 @@ from checkers.queue_records import (
     Observation,
     Poll,
     QueueHistory,
+    Received,
     Record,
     Records,
     Reposition,
@@ -73,7 +75,7 @@ from checkers.queue_records import (
     observed_batches,
     pairs,
 )
-from checkers.queue_values import QueueValues, int_pairs
+from checkers.queue_values import QueueValues
 from history import Event, HistoryError, pair_invocations
 from history.formats import short
 
@@ -191,7 +193,12 @@ class QueueReader(QueueValues):
         outcome = "info" if done is None else str(done["type"])
         offset: int | None = None
         if done is not None and outcome == "ok":
-            offset, acknowledged = self.record(done, done.get("value"))
+            ack: Any = done.get("value")
+            at, acknowledged = ack if ack.__class__ is list and len(ack) == 2 else (None, None)
+            if at.__class__ is int and at >= 0 and acknowledged.__class__ is int:
+                offset = at  # the common acknowledgement, read inline
+            else:
+                offset, acknowledged = self.record(done, ack)
             if acknowledged != message:  # both messages: equal only if of one kind
                 self.malformed(
                     done,
@@ -211,24 +218,54 @@ class QueueReader(QueueValues):
         if not isinstance(value, dict):
             problem = f"ok poll value {short(value)} is not a map of partition to records"
             self.malformed(done, problem)
-        records: dict[int, Records] = {}
-        known = self.partitions
-        for p, rs in value.items():
-            # Inline for the common case: millions of partitions' records in a history.
-            partition = known.get(p) if p.__class__ is str else None
-            flat = int_pairs(rs) if rs.__class__ is list else None
-            if partition is None:
+        received: Received
+        flat = self.flat(done, value)
+        if flat is None:  # read as the common case is, but with every problem named
+            records: dict[int, Records] = {}
+            for p, rs in value.items():
                 partition = self.partition(done, p)
-            records[partition] = flat if flat is not None else self.records(done, rs)
-        if len(records) != len(value):
-            self.malformed(done, f"poll value {short(value)} names a partition twice")
+                records[partition] = self.records(done, rs)
+            if len(records) != len(value):
+                self.malformed(done, f"poll value {short(value)} names a partition twice")
+            received, named = records, set(records)
+        else:
+            received, named = flat
         process, outcome = invoke["process"], done["type"]
-        moved = self.holdings.poll(process, done, records)
+        moved = self.holdings.poll(process, done, named)
         self.consumer_ops.append(
-            Poll(invoke["index"], process, done["time"], records, moved, outcome)
+            Poll(invoke["index"], process, done["time"], received, moved, outcome)
         )
         if outcome != "ok":
             self.holdings.unknown(process)
+
+    def flat(self, done: Event, value: dict[Any, Any]) -> tuple[array[int], set[int]] | None:
+        """Takes an ok poll's value. Returns its records flat (queue_records.Received) and
+        its partitions; None unless every partition is well named, once, and every record
+        is an [offset, message] of a non-negative 64-bit offset and a 64-bit message."""
+        # The common case, checked inline: millions of partitions' records in a history.
+        flat: list[int] = []
+        known = self.partitions
+        named: set[int] = set()
+        for p, rs in value.items():
+            partition = known.get(p) if p.__class__ is str else None
+            if partition is None:
+                partition = self.partition(done, p)
+            if partition in named or rs.__class__ is not list:
+                return None
+            named.add(partition)
+            flat += (partition, len(rs))
+            r: Any
+            for r in rs:
+                if r.__class__ is list and len(r) == 2:
+                    offset, message = r
+                    if offset.__class__ is int and offset >= 0 and message.__class__ is int:
+                        flat += r
+                        continue
+                return None
+        try:
+            return array("q", flat), named
+        except OverflowError:
+            return None
 
     def micro(self, invoke: Event, done: Event | None, ops: MicroOps) -> None:
         index, process, invoked = invoke["index"], invoke["process"], invoke["time"]

@@ -21,13 +21,16 @@ the final drains and from the polls alone, and unseen messages.
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Iterable
 from dataclasses import dataclass
+from itertools import islice
 from typing import Any
 
 from checkers.queue_cases import Case, ObservationIndex, offset_range
 from checkers.queue_consumers import Gaps, in_gap
 from checkers.queue_history import Message, Poll, QueueHistory, Send, messages
+from checkers.queue_records import flattened
 
 UNSEEN_POINTS = 200
 """At most this many points in the unseen count over time."""
@@ -35,25 +38,9 @@ Seen = dict[int, dict[Message, int]]
 """Per partition, per message read there, when (ns) it was first read."""
 
 
-def first_polled(history: QueueHistory) -> Seen:
-    """Takes a QueueHistory. Returns per partition each message any poll returned, ok or
-    not (kafka.clj's op->max-poll-offsets takes :ok and :info), and when it first did."""
-    first: Seen = {}
-    for op in history.consumer_ops:
-        if not isinstance(op, Poll):
-            continue
-        time = op.time
-        for partition, records in op.records.items():
-            mine = first.setdefault(partition, {})
-            for value in messages(records):
-                if mine.get(value, time) >= time:
-                    mine[value] = time
-    return first
-
-
 def first_seen(history: QueueHistory, polled: Seen) -> Seen:
-    """Takes a QueueHistory and first_polled's map. Returns it with, added, each message
-    only a drain read, at the drain's completion."""
+    """Takes a QueueHistory and the messages polls returned (queue_scan.Scan.polled).
+    Returns them with, added, each message only a drain read, at the drain's completion."""
     seen = {partition: dict(mine) for partition, mine in polled.items()}
     for d in history.drains.values():
         mine = seen.setdefault(d.partition, {})
@@ -89,8 +76,9 @@ class PollBound:
 
 
 def poll_bounds(polled: Seen, index: ObservationIndex) -> dict[int, PollBound]:
-    """Takes first_polled's map and the ObservationIndex. Returns per partition the highest
-    lowest offset of a message polls read (kafka.clj lost-write-cases: `bound`)."""
+    """Takes the polled messages (queue_scan.Scan.polled) and the ObservationIndex. Returns
+    per partition the highest lowest offset of a message polls read (kafka.clj
+    lost-write-cases: `bound`)."""
     bounds: dict[int, PollBound] = {}
     for partition, mine in polled.items():
         of, elsewhere = index.of.get(partition, {}), index.elsewhere.get(partition, {})
@@ -116,9 +104,10 @@ def polls_lost_cases(
     index: ObservationIndex,
     gaps: Gaps,
 ) -> list[Case]:
-    """Takes a QueueHistory, first_polled, poll_bounds, the ObservationIndex and seek_gaps.
-    Returns each ok send no poll read, seen at or below the bound (kafka.clj lost-write-cases)."""
-    cases: list[Case] = []
+    """Takes a QueueHistory, the polled messages, poll_bounds, the ObservationIndex and the
+    seeks' gaps. Returns each ok send no poll read, seen at or below the bound (kafka.clj
+    lost-write-cases)."""
+    lost: list[Send] = []
     judged: set[tuple[int, Message]] = set()
     for s in history.sends:
         partition, value = s.partition, s.value
@@ -130,25 +119,36 @@ def polls_lost_cases(
             continue
         if (partition, value) not in judged:
             judged.add((partition, value))
-            cases.append(_send_case(s) | _bound_case(history, partition, bound))
-    return cases
+            lost.append(s)
+    readers = _first_readers(history, {s.partition: bounds[s.partition].value for s in lost})
+    return [
+        _send_case(s) | _bound_case(bounds[s.partition], readers.get(s.partition)) for s in lost
+    ]
 
 
-def _bound_case(history: QueueHistory, partition: int, bound: PollBound) -> Case:
+def _bound_case(bound: PollBound, reader: int | None) -> Case:
     return {
         "judged_by": "polls",
         "max_read_offset": bound.offset,
         "max_read_value": bound.value,
-        "max_read_index": _first_reader(history, partition, bound.value),
+        "max_read_index": reader,
     }
 
 
-def _first_reader(history: QueueHistory, partition: int, value: Message) -> int | None:
-    # Asked once per lost send: a scan is cheaper than keeping every message's reader.
-    for op in history.consumer_ops:
-        if isinstance(op, Poll) and value in messages(op.records.get(partition, [])):
-            return op.index
-    return None
+def _first_readers(history: QueueHistory, wanted: dict[int, Message]) -> dict[int, int]:
+    # Per partition, the first poll that read its given message: one scan for them all,
+    # cheaper than keeping every message's reader.
+    readers: dict[int, int] = {}
+    for op in history.consumer_ops if wanted else ():
+        if not isinstance(op, Poll):
+            continue
+        flat = flattened(op.received)
+        for partition in flat:
+            records = list(islice(flat, 2 * next(flat)))  # offset, message, offset, ...
+            wants = partition in wanted and partition not in readers
+            if wants and wanted[partition] in records[1::2]:
+                readers[partition] = op.index
+    return readers
 
 
 def lost_write_cases(
@@ -208,28 +208,25 @@ def unseen_over_time(
     """Takes the sends and first_seen's map. Returns [[t_ns, count], ...]: how many sends
     acknowledged by t nothing had read by t, at up to `points` evenly spaced times (the
     last one when the count last changed)."""
-    changes: list[tuple[int, int]] = []
+    acked: list[int] = []  # when each such send was acknowledged
+    read: list[int] = []  # when each of them that was read at last was first read
     for s in sends:
         if s.acked is None:
             continue
-        read = seen.get(s.partition, {}).get(s.value)
-        if read is None or read > s.acked:
-            changes.append((s.acked, 1))
-            if read is not None:
-                changes.append((read, -1))
-    if not changes:
+        first = seen.get(s.partition, {}).get(s.value)
+        if first is None or first > s.acked:
+            acked.append(s.acked)
+            if first is not None:
+                read.append(first)
+    if not acked:
         return []
-    changes.sort()
-    end = changes[-1][0]
+    # The count at t is the acknowledgements by t less the first reads by t: two sorted
+    # lists of ints and a binary search per point, not a million (time, change) pairs.
+    acked.sort()
+    read.sort()
+    end = max(acked[-1], read[-1] if read else acked[-1])
     times = sorted({end * i // points for i in range(1, points + 1)})
-    series: list[list[int]] = []
-    count = at = 0
-    for t in times:
-        while at < len(changes) and changes[at][0] <= t:
-            count += changes[at][1]
-            at += 1
-        series.append([t, count])
-    return series
+    return [[t, bisect_right(acked, t) - bisect_right(read, t)] for t in times]
 
 
 def _send_case(s: Send) -> Case:

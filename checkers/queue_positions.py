@@ -65,15 +65,15 @@ class Holdings:
         elif process not in self.held:
             self.held[process] = set(partitions)
 
-    def poll(self, process: Any, done: Event, records: dict[int, Any]) -> frozenset[int]:
-        """Takes a poll's process, its completion and its records by partition. Returns
-        the partitions the group moved during it (see rebalanced); it holds those it
-        polled."""
+    def poll(self, process: Any, done: Event, partitions: Iterable[int]) -> frozenset[int]:
+        """Takes a poll's process, its completion and the partitions it returned records
+        of. Returns the partitions the group moved during it (see rebalanced); it holds
+        those it polled."""
         # The common case, no rebalance, decided quickly: a history holds millions of polls.
         moved = NOTHING
         if "rebalanced" in done or "rebalance-log" in done:
             moved = self.rebalanced(process, done)
-        self.polled(process, records)
+        self.polled(process, partitions)
         return moved
 
     def rebalanced(self, process: Any, done: Event) -> frozenset[int]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 from array import array
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from itertools import chain
 from typing import Any, TypeAlias
 
 from history import HistoryError
@@ -84,20 +85,64 @@ class Send:
     acked: int | None
     mop: int = 0
 
+    @property
+    def key(self) -> int:
+        """The partition: a send is a write of its message to its partition's log, the key
+        lost-acks judges it by (checkers.lost_acks.Attempt)."""
+        return self.partition
+
+
+Received: TypeAlias = "array[int] | dict[int, Records]"
+"""A poll's records: per partition, the Records in the order received; or, when every
+record is an [offset, message] of 64-bit integers, all flat in one array, each partition's
+as its number, its count of records, then its (offset, message) pairs (a third of the
+memory of a dict of arrays). Read them with `flattened`."""
+
 
 @dataclass(slots=True)
 class Poll:
-    """One poll: per partition the records in the order received, the partitions the
-    group moved during it (before its records), when it completed (ns), and its outcome:
-    ok, or info or fail for an op that returned records and then did not complete ok (the
-    consumer's position moved all the same: an abort does not rewind it, KAFKA-17582)."""
+    """One poll: its records (Received; `records` has them per partition), the partitions
+    the group moved during it (before its records), when it completed (ns), and its
+    outcome: ok, or info or fail for an op that returned records and then did not
+    complete ok (the consumer's position moved all the same: an abort does not rewind it,
+    KAFKA-17582)."""
 
     index: int
     process: int | str
     time: int
-    records: dict[int, Records]
+    received: Received
     moved: frozenset[int]
     outcome: str = "ok"
+
+    @property
+    def records(self) -> dict[int, Records]:
+        """Per partition, the records in the order received."""
+        if isinstance(self.received, dict):
+            return self.received
+        flat = self.received
+        out: dict[int, Records] = {}
+        at = 0
+        while at < len(flat):
+            start = at + 2
+            at = start + 2 * flat[at + 1]
+            out[flat[start - 2]] = flat[start:at]
+        return out
+
+
+def flattened(received: Received) -> Iterator[Any]:
+    """Takes a poll's Received. Returns it as one flat stream, the shape of the array: per
+    partition its number, its count of records, then each record's offset and message."""
+    if isinstance(received, array):
+        return iter(received)
+    return chain.from_iterable(_flattened(p, records) for p, records in received.items())
+
+
+def _flattened(partition: int, records: Records) -> Iterator[Any]:
+    yield partition
+    yield len(records) // 2 if isinstance(records, array) else len(records)
+    for offset, message in pairs(records):
+        yield offset
+        yield message
 
 
 @dataclass(slots=True)

@@ -35,7 +35,7 @@ from typing import Any, Literal, Protocol
 from history.events import JSONL, Event, HistoryError
 from history.frozen import freeze
 from history.jepsen import Reading, Reread
-from history.pairing import Invocation, Pairing, Step, pair_invocations
+from history.pairing import Invocation, Pairing, pair_invocations
 from history.source import HistorySource, open_history
 
 OpType = Literal["ok", "info"]
@@ -195,38 +195,42 @@ class _HistoryBuilder:
         self.invocations = self.fails = 0
 
     def add(self, line: int, event: Event) -> None:
+        # One function for every event, the invoke's part inline: a history has millions.
         if self.events is not None:
             self.events.append(event)
         step = self.pairing.add(event, line)
-        if step is not None:
-            self.place(step, line)
-
-    def place(self, step: Step, line: int) -> None:
-        slot, invoke, invoke_line, completion = step
-        if completion is None:
-            self.invoked(invoke, invoke_line)
+        if step is None:
             return
-        if completion["type"] == "fail":
-            self.fails += 1
-        if self.reader is not None:
-            self.reader.add(invoke, invoke_line, completion, line)
-        elif completion["type"] != "fail":
-            self.ops[slot] = op_from(invoke, completion)
-            if completion["type"] == "ok" and "value" in completion:
-                self.value_lines[slot] = line
-
-    def invoked(self, invoke: Event, line: int) -> None:
-        f = invoke["f"] = self.names.setdefault(invoke["f"], invoke["f"])
+        slot, invoke, invoke_line, completion = step
+        if completion is not None:
+            self.complete(slot, invoke, invoke_line, completion, line)
+            return
+        names = self.names
+        f = invoke["f"] = names.setdefault(invoke["f"], invoke["f"])
         if f in self.stop_at:
             raise OpFound(f)
-        if invoke.get("key").__class__ is str:
-            invoke["key"] = self.names.setdefault(invoke["key"], invoke["key"])
+        key = invoke.get("key")
+        if key.__class__ is str:
+            invoke["key"] = names.setdefault(key, key)
         self.fs.add(f)
         self.invocations += 1
         if self.reader is None:  # the op's slot waits for its completion
             self.ops.append(None)
             self.invoke_lines.append(line)
             self.value_lines.append(line)
+
+    def complete(
+        self, slot: int, invoke: Event, invoke_line: int, completion: Event, line: int
+    ) -> None:
+        kind = completion["type"]
+        if kind == "fail":
+            self.fails += 1
+        if self.reader is not None:
+            self.reader.add(invoke, invoke_line, completion, line)
+        elif kind != "fail":
+            self.ops[slot] = op_from(invoke, completion)
+            if kind == "ok" and "value" in completion:
+                self.value_lines[slot] = line
 
     def history(self, path: str, fmt: str) -> History:
         for slot, invoke, line, _ in self.pairing.unfinished():

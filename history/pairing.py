@@ -69,6 +69,7 @@ class Pairing:
 
     def add(self, event: Event, line: int) -> Step | None:
         """Checks one event. Returns its Step, or None for a nemesis event."""
+        # One function for the common events: a history has millions, and each call costs.
         if not self.checked:
             self._check_shape(event, line)
         index, before = event["index"], self.last_index
@@ -77,17 +78,30 @@ class Pairing:
                 line, f"index {index} does not follow index {before} on line {self.last_line}"
             )
         self.last_index, self.last_line = index, line
-        process = event["process"]
-        if process.__class__ is not int and _is_nemesis(event, self.in_flight):
+        process, in_flight = event["process"], self.in_flight
+        if process.__class__ is not int and _is_nemesis(event, in_flight):
             self.nemesis.append(event)
             return None
         if process in self.crashed:
             self._fail(
                 line, f"process {process} reused after its info on line {self.crashed[process]}"
             )
-        if event["type"] == "invoke":
-            return self._invoke(event, line)
-        return self._complete(event, line)
+        kind = event["type"]
+        if kind == "invoke":
+            if process in in_flight:
+                self._double_invoke(process, line)
+            slot = self.slots
+            self.slots = slot + 1
+            in_flight[process] = (slot, line, event)
+            return slot, event, line, None
+        if process not in in_flight:
+            self._fail(line, f"{kind} completion without an invoke on {process}")
+        slot, invoke_line, invoke = in_flight.pop(process)
+        if event["f"] != invoke["f"] or event["time"] < invoke["time"]:
+            self._mismatch(event, invoke, invoke_line, line)
+        if kind == "info":
+            self.crashed[process] = line
+        return slot, invoke, invoke_line, event
 
     def _check_shape(self, event: Event, line: int) -> None:
         if event.get("type") not in EVENT_TYPES:
@@ -96,38 +110,23 @@ class Pairing:
             missing = [f for f in _REQUIRED_ORDER if f not in event]
             self._fail(line, f"bad event: missing {', '.join(missing)}")
 
-    def _invoke(self, event: Event, line: int) -> Step:
-        process = event["process"]
-        if process in self.in_flight:
-            other = self.in_flight[process][1]
-            self._fail(
-                line, f"process {process} invokes while its invoke on line {other} is in flight"
-            )
-        slot = self.slots
-        self.slots += 1
-        self.in_flight[process] = (slot, line, event)
-        return slot, event, line, None
+    def _double_invoke(self, process: Any, line: int) -> NoReturn:
+        other = self.in_flight[process][1]
+        self._fail(line, f"process {process} invokes while its invoke on line {other} is in flight")
 
-    def _complete(self, event: Event, line: int) -> Step:
-        process, kind = event["process"], event["type"]
-        if process not in self.in_flight:
-            self._fail(line, f"{kind} completion without an invoke on {process}")
-        slot, invoke_line, invoke = self.in_flight.pop(process)
+    def _mismatch(self, event: Event, invoke: Event, invoke_line: int, line: int) -> NoReturn:
+        # A completion of another operation than its invoke's, or timed before it.
         if event["f"] != invoke["f"]:
             self._fail(
                 line,
                 f"completion f {event['f']!r} does not match the invoke's "
                 f"{invoke['f']!r} on line {invoke_line}",
             )
-        if event["time"] < invoke["time"]:
-            self._fail(
-                line,
-                f"completion at time {event['time']} precedes its invoke's time "
-                f"{invoke['time']} on line {invoke_line}",
-            )
-        if kind == "info":
-            self.crashed[process] = line
-        return slot, invoke, invoke_line, event
+        self._fail(
+            line,
+            f"completion at time {event['time']} precedes its invoke's time "
+            f"{invoke['time']} on line {invoke_line}",
+        )
 
     def unfinished(self) -> list[Step]:
         """Returns the Steps of the invokes still in flight at the end."""

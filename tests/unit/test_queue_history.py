@@ -6,12 +6,14 @@ with the position of the offending event.
 from __future__ import annotations
 
 import json
+from array import array
 from typing import Any
 
 import pytest
 
 from checkers import queue
 from checkers.queue_history import Poll, messages, pairs, read_queue_history
+from checkers.queue_records import flattened
 from history import HistoryError, load
 from tests.unit.queue_builder import QueueHistoryBuilder
 from tests.unit.queue_sim import FIXTURE, FIXTURE_CONFIG, FIXTURE_SEED, simulate
@@ -55,6 +57,31 @@ def test_records_of_any_message_read_alike() -> None:
     assert list(pairs(poll.records[1])) == [(0, 7), (1, 2**70)]
     assert list(pairs(poll.records[2])) == [(0, 7), (3, 8)]
     assert [list(messages(rs)) for rs in poll.records.values()] == [["m", 7], [7, 2**70], [7, 8]]
+
+
+def test_a_poll_of_integers_is_kept_flat_and_reads_as_any_other() -> None:
+    b = QueueHistoryBuilder()
+    b.send(0, 0, 7, 0)
+    b.poll(1, {2: [(5, 6)], 3: [], 0: [(2, 8)]})
+    b.poll(2, {1: [(0, "m")], 0: [(3, 5)]})
+    flat, mixed = read_queue_history(b.events).consumer_ops
+    assert isinstance(flat, Poll) and isinstance(mixed, Poll)
+    assert isinstance(flat.received, array) and isinstance(mixed.received, dict)
+    assert list(flat.received) == [2, 1, 5, 6, 3, 0, 0, 1, 2, 8]
+    read = {p: list(pairs(rs)) for p, rs in flat.records.items()}
+    assert read == {2: [(5, 6)], 3: [], 0: [(2, 8)]}
+    assert list(flattened(flat.received)) == list(flat.received)
+    assert list(flattened(mixed.received)) == [1, 1, 0, "m", 0, 1, 3, 5]
+
+
+@pytest.mark.parametrize("records", [[[4, 2]], [[4, "m"]]])
+def test_a_partition_named_twice_is_refused_whatever_its_records(records: Any) -> None:
+    b = QueueHistoryBuilder()
+    b.send(0, 0, 7, 0)
+    b.poll(1, {0: [(0, 7)]})
+    b.events[-1]["value"]["00"] = records  # "00" names partition 0 again
+    with pytest.raises(HistoryError, match="names a partition twice"):
+        read_queue_history(b.events)
 
 
 def malformed(change: str) -> list[dict[str, Any]]:
