@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import select
 import sys
 import tempfile
 import traceback
@@ -16,7 +17,7 @@ from pathlib import Path
 
 from harness import signals
 from harness.commands import analyze, check, cluster, matrix, run, serve
-from harness.exit_codes import EXIT_BAD_INPUT, EXIT_CRASH, EXIT_INTERRUPTED
+from harness.exit_codes import EXIT_BAD_INPUT, EXIT_CRASH, EXIT_INTERRUPTED, EXIT_READER_GONE
 
 # Address space set aside at start (calloc'd, so it is never touched) and given back when
 # memory runs out, so that saying so, in a line and a log, does not run out too.
@@ -53,11 +54,36 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
+    except BrokenPipeError as err:  # `harness matrix --list | head`: the reader left
+        if not stdout_reader_gone():
+            return crashed(err, log_dirs(args))  # a socket of ours broke: that is a crash
+        silence_stdout()
+        return EXIT_READER_GONE
     except MemoryError as err:  # before Exception: what it holds must go first
         return crashed(released(err), log_dirs(args))
     except Exception as err:  # a bug of ours: never exit 1, which means "invalid"
         return crashed(err, log_dirs(args))
     return code
+
+
+def stdout_reader_gone() -> bool:
+    """True when stdout is a pipe whose reader has closed it (poll reports an error on its
+    write end), so a BrokenPipeError came from there and not from a socket of ours."""
+    try:
+        fd = sys.stdout.fileno()
+    except (AttributeError, ValueError, OSError):
+        return False
+    poller = select.poll()
+    poller.register(fd, select.POLLOUT)
+    return any(events & select.POLLERR for _, events in poller.poll(0))
+
+
+def silence_stdout() -> None:
+    """Points stdout at /dev/null, so the interpreter's flush at exit cannot raise again
+    on the closed pipe."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
 
 
 def log_dirs(args: argparse.Namespace) -> list[Path]:
