@@ -40,6 +40,11 @@ class TestSpec:
     producer_acks: str = "all"
     idempotence: bool = False
     consumer_group: bool = False
+    """Queue workload: the consumers subscribe in one group (--sub-via subscribe)."""
+    group_protocol: str = "classic"
+    """Queue workload in a group: the rebalance protocol, classic or consumer (KIP-848)."""
+    auto_commit: bool = False
+    """Queue workload in a group: librdkafka commits the positions (else commit ops do)."""
     ignore: tuple[str, ...] = ()
     """Queue anomaly kinds reported but never counted against validity."""
     txn: bool = False
@@ -49,8 +54,8 @@ class TestSpec:
     isolation_level: str = "read_committed"
     """Queue workload: the consumers' isolation.level."""
     crash_clients: float | None = None
-    """Queue workload with txn: the mean seconds between one client's crashes in the
-    middle of a transaction (Jepsen's crash-client-interval), or None for no crashes."""
+    """Queue workload: the mean seconds between one client's crashes (with txn in the
+    middle of a transaction; Jepsen's crash-client-interval), or None for no crashes."""
     client: str = "librdkafka"
     """Queue workload with txn: the client the transactions run through, librdkafka
     (confluent-kafka) or java (kafka-clients, in a driver process per client)."""

@@ -57,6 +57,10 @@ class Context:
     """Whether the queue workload's producers are idempotent (and so retry)."""
     consumer_group: bool = False
     """Whether the queue workload's consumers subscribe in one group (else they are assigned)."""
+    group_protocol: str = "classic"
+    """In a group: the rebalance protocol, classic or consumer (KIP-848)."""
+    auto_commit: bool = False
+    """In a group, outside transactions: librdkafka commits the positions (else commit ops)."""
     ignore: frozenset[str] = frozenset()
     """Queue anomaly kinds reported but never counted against validity (--ignore)."""
     txn: bool = False
@@ -66,7 +70,8 @@ class Context:
     isolation_level: str = "read_committed"
     """What the queue workload's consumers read of transactions (the drains: committed only)."""
     crash_clients: float | None = None
-    """With txn: the mean seconds between one client's crashes mid-transaction, or None."""
+    """The mean seconds between one queue client's crashes (with txn: mid-transaction;
+    else instead of an op), or None."""
     client: str = "librdkafka"
     """With txn: the client the transactions run through, librdkafka (confluent-kafka) or
     java (the official Java client, in a driver process per client)."""

@@ -120,6 +120,8 @@ class TestRun:
             producer_acks=spec.producer_acks,
             idempotence=spec.idempotence,
             consumer_group=spec.consumer_group,
+            group_protocol=spec.group_protocol,
+            auto_commit=spec.auto_commit,
             ignore=frozenset(spec.ignore),
             txn=spec.txn,
             abort_p=spec.abort_p,
