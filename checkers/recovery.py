@@ -3,7 +3,10 @@ took, how long until the cluster named a new leader, until clients' ops on it su
 again, and after the heal; with the ops that failed or timed out meanwhile.
 
 Times are seconds from the moment the fault was in place (its start op's completion: a
-cut takes a second or two to install), or from the heal for `after_heal_s`. The new leader
+cut takes a second or two to install), or from the heal for `after_heal_s`. `first_ok_s`
+is the first ok op invoked in the fault, wherever it completed; `in_fault_s` the first
+that also completed before the heal: none means the clients were served nothing on that
+partition for the whole fault, however soon the cluster had a new leader. The new leader
 is the first sample of the run's metadata watch (one a second, harness/run/metadata_watch.py)
 in which another broker leads the partition: the committed state, as the cluster reports
 it. An op counts for a partition when it names it (a send's key, a kv op's key through the
@@ -22,6 +25,8 @@ from history import Event
 
 Touched = Callable[[Event, Event], frozenset[int]]
 """Takes an op's invoke and completion. Returns the partitions the op used."""
+TIMES = ("new_leader_s", "first_ok_s", "in_fault_s", "after_heal_s")
+"""The times a row has, each from the fault's start but after_heal_s, from the heal."""
 NODE_FIELDS = ("paused", "killed", "isolated", "node")
 """Where a fault's start records the broker it took (nemesis/process.py, partition.py)."""
 
@@ -154,6 +159,7 @@ def partition_recovery(
         if s.outcome == "ok" and s.process not in by_client:
             by_client[s.process] = round(s.completed - start, 3)
     first = _first_ok(mine, start, end)
+    served = _first_ok(mine, start, end, done_by=end)
     healed = _first_ok(mine, stop, float("inf")) if stop is not None else None
     return {
         "fault": window["fault"],
@@ -164,6 +170,7 @@ def partition_recovery(
         "new_leader": new.leader if new else None,
         "new_leader_s": round(new.time - start, 3) if new else None,
         "first_ok_s": None if first is None else round(first - start, 3),
+        "in_fault_s": None if served is None else round(served - start, 3),
         "first_ok_by_client": {str(p): t for p, t in sorted(by_client.items())},
         "after_heal_s": None if healed is None or stop is None else round(healed - stop, 3),
         "failed": sum(1 for s in during if s.outcome == "fail"),
@@ -171,9 +178,16 @@ def partition_recovery(
     }
 
 
-def _first_ok(spans: Sequence[OpSpan], after: float, before: float) -> float | None:
-    """Returns when the first ok op invoked in [after, before) completed, or None."""
-    done = [s.completed for s in spans if s.outcome == "ok" and after <= s.invoked < before]
+def _first_ok(
+    spans: Sequence[OpSpan], after: float, before: float, done_by: float = float("inf")
+) -> float | None:
+    """Returns when the first ok op invoked in [after, before) completed (before done_by),
+    or None."""
+    done = [
+        s.completed
+        for s in spans
+        if s.outcome == "ok" and after <= s.invoked < before and s.completed < done_by
+    ]
     return min(done, default=None)
 
 
@@ -191,15 +205,15 @@ def recovery(
 
 
 def summary(rows: Sequence[dict[str, Any]]) -> dict[str, dict[str, Any]]:
-    """Takes partition_recovery rows. Returns per fault, for new_leader_s, first_ok_s and
-    after_heal_s: {"median", "worst", "never"} over its rows."""
+    """Takes partition_recovery rows. Returns per fault, for each of TIMES: {"median",
+    "worst", "never"} over its rows."""
     by_fault: dict[str, list[dict[str, Any]]] = {}
     for row in rows:
         by_fault.setdefault(row["fault"], []).append(row)
     out: dict[str, dict[str, Any]] = {}
     for fault, mine in sorted(by_fault.items()):
         out[fault] = {"windows": len({r["start"] for r in mine}), "partitions": len(mine)}
-        for name in ("new_leader_s", "first_ok_s", "after_heal_s"):
+        for name in TIMES:
             times = [r[name] for r in mine if r[name] is not None]
             out[fault][name] = {
                 "median": round(statistics.median(times), 3) if times else None,

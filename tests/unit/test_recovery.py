@@ -71,6 +71,7 @@ def test_times_from_the_fault_to_a_new_leader_a_first_ok_op_and_after_the_heal()
     assert row["new_leader_s"] == 7.0
     # The send in flight at 10.5 s does not count: the first ok op invoked after is the poll.
     assert row["first_ok_s"] == 7.5
+    assert row["in_fault_s"] == 7.5
     assert row["first_ok_by_client"] == {"1": 7.5, "7": 8.2}
     assert row["after_heal_s"] == 0.7
     assert (row["failed"], row["timed_out"]) == (1, 1)
@@ -87,6 +88,20 @@ def test_a_fault_never_recovered_from_says_so() -> None:
     (row,) = recovery([unhealed], spans, [])["partitions"]
     assert row["new_leader_s"] is None and row["first_ok_s"] is None
     assert row["after_heal_s"] is None
+
+
+def test_an_op_invoked_in_the_fault_that_completes_after_the_heal_did_not_serve_in_it() -> None:
+    # The shape of a leader partition seen on 3.9.1: every op waits out the fault.
+    waited = [
+        op(1, 11.0, 20.9, "ok", f="send", key=0, value=[3, 1]),  # back 0.9 s after the heal
+        op(2, 21.0, 21.1, "ok", f="send", key=0, value=[4, 2]),
+    ]
+    flat = sorted((e for pair in waited for e in pair), key=lambda e: e["time"])
+    spans = op_spans([e | {"index": i} for i, e in enumerate(flat)], queue_partitions)
+    found = recovery([PAUSE], spans, [])
+    (row,) = found["partitions"]
+    assert (row["first_ok_s"], row["in_fault_s"], row["after_heal_s"]) == (10.9, None, 1.1)
+    assert found["summary"]["pause-leader"]["in_fault_s"]["never"] == 1
 
 
 def test_a_fault_of_no_one_broker_takes_every_partition() -> None:
