@@ -2,10 +2,12 @@
 key, checked for lost acknowledged writes and Jepsen's Kafka ordering anomalies.
 
 Each process sends unique integers to random partitions and polls what its consumer
-is given (assigned partitions, or `--consumer-group` membership); now and then it is
-assigned a new set of partitions. With `--txn` each op is instead one Kafka transaction of
-send and poll micro-ops (workloads/txn_client.py; with `--client java`, through the Java
-client: workloads/java_client.py), some aborted on purpose (`--abort-p`).
+is given (assigned partitions, or membership of one consumer group with `--sub-via
+subscribe`, whose positions commit ops commit unless `--auto-commit`); now and then it
+is assigned a new set of partitions (or subscribes again). With `--crash-clients` a
+client walks away now and then and is replaced. With `--txn` each op is instead one Kafka
+transaction of send and poll micro-ops (workloads/txn_client.py; with `--client java`,
+through the Java client: workloads/java_client.py), some aborted on purpose (`--abort-p`).
 After healing, every partition is drained from the beginning to its high watermark, at
 read_committed: what Kafka kept.
 """
@@ -18,9 +20,12 @@ import threading
 from collections.abc import Iterator
 from typing import Any
 
+from checkers.group_history import without_commits
+from checkers.groups import check_groups
 from checkers.queue_lag import worst_realtime_lag
 from checkers.queue_policy import SubVia
 from checkers.registry import CHECKERS, CheckOptions, run_checker
+from checkers.result import check_safe
 from history import History
 from kvstore import create_store_topic
 from kvstore.topic import TopicAdmin
@@ -36,19 +41,28 @@ SEND, POLL = 0.5, 0.47
 # consumers; each holds 1 to MAX_MICRO_OPS micro-ops, sends and polls in equal measure.
 MAX_MICRO_OPS = 4
 TXN = SEND + POLL
+# In a group committing by hand, this share of the polls' is commits: about one commit per
+# four polls, so a crash often falls between a poll and its commit.
+COMMIT = 0.12
 
 
-def queue_ops(rng: random.Random, partitions: int, consumer_group: bool) -> Iterator[OpDict]:
-    """Takes a random source and a partition count. Yields queue invokes forever: sends
-    of unique integers, polls, and assigns of random partition sets (or, with a
-    consumer group, subscribes)."""
+def queue_ops(
+    rng: random.Random, partitions: int, consumer_group: bool, commits: bool = False
+) -> Iterator[OpDict]:
+    """Takes a random source, a partition count, whether the consumers are in a group and
+    whether they commit by hand. Yields queue invokes forever: sends of unique integers,
+    polls, commits (if asked), and assigns of random partition sets (or, with a consumer
+    group, subscribes)."""
     messages = itertools.count(1)
+    polls = SEND + POLL - COMMIT if commits else SEND + POLL
     while True:
         r = rng.random()
         if r < SEND:
             yield {"f": "send", "key": rng.randrange(partitions), "value": next(messages)}
-        elif r < SEND + POLL:
+        elif r < polls:
             yield {"f": "poll", "value": None}
+        elif r < SEND + POLL:
+            yield {"f": "commit", "value": None}
         else:
             yield _reposition(rng, partitions, consumer_group)
 
@@ -106,6 +120,8 @@ def settings(ctx: Context) -> QueueSettings:
         timeouts=ctx.timeouts,
         isolation_level=ctx.isolation_level,
         txn=ctx.txn,
+        group_protocol=ctx.group_protocol,
+        auto_commit=ctx.auto_commit,
     )
 
 
@@ -127,28 +143,34 @@ def open_client(ctx: Context, client_id: str) -> Client:
         if ctx.client == "java":
             return JavaTxnClient(settings(ctx), client_id, ids, crash_every_s=ctx.crash_clients)
         return TxnClient(settings(ctx), client_id, ids, crash_every_s=ctx.crash_clients)
-    return QueueClient(settings(ctx), client_id)
+    return QueueClient(settings(ctx), client_id, crash_every_s=ctx.crash_clients)
 
 
 def ops(rng: random.Random, ctx: Context) -> Iterator[OpDict]:
     """Yields the run's invokes: transactions with --txn, else one-message ops."""
     if ctx.txn:
         return txn_ops(rng, ctx.keys, ctx.consumer_group, ctx.abort_p)
-    return queue_ops(rng, ctx.keys, ctx.consumer_group)
+    commits = ctx.consumer_group and not ctx.auto_commit
+    return queue_ops(rng, ctx.keys, ctx.consumer_group, commits)
 
 
 def check(history: History, ctx: Context) -> dict[str, dict[str, Any]]:
     """Returns the queue checker's section and, counted as for sets, `lost-acks`, whose
     verdict is the queue section's: it counts the drains' losses the queue checker judges,
-    under the run's policy (--ignore), and with the polls where no drain is final."""
+    under the run's policy (--ignore), and with the polls where no drain is final. With
+    consumers in a group (outside transactions), `groups` too (checkers/groups.py)."""
     sub_via: SubVia = "subscribe" if ctx.consumer_group else "assign"
     options = CheckOptions(sub_via=sub_via, ignore=ctx.ignore)
-    result = run_checker(CHECKERS["queue"], history, options)
+    queue_history = without_commits(history)
+    result = run_checker(CHECKERS["queue"], queue_history, options)
     if "error" not in result:  # the history read as a queue history: its polls can be timed
-        result["worst_realtime_lag"] = worst_realtime_lag(history.events)
+        result["worst_realtime_lag"] = worst_realtime_lag(queue_history.events)
     sections: dict[str, dict[str, Any]] = {"queue": result}
     if isinstance(result.get("lost_acks"), dict):
         sections["lost-acks"] = result.pop("lost_acks") | {"valid": result["valid"]}
+    if ctx.consumer_group and not ctx.txn:
+        lost = result.get("lost_messages", [])
+        sections["groups"] = check_safe(check_groups, history.events, lost, ctx.auto_commit)
     return sections
 
 

@@ -12,11 +12,16 @@ attempt would have met (message too large, bad acks, no authorization) are `fail
 
 Polls record every `[offset, message]` per partition and every assignment change; a
 drain reads one partition from the beginning to its high watermark (the final reads).
+In a consumer group a commit op commits the consumer's positions (unless auto-commit
+does), and the consumer ops' completions name their member and carry the group's
+callbacks (workloads/group_log.py). With crashes on (`--crash-clients`) a client walks
+away now and then instead of its next op, which is then `fail`, and is replaced.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import random
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -36,6 +41,8 @@ from confluent_kafka import (
 from kvstore import Timeouts
 from kvstore.kafka_log import KAFKA_LOG, client_config, client_error, close_within, watermarks
 from workloads.core import OpDict, fail, info, ok
+from workloads.group_log import GroupLog, commit_positions
+from workloads.txn_rules import CrashClock
 
 POLL_BATCH = 500
 POLL_S = 0.05
@@ -55,6 +62,9 @@ _NOT_WRITTEN = frozenset(
 _TRUNCATION = frozenset(
     {KafkaError._AUTO_OFFSET_RESET, KafkaError._LOG_TRUNCATION, KafkaError.OFFSET_OUT_OF_RANGE}
 )
+GROUP_OPS = frozenset({"poll", "commit", "subscribe"})
+"""The ops whose completions name their member in a group: what the group checkers read."""
+CRASHED_BEFORE = "crashed before it began"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -75,6 +85,11 @@ class QueueSettings:
     txn: bool = False
     """Sends and polls in transactions (workloads/txn_client.py): the group's offsets are
     committed by the transactions, never automatically."""
+    group_protocol: str = "classic"
+    """In a group: classic, or consumer (KIP-848, brokers 4.0 and later)."""
+    auto_commit: bool = False
+    """In a group, outside transactions: librdkafka commits the positions every 5 s (and
+    reports each commit); else commit ops do."""
 
 
 def producer_config(s: QueueSettings, client_id: str) -> dict[str, Any]:
@@ -99,19 +114,27 @@ def consumer_config(s: QueueSettings, client_id: str) -> dict[str, Any]:
         "isolation.level": s.isolation_level,
     }
     if s.consumer_group:
-        return config | {
-            "group.id": f"{s.topic}-group",
-            "auto.offset.reset": "earliest",
-            # In consume-transform-produce the transaction commits the group's offsets.
-            "enable.auto.commit": not s.txn,
-            "session.timeout.ms": 6000,
-            "heartbeat.interval.ms": 1000,
-        }
+        return config | group_config(s)
     return config | {
         "group.id": f"{s.topic}-{client_id}",
         "enable.auto.commit": False,
         "auto.offset.reset": "error",
     }
+
+
+def group_config(s: QueueSettings) -> dict[str, Any]:
+    """Returns a group member's own settings: the group, its protocol, who commits."""
+    config: dict[str, Any] = {
+        "group.id": f"{s.topic}-group",
+        "auto.offset.reset": "earliest",
+        # In consume-transform-produce the transaction commits the group's offsets.
+        "enable.auto.commit": s.auto_commit and not s.txn,
+    }
+    if s.group_protocol == "consumer":
+        # KIP-848: the coordinator owns the session and the assignor; librdkafka refuses
+        # session.timeout.ms, heartbeat.interval.ms and partition.assignment.strategy.
+        return config | {"group.protocol": "consumer"}
+    return config | {"session.timeout.ms": 6000, "heartbeat.interval.ms": 1000}
 
 
 def send_outcome(error: KafkaError | None, offset: int, message: int, single_try: bool) -> OpDict:
@@ -125,17 +148,25 @@ def send_outcome(error: KafkaError | None, offset: int, message: int, single_try
 
 
 class QueueClient:
-    """A Client doing send, poll, assign, subscribe and drain ops on one topic."""
+    """A Client doing send, poll, assign, subscribe, commit and drain ops on one topic."""
 
-    def __init__(self, settings: QueueSettings, client_id: str) -> None:
+    def __init__(
+        self, settings: QueueSettings, client_id: str, crash_every_s: float | None = None
+    ) -> None:
         self._s = settings
         self._client_id = client_id
         self._failure: str | None = None
+        # Seeded by who the client is, so a run's seed gives the same draws. (TxnClient
+        # crashes inside its transactions instead, by a clock of its own.)
+        self._crash_between_ops = CrashClock(crash_every_s, random.Random(client_id))
         on_error = partial(client_error, self._fail)
         self._producer = self._open_producer(on_error)
-        self._consumer = Consumer(consumer_config(settings, client_id) | {"error_cb": on_error})
+        self._group = GroupLog()
+        config = consumer_config(settings, client_id) | {"error_cb": on_error}
+        if settings.consumer_group and settings.auto_commit and not settings.txn:
+            config["on_commit"] = self._group.on_commit
+        self._consumer = Consumer(config)
         self._assigned: set[int] | None = None
-        self._moved: dict[str, list[int]] = {"assigned": [], "revoked": []}
 
     @property
     def failure(self) -> str | None:
@@ -157,11 +188,23 @@ class QueueClient:
             "poll": self._poll,
             "assign": self._assign,
             "subscribe": self._subscribe,
+            "commit": self._commit,
             "drain": self._drain,
         }
 
     def invoke(self, op: OpDict) -> OpDict:
-        """Takes an invoke. Returns its completion; never raises."""
+        """Takes an invoke. Returns its completion; never raises. A crash that is due
+        comes instead of the op (never a final drain): the op is `fail` and the client is
+        to be replaced."""
+        if op["f"] != "drain" and self._crash_between_ops.due():
+            self._fail("crashed on purpose (--crash-clients)")
+            return fail(CRASHED_BEFORE, op.get("value"))
+        completion = self._outcome(op)
+        if self._s.consumer_group and op["f"] in GROUP_OPS:
+            completion["member"] = self._client_id
+        return completion
+
+    def _outcome(self, op: OpDict) -> OpDict:
         try:
             return self._handlers()[op["f"]](op)
         except KafkaException as err:  # raised before anything was sent or received
@@ -213,9 +256,14 @@ class QueueClient:
         # consume() would wait out its timeout unless the batch fills: wait for one
         # message, then take whatever else has arrived.
         first = self._consumer.poll(POLL_S)
-        messages = [] if first is None else [first, *self._consumer.consume(POLL_BATCH - 1, 0)]
-        records: dict[str, list[list[int | str]]] = {}
+        messages = [] if first is None else [first]
         errors: list[str] = []
+        if first is not None:
+            try:
+                messages += self._consumer.consume(POLL_BATCH - 1, 0)
+            except KafkaException as err:  # the first was handed over (and its offset stored)
+                errors.append(f"KafkaException: {err}")
+        records: dict[str, list[list[int | str]]] = {}
         for msg in messages:
             error = msg.error()
             if error is not None:
@@ -224,10 +272,7 @@ class QueueClient:
                     self._fail(f"the log was truncated under the consumer: {error.str()}")
                 continue
             records.setdefault(str(msg.partition()), []).append(_record(msg))
-        completion = ok(records)
-        if self._moved["assigned"] or self._moved["revoked"]:
-            completion["rebalanced"] = self._moved
-            self._moved = {"assigned": [], "revoked": []}
+        completion = ok(records) | self._group.take()
         if errors:
             completion["errors"] = errors
         return completion
@@ -241,7 +286,7 @@ class QueueClient:
             [TopicPartition(self._s.topic, p, OFFSET_BEGINNING) for p in everything]
         )
         self._assigned = everything
-        self._moved["assigned"] = sorted(everything)
+        self._group.assigned_by_hand(sorted(everything))
 
     def _assign(self, op: OpDict) -> OpDict:
         """Reads exactly the partitions given: new ones from the beginning, kept ones on."""
@@ -263,14 +308,16 @@ class QueueClient:
         return ok([self._s.topic])
 
     def _join_group(self) -> None:
-        def assigned(_: Consumer, parts: list[TopicPartition]) -> None:
-            self._moved["assigned"] += [tp.partition for tp in parts]
-
-        def revoked(_: Consumer, parts: list[TopicPartition]) -> None:
-            self._moved["revoked"] += [tp.partition for tp in parts]
-
-        self._consumer.subscribe([self._s.topic], on_assign=assigned, on_revoke=revoked)
+        log = self._group
+        self._consumer.subscribe(
+            [self._s.topic], on_assign=log.on_assign, on_revoke=log.on_revoke, on_lost=log.on_lost
+        )
         self._assigned = set()
+
+    def _commit(self, _op: OpDict) -> OpDict:
+        """Commits the consumer's positions in the partitions it holds (group_log's
+        commit_positions)."""
+        return commit_positions(self._consumer) | self._group.take()
 
     def _drain(self, op: OpDict) -> OpDict:
         """Reads partition op["key"] from the beginning to its high watermark with a

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from checkers.group_history import WithoutGroupOps, without_commits
 from checkers.queue_policy import POLICY, SubVia
 from checkers.registry import (
     CHECKERS,
@@ -113,6 +114,8 @@ def load_for_check(path: str, model: ModelChoice | None) -> tuple[History, Model
     checker = checker_for(model)
     if checker.needs_events and not history.events and history.read is None:
         history = _load_for(path, checker)
+    if model == "queue":  # a consumer group's commits are no queue checker's (groups.py)
+        history = without_commits(history)
     try:
         checker.reject_malformed(history)
     except MalformedOp as bad:
@@ -122,7 +125,10 @@ def load_for_check(path: str, model: ModelChoice | None) -> tuple[History, Model
 
 def _load_for(path: str, checker: Checker) -> History:
     if checker.reader is not None:
-        return load(path, keep_events=False, reader=checker.reader(path))
+        reader = checker.reader(path)
+        if checker is CHECKERS["queue"]:  # a consumer group's commits: not the queue's ops
+            reader = WithoutGroupOps(reader)
+        return load(path, keep_events=False, reader=reader)
     return load(path, keep_events=checker.needs_events)
 
 

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from checkers.queue_policy import KINDS
+from checkers.queue_policy import KINDS, SUB_VIA
 from harness.commands.argtypes import IGNORE_HELP, positive, probability, queue_kinds
 from harness.commands.cluster import add_cluster_options, cluster_spec
 from harness.exit_codes import EXIT_BAD_INPUT, EXIT_INTERRUPTED, EXIT_INVALID
@@ -29,6 +29,8 @@ _TEST_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+-]{0,99}")
 CRASH_CLIENT_INTERVAL_S = 30.0
 CLIENTS = ("librdkafka", "java")
 """The Kafka clients --txn can run through."""
+GROUP_PROTOCOLS = ("classic", "consumer")
+"""The consumer group rebalance protocols: the classic one, and KIP-848's."""
 
 
 def add_parser(sub: Any) -> None:
@@ -99,9 +101,31 @@ def add_parser(sub: Any) -> None:
         help="queue workload: idempotent producers (they retry; default: one attempt each)",
     )
     p.add_argument(
+        "--sub-via",
+        choices=SUB_VIA,
+        default="assign",
+        help="queue workload: consumers are assigned partitions (default) or subscribe in "
+        "one consumer group",
+    )
+    p.add_argument(
         "--consumer-group",
+        dest="sub_via",
+        action="store_const",
+        const="subscribe",
+        help="queue workload: the same as --sub-via subscribe",
+    )
+    p.add_argument(
+        "--group-protocol",
+        choices=GROUP_PROTOCOLS,
+        default="classic",
+        help="with --sub-via subscribe: the rebalance protocol, classic (default) or "
+        "consumer (KIP-848; Kafka 4.0 and later)",
+    )
+    p.add_argument(
+        "--auto-commit",
         action="store_true",
-        help="queue workload: consumers subscribe in one group instead of being assigned",
+        help="with --sub-via subscribe: librdkafka commits the positions every 5 s "
+        "(default: commit ops do)",
     )
     p.add_argument(
         "--txn",
@@ -128,8 +152,9 @@ def add_parser(sub: Any) -> None:
         nargs="?",
         const=CRASH_CLIENT_INTERVAL_S,
         metavar="S",
-        help="with --txn: crash each client in the middle of a transaction about every S "
-        f"seconds (default {CRASH_CLIENT_INTERVAL_S:g}, as Jepsen's) and replace it",
+        help="queue workload: crash each client about every S seconds (default "
+        f"{CRASH_CLIENT_INTERVAL_S:g}, as Jepsen's; with --txn in the middle of a "
+        "transaction) and replace it",
     )
     p.add_argument(
         "--client",
@@ -164,8 +189,10 @@ def spec_from_args(args: argparse.Namespace, seed: int) -> TestSpec:
         raise ValueError("--ignore names queue anomaly kinds: it needs --workload queue")
     if args.txn and args.workload != "queue":
         raise ValueError("--txn makes queue ops transactions: it needs --workload queue")
-    if args.crash_clients and not args.txn:
-        raise ValueError("--crash-clients crashes clients mid-transaction: it needs --txn")
+    if args.crash_clients and args.workload != "queue":
+        raise ValueError("--crash-clients crashes queue clients: it needs --workload queue")
+    if (group_problem := _group_problem(args, cluster.kafka_version)) is not None:
+        raise ValueError(group_problem)
     if args.client != "librdkafka" and not args.txn:
         raise ValueError(f"--client {args.client} runs transactions: it needs --txn")
     if args.txn and args.producer_acks != "all":
@@ -197,7 +224,9 @@ def spec_from_args(args: argparse.Namespace, seed: int) -> TestSpec:
         check_time_limit=args.check_time_limit,
         producer_acks=args.producer_acks,
         idempotence=args.idempotence,
-        consumer_group=args.consumer_group,
+        consumer_group=args.sub_via == "subscribe",
+        group_protocol=args.group_protocol,
+        auto_commit=args.auto_commit,
         ignore=tuple(k for k in KINDS if k in (args.ignore or ())),
         txn=args.txn,
         abort_p=args.abort_p,
@@ -205,6 +234,20 @@ def spec_from_args(args: argparse.Namespace, seed: int) -> TestSpec:
         crash_clients=args.crash_clients,
         client=args.client,
     )
+
+
+def _group_problem(args: argparse.Namespace, kafka_version: str) -> str | None:
+    """Returns why the consumer group options asked cannot run together, or None."""
+    grouped = args.sub_via == "subscribe"
+    if grouped and args.workload != "queue":
+        return "--sub-via subscribe is the queue workload's: it needs --workload queue"
+    if args.group_protocol != "classic" and not grouped:
+        return f"--group-protocol {args.group_protocol} is a group's: it needs --sub-via subscribe"
+    if args.group_protocol == "consumer" and int(kafka_version.split(".")[0]) < 4:
+        return f"--group-protocol consumer (KIP-848) needs Kafka 4.0 or later, not {kafka_version}"
+    if args.auto_commit and (not grouped or args.txn):
+        return "--auto-commit needs --sub-via subscribe without --txn (transactions commit)"
+    return None
 
 
 def machine_fit_problem(spec: TestSpec) -> str | None:

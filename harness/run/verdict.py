@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from checkers import perf
+from checkers.group_history import without_commits
 from checkers.registry import RUN_CHECKERS, CheckOptions, run_checker
 from checkers.result import merge_valid
 from harness.report.page import queue_lines, recount_line, recovery_lines, write_report
@@ -58,7 +59,7 @@ def write_outputs(
         for failure in results.get("linearizable", {}).get("failures", []):
             drawings[str(failure.get("key"))] = render_counterexample(failure, folder)
         if isinstance(results.get("queue"), dict) and "error" not in results["queue"]:
-            _queue_plots(folder, history, results["queue"], windows)
+            _queue_plots(folder, without_commits(history), results["queue"], windows)
         if metadata := read_samples(folder):
             from harness.report.metadata_plot import metadata_plot
 

@@ -42,7 +42,13 @@ from workloads.registry import WORKLOADS
         ["--workload", "queue", "--txn", "--abort-p", "1.5"],
         ["--workload", "queue", "--txn", "--abort-p", "nan"],
         ["--workload", "queue", "--isolation-level", "serializable"],
-        ["--workload", "queue", "--crash-clients"],
+        ["--workload", "kv", "--crash-clients"],
+        ["--workload", "queue", "--sub-via", "both"],
+        ["--workload", "kv", "--sub-via", "subscribe"],
+        ["--workload", "queue", "--group-protocol", "consumer"],
+        ["--workload", "queue", "--sub-via", "subscribe", "--group-protocol", "consumer"],
+        ["--workload", "queue", "--auto-commit"],
+        ["--workload", "queue", "--sub-via", "subscribe", "--txn", "--auto-commit"],
         ["--workload", "queue", "--txn", "--crash-clients", "0"],
     ],
 )
@@ -144,6 +150,18 @@ def test_queue_options_reach_the_spec_and_kafkas_rule_on_idempotence_is_kept() -
     assert (queue.producer_acks, queue.idempotence, queue.consumer_group) == ("all", True, False)
     grouped = spec("--workload", "queue", "--producer-acks", "1", "--consumer-group")
     assert (grouped.producer_acks, grouped.consumer_group) == ("1", True)
+    assert spec("--workload", "queue", "--sub-via", "subscribe").consumer_group is True
+    kip848 = spec(
+        "--workload", "queue", "--kafka-version", "4.4.0", "--sub-via", "subscribe",
+        "--group-protocol", "consumer", "--auto-commit", "--crash-clients",
+    )  # fmt: skip
+    assert (kip848.group_protocol, kip848.auto_commit, kip848.crash_clients) == (
+        "consumer",
+        True,
+        30.0,
+    )
+    with pytest.raises(ValueError, match=r"needs Kafka 4\.0 or later, not 3\.9\.1"):
+        spec("--workload", "queue", "--sub-via", "subscribe", "--group-protocol", "consumer")
     with pytest.raises(ValueError, match="--idempotence needs --producer-acks all"):
         spec("--workload", "queue", "--producer-acks", "1", "--idempotence")
 

@@ -191,7 +191,7 @@ def test_consumers_read_at_the_isolation_level_asked_and_a_txn_group_never_autoc
     config = consumer_config(s, "p0")
     assert config["isolation.level"] == "read_uncommitted"
     assert config["enable.auto.commit"] is False
-    plain = consumer_config(dataclasses.replace(s, txn=False), "p0")
+    plain = consumer_config(dataclasses.replace(s, txn=False, auto_commit=True), "p0")
     assert plain["enable.auto.commit"] is True
 
 
