@@ -98,6 +98,20 @@ def test_a_commit_the_coordinator_refused_is_fail_and_one_that_timed_out_is_info
     assert timed_out["type"] == "info" and timed_out["error"].startswith("indeterminate: ")
 
 
+def test_a_member_that_read_nothing_commits_nothing_under_either_protocol() -> None:
+    for protocol in ("classic", "consumer"):
+        s = dataclasses.replace(SETTINGS, group_protocol=protocol, auto_commit=True)
+        client = QueueClient(s, "p0")  # librdkafka takes on_commit and the protocol
+        try:
+            assert client.invoke({"f": "commit", "value": None}) == {
+                "type": "ok",
+                "value": {},
+                "member": "p0",
+            }
+        finally:
+            client.close()
+
+
 def test_a_due_crash_comes_instead_of_the_op_and_the_client_is_to_be_replaced() -> None:
     client = QueueClient(SETTINGS, "p0", crash_every_s=1e-9)
     try:
