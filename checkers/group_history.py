@@ -4,7 +4,8 @@ callbacks, the group's commits, what each member's polls returned, the acknowled
 The queue workload records a group as workloads/group_log.py writes it: consumer ops'
 completions name their `member` (the client; one client may outlive several processes,
 since an info op retires its process and not its client) and carry `group-log` (assigned,
-revoked, lost: partitions and `mono-ns`) and `auto-commits`; a `commit` op's value is the
+revoked, lost: partitions and `mono-ns`), `auto-commits` and, beside a group-log, the
+`first-record-ns` of a poll's first record; a `commit` op's value is the
 offsets it asked to commit, partition -> next offset to read. Callbacks are timed on the
 client's monotonic clock; the history's `time` is that clock less the run's start, which
 is read back as the largest `mono-ns - time` of any completion carrying both (a completion
@@ -54,7 +55,8 @@ class Commit:
 
 @dataclass(frozen=True, slots=True)
 class Fetch:
-    """What one poll op of a member returned of one partition: its first and last offsets."""
+    """What one poll op of a member returned of one partition: its first and last offsets;
+    first_at, when the op's first record was handed over (history ns), if recorded."""
 
     member: str
     index: int
@@ -62,6 +64,7 @@ class Fetch:
     first: int
     last: int
     completed: int
+    first_at: int | None = None
 
 
 @dataclass
@@ -150,13 +153,15 @@ def _read_op(group: GroupHistory, member: str, invoke: Event, done: Event, start
             Commit(member, index, done["type"], offsets, invoke["time"], completed)
         )
     elif f == "poll" and isinstance(done.get("value"), dict):
-        _read_poll(group, member, index, done)
+        _read_poll(group, member, index, done, start)
     elif f == "send" and done["type"] == "ok":
         offset, message = done["value"]
         group.acked.append((int(invoke["key"]), offset, message))
 
 
-def _read_poll(group: GroupHistory, member: str, index: int, done: Event) -> None:
+def _read_poll(group: GroupHistory, member: str, index: int, done: Event, start: int) -> None:
+    handed = done.get("first-record-ns")
+    first_at = None if handed is None else handed - start
     for p, records in done["value"].items():
         if not records:
             continue
@@ -164,7 +169,7 @@ def _read_poll(group: GroupHistory, member: str, index: int, done: Event) -> Non
         group.polled.setdefault(partition, set()).update(m for _, m in records)
         offsets = [o for o, _ in records]
         group.fetches.append(
-            Fetch(member, index, partition, offsets[0], max(offsets), done["time"])
+            Fetch(member, index, partition, offsets[0], max(offsets), done["time"], first_at)
         )
 
 

@@ -209,8 +209,6 @@ def _takeover(
     previous = next((c for c in reversed(before) if p in c.partitions), None)
     if previous is not None and previous.kind == "assigned":
         return "held already", None
-    if previous is not None and previous.index == cb.index:
-        return "revoked and assigned in one op", None  # its records may be of either
     end = next((c.index for c in after if p in c.partitions and c.kind in ENDS), None)
     first = next(
         (
@@ -222,6 +220,8 @@ def _takeover(
     )
     if first is None:
         return "nothing read", None
+    if previous is not None and first.index == previous.index and not _after(first, previous, cb):
+        return "revoked and assigned in one op", None  # its records may be of either
     known = [
         c
         for c in commits.get(p, [])
@@ -244,6 +244,11 @@ def _takeover(
         "commit_index": commit.index,
         "commit_member": commit.member,
     }
+
+
+def _after(fetch: Fetch, *callbacks: Callback) -> bool:
+    """Returns whether the op's first record was handed over after the callbacks."""
+    return fetch.first_at is not None and all(c.at < fetch.first_at for c in callbacks)
 
 
 def _maybe_landed(commits: list[Commit]) -> dict[int, list[Commit]]:

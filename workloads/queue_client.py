@@ -256,6 +256,7 @@ class QueueClient:
         # consume() would wait out its timeout unless the batch fills: wait for one
         # message, then take whatever else has arrived.
         first = self._consumer.poll(POLL_S)
+        handed = time.monotonic_ns()  # callbacks served before this preceded every record
         messages = [] if first is None else [first]
         errors: list[str] = []
         if first is not None:
@@ -273,6 +274,8 @@ class QueueClient:
                 continue
             records.setdefault(str(msg.partition()), []).append(_record(msg))
         completion = ok(records) | self._group.take()
+        if first is not None and "group-log" in completion:
+            completion["first-record-ns"] = handed
         if errors:
             completion["errors"] = errors
         return completion

@@ -179,6 +179,31 @@ def test_the_successors_own_commit_before_reading_is_no_bound() -> None:
     assert kinds(h.events) == {"takeover-skip": 1}
 
 
+def rejoin_in_one_op(first_record_ns: int | None) -> list[Event]:
+    """p1 reads partition 0 to offset 1 and commits 1; in one op it revokes, is assigned
+    it again and reads from offset 2 (a skip: the commit says 1)."""
+    h = History()
+    for offset, message in enumerate((1, 2, 3)):
+        h.send("p9", 0, offset, message)
+    h.op("p1", "poll", {"0": [[0, 1]]}, log=[("assigned", [0])])
+    h.op("p1", "commit", {"0": 1})
+    extra = {} if first_record_ns is None else {"first-record-ns": first_record_ns}
+    h.op("p1", "poll", {"0": [[2, 3]]}, log=[("revoked", [0]), ("assigned", [0])], extra=extra)
+    return h.events
+
+
+def test_a_partition_revoked_and_assigned_in_one_op_is_judged_when_its_records_came_after() -> None:
+    events = rejoin_in_one_op(None)
+    unjudged = check_groups(events, [], False)["takeovers"]["unjudged"]
+    assert unjudged == {"no commit before": 1, "revoked and assigned in one op": 1}
+    callbacks = events[-1]["group-log"][-1]["mono-ns"]  # both at the op's start
+    assert kinds(rejoin_in_one_op(callbacks + 1)) == {"takeover-skip": 1}
+    assert (
+        "revoked and assigned in one op"
+        in (check_groups(rejoin_in_one_op(callbacks), [], False)["takeovers"]["unjudged"])
+    )
+
+
 def test_an_acknowledged_message_below_a_commit_that_nobody_polled_is_not_at_least_once() -> None:
     h = History()
     for offset, message in enumerate((1, 2, 3)):
