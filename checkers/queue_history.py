@@ -75,7 +75,7 @@ from checkers.queue_records import (
     observed_batches,
     pairs,
 )
-from checkers.queue_values import QueueValues
+from checkers.queue_values import QueueValues, add_int_pairs
 from history import Event, HistoryError, pair_invocations
 from history.formats import short
 
@@ -254,13 +254,7 @@ class QueueReader(QueueValues):
                 return None
             named.add(partition)
             flat += (partition, len(rs))
-            r: Any
-            for r in rs:
-                if r.__class__ is list and len(r) == 2:
-                    offset, message = r
-                    if offset.__class__ is int and offset >= 0 and message.__class__ is int:
-                        flat += r
-                        continue
+            if not add_int_pairs(flat, rs):
                 return None
         try:
             return array("q", flat), named

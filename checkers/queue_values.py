@@ -155,9 +155,22 @@ def int_pairs(records: list[Any]) -> array[int] | None:
     """Takes a list of records. Returns them flat in an array when every one is an
     [offset, message] list of a non-negative 64-bit offset and a 64-bit integer message;
     else None."""
-    # A history holds millions of records: the common shape is checked inline and kept
-    # flat (a ninth of the lists' memory).
+    # A history holds millions of records: the common shape is kept flat (a ninth of the
+    # lists' memory).
     flat: list[int] = []
+    if not add_int_pairs(flat, records):
+        return None
+    try:
+        return array("q", flat)
+    except OverflowError:
+        return None
+
+
+def add_int_pairs(flat: list[int], records: list[Any]) -> bool:
+    """Takes a list of ints and a list of records. Adds each record's offset and message
+    to it, in order, while they are [offset, message] lists of a non-negative offset and
+    an int message. Returns whether every record was (64 bits are for the caller to try)."""
+    # The common shape, checked inline: millions of records in a history.
     r: Any
     for r in records:
         if r.__class__ is list and len(r) == 2:
@@ -165,11 +178,8 @@ def int_pairs(records: list[Any]) -> array[int] | None:
             if offset.__class__ is int and offset >= 0 and message.__class__ is int:
                 flat += r
                 continue
-        return None
-    try:
-        return array("q", flat)
-    except OverflowError:
-        return None
+        return False
+    return True
 
 
 def _whole(event: Event) -> Event:
