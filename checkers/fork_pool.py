@@ -1,15 +1,16 @@
 """Work spread over forked processes, for checks that split into independent parts (the
-keys of one history, the histories of one command), deaf to ^C in the workers.
+keys of one history, the histories of one command, the stages of one check), deaf to ^C
+in the workers.
 
 Forked workers inherit the task and its data, so only the part numbers and the results
 cross between processes: pickling 100,000 ops costs about as much as checking them, and a
 task may be a closure over anything. A ^C reaches every process of the terminal's group;
 the parent alone answers it, stopping the workers at once.
 
-forked_map trusts its task; supervised_map does not (a user's model): each part has a
-deadline, past which its process is killed, and a process that exits, raises anything or
-never returns costs only its part. Its results cross as JSON, which the parent reads
-without running any of the task's code, and its processes die with the parent.
+forked_map and forked_beside trust their task; supervised_map does not (a user's model):
+each part has a deadline, past which its process is killed, and a process that exits,
+raises anything or never returns costs only its part. Its results cross as JSON, which the
+parent reads without running any of the task's code, and its processes die with the parent.
 """
 
 from __future__ import annotations
@@ -23,14 +24,16 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterator
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from contextlib import contextmanager
 from dataclasses import dataclass
 from multiprocessing.connection import Connection, Pipe, wait
 from typing import Any, Literal, TypeVar
 
 from checkers.model_core import error_line
 
-__all__ = ["Stopped", "can_fork", "forked_map", "supervised_map"]
+__all__ = ["Stopped", "can_fork", "forked_beside", "forked_map", "supervised_map"]
 
 R = TypeVar("R")
 
@@ -92,6 +95,56 @@ def forked_map(task: Callable[[int], R], parts: int, jobs: int) -> Iterator[R]:
         pool.shutdown()
     finally:
         _TASK.pop()
+
+
+@contextmanager
+def forked_beside(task: Callable[[], R], *, fork: bool = True) -> Iterator[Callable[[], R]]:
+    """Takes a task and whether it may run in a forked process. Starts it there, to run
+    while the block runs here, and yields a function that returns its result (waiting for
+    it), or raises what it raised. The task runs here, when that function is called, when
+    fork is False or can_fork() says no, or when no process can be had or it was lost."""
+    started = _start_beside(task) if fork and can_fork() else None
+    if started is None:
+        yield task
+        return
+    pool, future = started
+
+    def result() -> R:
+        try:
+            return future.result()
+        except BrokenProcessPool:  # the process died (killed for memory, say): work here
+            return task()
+
+    try:
+        yield result
+    except BaseException:
+        _stop(pool)
+        raise
+    finally:
+        _TASK.pop()
+    pool.shutdown()
+
+
+def _start_beside(task: Callable[[], R]) -> tuple[ProcessPoolExecutor, Future[R]] | None:
+    """Forks a process that runs task. Returns its pool and the task's future, or None
+    (nothing left running) when no process can be had."""
+    _TASK.append(lambda _: task())
+    pool = ProcessPoolExecutor(
+        max_workers=1,
+        mp_context=multiprocessing.get_context("fork"),
+        initializer=_ignore_interrupts,
+    )
+    try:
+        # Forked in submit: signals blocked meanwhile, as in forked_map.
+        before = signal.pthread_sigmask(signal.SIG_BLOCK, _BLOCKED_WHILE_FORKING)
+        try:
+            return pool, pool.submit(_run_part, 0)
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, before)
+    except (OSError, BrokenProcessPool):
+        _stop(pool)
+        _TASK.pop()
+        return None
 
 
 def _stop(pool: ProcessPoolExecutor) -> None:

@@ -41,9 +41,11 @@ from __future__ import annotations
 import time
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from checkers import lost_acks
+from checkers.fork_pool import forked_beside
 from checkers.queue_cases import (
     Case,
     ObservationIndex,
@@ -103,21 +105,30 @@ CASES_KEPT = 20
 
 
 def check(
-    events: Sequence[Event], *, sub_via: SubVia | None = None, ignore: Collection[str] = ()
+    events: Sequence[Event],
+    *,
+    sub_via: SubVia | None = None,
+    ignore: Collection[str] = (),
+    jobs: int = 1,
 ) -> dict[str, Any]:
     """Takes a queue history's events, how its consumers read (None: subscribe if any
-    consumer subscribed with an ok op, else assign) and the kinds to ignore. Returns the result laid
-    out as the module docstring says.
+    consumer subscribed with an ok op, else assign), the kinds to ignore and how many
+    processes may check it (gather_evidence). Returns the result laid out as the module
+    docstring says.
 
     Raises HistoryError when the events are not a well-formed queue history.
     """
     started = time.monotonic()
     with collector_paused():
-        return _check(read_queue_history(events), sub_via, ignore, started)
+        return _check(read_queue_history(events), sub_via, ignore, started, jobs)
 
 
 def check_read(
-    read: object, *, sub_via: SubVia | None = None, ignore: Collection[str] = ()
+    read: object,
+    *,
+    sub_via: SubVia | None = None,
+    ignore: Collection[str] = (),
+    jobs: int = 1,
 ) -> dict[str, Any]:
     """Takes what a QueueStream read while its history was loaded (History.read), and
     what `check` takes besides the events. Returns the result, as `check` does.
@@ -129,7 +140,7 @@ def check_read(
     if not isinstance(read, QueueHistory):
         raise TypeError(f"not a queue history as a QueueStream reads it: {type(read).__name__}")
     with collector_paused():
-        return _check(read, sub_via, ignore, time.monotonic())
+        return _check(read, sub_via, ignore, time.monotonic(), jobs)
 
 
 def reject_malformed(history: History) -> None:
@@ -178,10 +189,17 @@ class Evidence:
     drained: set[int]
 
 
-def gather_evidence(history: QueueHistory) -> Evidence:
-    """Takes a QueueHistory. Returns its Evidence."""
-    scanned = scan(history)
-    lost_view = lost_acks_view(history)
+FORK_AT = 50_000
+"""Sends from which a second process pays: below, forking and sending the result back
+cost more than the lost-acks view it takes off this one."""
+
+
+def gather_evidence(history: QueueHistory, *, fork: bool = False) -> Evidence:
+    """Takes a QueueHistory and whether a forked process may take part. Returns its
+    Evidence; the lost-acks view is then made there while the scan is made here."""
+    with forked_beside(partial(lost_acks_view, history), fork=fork) as made:
+        scanned = scan(history)
+        lost_view = made()
     return Evidence(
         index=scanned.index,
         polled=scanned.polled,
@@ -196,10 +214,14 @@ def gather_evidence(history: QueueHistory) -> Evidence:
 
 
 def _check(
-    history: QueueHistory, sub_via: SubVia | None, ignore: Collection[str], started: float
+    history: QueueHistory,
+    sub_via: SubVia | None,
+    ignore: Collection[str],
+    started: float,
+    jobs: int,
 ) -> dict[str, Any]:
     how: SubVia = sub_via or sub_via_of(SUBSCRIBE in history.sub_via)
-    evidence = gather_evidence(history)
+    evidence = gather_evidence(history, fork=jobs > 1 and len(history.sends) >= FORK_AT)
     from_polls = polls_lost_cases(
         history, evidence.polled, evidence.bounds, evidence.index, evidence.gaps
     )

@@ -81,11 +81,11 @@ def _lost_acks(history: History, options: CheckOptions) -> Result:
 
 
 def _queue(history: History, options: CheckOptions) -> Result:
-    sub_via, ignore = options.sub_via, options.ignore
+    sub_via, ignore, jobs = options.sub_via, options.ignore, options.jobs or 1
     if history.read is not None:
-        result = queue_checker.check_read(history.read, sub_via=sub_via, ignore=ignore)
+        result = queue_checker.check_read(history.read, sub_via=sub_via, ignore=ignore, jobs=jobs)
     else:
-        result = queue_checker.check(history.events, sub_via=sub_via, ignore=ignore)
+        result = queue_checker.check(history.events, sub_via=sub_via, ignore=ignore, jobs=jobs)
     if not result.get("txn_ops"):  # no transaction of several micro-ops: none to order
         return result
     from checkers.txn_check import check_txns, with_transactions  # networkx: only here

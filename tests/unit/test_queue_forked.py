@@ -1,0 +1,134 @@
+"""The queue check in two processes (the lost-acks view made in a forked one while the scan
+runs here) gives exactly the one-process result, and fork_pool.forked_beside runs its
+task here when told not to fork, when it cannot, and when its process is lost.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from checkers import fork_pool, queue
+from checkers.queue_history import read_queue_history
+from history import collector_paused
+from tests.unit.queue_sim import SimConfig, simulate
+
+configs = st.builds(
+    SimConfig,
+    partitions=st.integers(1, 4),
+    workers=st.integers(1, 6),
+    ops=st.integers(0, 300),
+    group=st.booleans(),
+    mixed=st.booleans(),
+    microops=st.booleans(),
+    drains=st.booleans(),
+    info_rate=st.sampled_from([0.0, 0.1]),
+    losses=st.integers(0, 2),
+    vanish=st.integers(0, 2),
+    conflicts=st.integers(0, 2),
+    duplicates=st.integers(0, 2),
+    rewinds=st.integers(0, 2),
+    skips=st.integers(0, 2),
+)
+
+
+def untimed(result: Any) -> Any:
+    if isinstance(result, dict):
+        return {k: untimed(v) for k, v in result.items() if k != "time"}
+    if isinstance(result, list):
+        return [untimed(v) for v in result]
+    return result
+
+
+@settings(
+    max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(seed=st.integers(0, 2**16), config=configs)
+def test_forked_check_is_the_one_process_check(
+    seed: int, config: SimConfig, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(queue, "FORK_AT", 0)  # every history forks, however small
+    forks: list[bool] = []
+    real = fork_pool._start_beside
+
+    def counted(task: Any) -> Any:
+        forks.append(True)
+        return real(task)
+
+    monkeypatch.setattr(fork_pool, "_start_beside", counted)
+    events, _ = simulate(seed, config)
+    alone = queue.check(events, jobs=1)
+    assert forks == []
+    both = queue.check(events, jobs=2)
+    assert forks == [True]
+    assert untimed(both) == untimed(alone)
+
+
+def test_a_small_history_stays_in_one_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    def refused(task: Any) -> Any:
+        raise AssertionError("forked for a small history")
+
+    monkeypatch.setattr(fork_pool, "_start_beside", refused)
+    events, _ = simulate(1, SimConfig(ops=200, losses=1))
+    assert untimed(queue.check(events, jobs=2)) == untimed(queue.check(events, jobs=1))
+
+
+def test_evidence_is_the_same_either_way() -> None:
+    events, _ = simulate(3, SimConfig(ops=300, partitions=3, losses=2, duplicates=1))
+    history = read_queue_history(events)
+    with collector_paused():
+        alone = queue.gather_evidence(history, fork=False)
+        both = queue.gather_evidence(history, fork=True)
+    assert untimed(both.lost_view) == untimed(alone.lost_view)
+    assert both.index == alone.index and both.across == alone.across
+
+
+def test_beside_runs_in_another_process() -> None:
+    with fork_pool.forked_beside(os.getpid) as pid:
+        assert pid() != os.getpid()
+
+
+def test_beside_without_fork_runs_here_when_asked() -> None:
+    calls: list[int] = []
+
+    def task() -> int:
+        calls.append(os.getpid())
+        return 7
+
+    with fork_pool.forked_beside(task, fork=False) as result:
+        assert calls == []
+        assert result() == 7
+    assert calls == [os.getpid()]
+
+
+def test_beside_runs_here_when_forking_is_unsafe(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(fork_pool, "can_fork", lambda: False)
+    with fork_pool.forked_beside(os.getpid) as pid:
+        assert pid() == os.getpid()
+
+
+def test_beside_raises_what_the_task_raised() -> None:
+    def broken() -> int:
+        raise KeyError("part")
+
+    with pytest.raises(KeyError, match="part"), fork_pool.forked_beside(broken) as result:
+        result()
+    assert fork_pool._TASK == []
+
+
+def test_beside_works_here_when_its_process_is_lost() -> None:
+    here = os.getpid()
+
+    def dies_there() -> int:
+        if os.getpid() != here:
+            os.kill(os.getpid(), signal.SIGKILL)
+        return 5
+
+    with fork_pool.forked_beside(dies_there) as result:
+        assert result() == 5
+    assert fork_pool._TASK == []
