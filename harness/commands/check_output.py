@@ -8,16 +8,20 @@ terminal's command; JSON escapes its own.
 
 from __future__ import annotations
 
+import json
 import re
 import sys
+from pathlib import Path
 from typing import Any, Final, TextIO
 
 from checkers.registry import explain
 from checkers.result import merge_valid
 from harness.exit_codes import EXIT_BAD_INPUT, EXIT_CRASH
-from harness.results import to_json
+from harness.report.explain import explain as report_sentences
+from harness.results import RESULTS, TEST, to_json
 from harness.verdicts import exit_code as exit_code_for
 from harness.verdicts import verdict_word
+from history.source import STDIN
 
 Outcome = dict[str, Any]
 _BREAKING: Final = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
@@ -64,7 +68,8 @@ def _emit(line: str, stream: TextIO) -> None:
 
 def render(outcome: Outcome, detailed: bool) -> list[str]:
     """Takes a checked history's Outcome. Returns its line (verdict, path, model, format,
-    ops, keys, seconds) and, when detailed, the checker's explanation below it."""
+    ops, keys, seconds) and, when detailed, the checker's explanation below it, ending
+    with the report's sentences."""
     over = "partition" if "partitions" in outcome else "key"
     keys = outcome.get("partitions", outcome.get("keys", 0))
     lines = [
@@ -76,8 +81,39 @@ def render(outcome: Outcome, detailed: bool) -> list[str]:
         return [*lines, f"  the checker failed: {outcome['error']}"]
     if detailed:
         lines.extend("  " + line for line in explain(outcome))
+        lines.extend("  " + said for said in sentences(outcome))
     lines.extend(f"  timeline: {path}" for path in outcome.get("counterexamples", []))
     return lines
+
+
+def sentences(outcome: Outcome) -> list[str]:
+    """Takes a checked history's Outcome. Returns the report's sentences on it (what
+    failed, where and why, or what was checked), with the faults and the configuration of
+    the run folder it lies in, when its test.json and results.json are there."""
+    section = {"queue": "queue", "set": "lost-acks"}.get(str(outcome.get("model")), "linearizable")
+    results: dict[str, Any] = {
+        "valid": outcome["valid"],
+        "stats": {"count": outcome.get("ops", 0)},
+        section: outcome,
+    }
+    if isinstance(outcome.get("lost_acks"), dict):
+        results["lost-acks"] = outcome["lost_acks"]
+    spec: dict[str, Any] = {}
+    if outcome["path"] != STDIN:
+        folder = Path(outcome["path"]).parent
+        spec = _json_object(folder / TEST).get("spec") or {}
+        if isinstance(nemesis := _json_object(folder / RESULTS).get("nemesis"), dict):
+            results["nemesis"] = nemesis
+    return report_sentences(results, spec if isinstance(spec, dict) else {})
+
+
+def _json_object(path: Path) -> dict[str, Any]:
+    # The run's files are evidence beside the check: one unreadable is left out.
+    try:
+        body = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError, RecursionError):
+        return {}
+    return body if isinstance(body, dict) else {}
 
 
 def summary(outcomes: list[Outcome], seconds: float) -> str:

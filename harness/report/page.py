@@ -12,8 +12,11 @@ from typing import Any
 
 from checkers.queue_explain import case_words
 from checkers.queue_policy import effect
+from harness.cluster.config import PROFILES
 from harness.report.cycle_drawings import cycle_svg
+from harness.report.explain import explain
 from harness.report.lag_plots import LAG_FILE, UNSEEN_FILE
+from harness.report.nemesis_story import story_table, time_zero
 from harness.verdicts import verdict_word
 
 LAG_PLOTS = (
@@ -33,6 +36,9 @@ h1 .v{padding:.1em .5em;border-radius:.3em;color:#fff}
 table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #ccc;padding:.2em .6em;
 text-align:left;vertical-align:top;font-size:.9em}img{max-width:100%;border:1px solid #eee}
 code{font-size:.9em}.fail{color:#d62728}pre{white-space:pre-wrap;margin:0 0 .5em}
+#explanation{border-left:.4em solid;padding:.1em 1em;margin:0 0 1em;font-size:1.05em}
+#explanation p{margin:.4em 0}tr.step td.said{padding-left:1.5em}
+mark{background:#fff3b0}details pre{max-height:20em;overflow:auto;font-size:.8em}
 """
 
 
@@ -54,6 +60,8 @@ def _link(folder: Path, path: Path) -> str:
 
 
 def _anomalies(results: dict[str, Any], drawings: dict[str, list[Path]], folder: Path) -> str:
+    if isinstance(queue := results.get("queue"), dict):
+        return _cases(queue) or "<p>No anomaly was found.</p>"
     if "linearizable" not in results:
         return ""
     failures = results["linearizable"].get("failures", [])
@@ -120,7 +128,6 @@ def _queue(results: dict[str, Any], folder: Path) -> str:
     )
     return (
         f"<h2>Queue</h2><ul>{items}</ul>"
-        + _cases(queue)
         + "".join(
             f'<h3>{_e(title)}</h3><img src="{name}" alt="{name}"><p>{_e(caption)}</p>'
             for name, title, caption in LAG_PLOTS
@@ -130,15 +137,24 @@ def _queue(results: dict[str, Any], folder: Path) -> str:
     )
 
 
+CASES_SHOWN = 3
+
+
 def _cases(queue: dict[str, Any]) -> str:
     """Returns the first cases of each kind found, in the checker's words, a dependency
     cycle also drawn; "" when none was found."""
     rows = []
     for kind, found in queue.get("kinds", {}).items():
-        for case in found.get("cases", [])[:3]:
+        cases = found.get("cases", [])
+        for case in cases[:CASES_SHOWN]:
             words = f"<pre>{_e(_case_words(kind, case))}</pre>"
             drawing = cycle_svg(case) if isinstance(case, dict) else None
             rows.append(f"<tr><td>{_e(kind)}</td><td>{words}{drawing or ''}</td></tr>")
+        if (more := found.get("count", len(cases)) - min(len(cases), CASES_SHOWN)) > 0:
+            kept = "" if len(cases) >= found["count"] else f", the first {len(cases)}"
+            rows.append(
+                f"<tr><td>{_e(kind)}</td><td>and {more} more (results.json{kept})</td></tr>"
+            )
     if not rows:
         return ""
     return "<table><tr><th>anomaly</th><th>case</th></tr>" + "".join(rows) + "</table>"
@@ -254,28 +270,20 @@ def _final(final: dict[str, Any]) -> str:
     return f"{health}; {reads}" + (f"; {recount_line(recount)}" if recount else "")
 
 
-def _nemesis(results: dict[str, Any]) -> str:
-    ops = results.get("nemesis", {}).get("ops", [])
-    if not ops:
-        return "<p>No fault was injected.</p>"
-    rows = []
-    for op in ops:
-        value = op.get("value") or {}
-        shown = (
-            {k: v for k, v in value.items() if k not in ("before", "after")}
-            if isinstance(value, dict)
-            else value
+def _cluster(spec: dict[str, Any]) -> str:
+    name = spec.get("kafka_config")
+    profile = PROFILES.get(name) if isinstance(name, str) else None
+    settings = ""
+    if profile is not None:
+        unclean = "with" if profile.unclean_leader_election else "no"
+        settings = (
+            f": min.insync.replicas={profile.min_insync_replicas}, {unclean} unclean leader "
+            "election"
         )
-        rows.append(
-            (
-                f"{op['time']:.1f}",
-                op["f"],
-                shown,
-                value.get("after", "") if isinstance(value, dict) else "",
-                op.get("error") or "",
-            )
-        )
-    return _table(rows, ["t (s)", "op", "what happened", "partitions after", "error"])
+    return (
+        f"Kafka {spec.get('kafka_version', '?')} on {spec.get('metadata', '?')}, "
+        f"{spec.get('brokers', '?')} brokers, {name or '?'}{settings}"
+    )
 
 
 def write_report(
@@ -283,9 +291,11 @@ def write_report(
     test: dict[str, Any],
     results: dict[str, Any],
     drawings: dict[str, list[Path]],
+    nemesis_invoked: Sequence[float] | None = None,
 ) -> Path:
-    """Takes a run folder, its test.json and results.json bodies and the counterexample
-    drawings by key. Writes report.html there and returns its path."""
+    """Takes a run folder, its test.json and results.json bodies, the counterexample
+    drawings by key and the nemesis ops' invoke times from the history (None: estimated
+    from results.json). Writes report.html there and returns its path."""
     spec = test.get("spec", {})
     word = verdict_word(results.get("valid"))
     stats = results.get("stats", {})
@@ -300,6 +310,7 @@ def write_report(
         if isinstance(results.get(section), dict):
             summary.append((section, _section_summary(section, results[section])))
     summary.append(("final phase", _final(results.get("final", {}))))
+    summary.append(("cluster", _cluster(spec)))
     if "interrupted" in results:
         summary.append(("interrupted", results["interrupted"]))
     files = sorted(p for p in folder.rglob("*") if p.is_file() and p.name != "report.html")
@@ -309,15 +320,18 @@ def write_report(
         if (folder / name).exists()
     )
     colour = VERDICT_COLOURS[word]
+    sentences = "".join(f"<p>{_e(said)}</p>" for said in explain(results, spec))
+    nemesis = story_table(results.get("nemesis", {}), nemesis_invoked, time_zero(test))
     page = f"""<!doctype html><html><head><meta charset="utf-8">
 <title>{_e(spec.get("name", "run"))}: {word}</title><style>{STYLE}</style></head><body>
 <h1>{_e(spec.get("name", "run"))} <span class="v" style="background:{colour}">{word}</span></h1>
+<div id="explanation" style="border-color:{colour}">{sentences}</div>
 {_table(summary)}
+<h2 id="anomalies">Anomalies</h2>{_anomalies(results, drawings, folder)}
 <h2>Plots</h2>{plots or "<p>No plot (no completed operation).</p>"}
+<h2 id="nemesis">Nemesis</h2>{nemesis}
 {_recovery(results)}
 {_queue(results, folder)}
-<h2>Anomalies</h2>{_anomalies(results, drawings, folder)}
-<h2>Nemesis</h2>{_nemesis(results)}
 <h2>Options</h2>{_table(sorted(spec.items()))}
 <h2>Versions</h2>{_table(sorted(test.get("versions", {}).items()))}
 <h2>Files</h2><ul>{"".join(f"<li>{_link(folder, p)}</li>" for p in files)}</ul>

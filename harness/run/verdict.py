@@ -13,6 +13,8 @@ from checkers import perf
 from checkers.group_history import without_commits
 from checkers.registry import RUN_CHECKERS, CheckOptions, run_checker
 from checkers.result import merge_valid
+from harness.report.explain import explain
+from harness.report.nemesis_story import invoke_times
 from harness.report.page import queue_lines, recount_line, recovery_lines, write_report
 from harness.results import RESULTS, write_json
 from harness.run.metadata_watch import read_samples
@@ -45,6 +47,7 @@ def write_outputs(
     """Writes results.json, latency.png, rate.png, each counterexample and report.html
     into folder. A drawing that fails is logged and left out; the verdict never is.
     Returns report.html's path."""
+    results["explanation"] = explain(results, test.get("spec", {}))
     write_json(folder / RESULTS, results)
     drawings: dict[str, list[Path]] = {}
     try:
@@ -66,7 +69,7 @@ def write_outputs(
             metadata_plot(metadata, windows, folder / "metadata.png")
     except Exception:  # a drawing must never cost the run its verdict
         LOG.exception("drawing the plots failed")
-    return write_report(folder, test, results, drawings)
+    return write_report(folder, test, results, drawings, invoke_times(history.events))
 
 
 def _queue_plots(
@@ -132,5 +135,6 @@ def summary_lines(results: dict[str, Any], report: Path) -> list[str]:
         lines.append("  after healing, the topic never had a full ISR again (see results.json)")
     if isinstance(final.get("recount"), dict):
         lines.append(f"  {recount_line(final['recount'])}")
+    lines += [f"  {said}" for said in results.get("explanation", [])]
     lines.append(f"  report: {report}")
     return lines

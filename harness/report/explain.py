@@ -1,0 +1,331 @@
+"""What a run's verdict rests on, in a few sentences: what failed, where and why (the sends
+lost, the faults with their times, the brokers' truncations, whether the configuration
+allows it; the real-time argument of a non-linearizable key; each queue or transaction
+anomaly's count and first case), or for a valid run what was checked.
+
+Pure functions of results.json's sections and test.json's spec: report.html shows the
+sentences under its verdict, and `harness run` and `harness check` end with them.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from checkers.queue_explain import case_words
+from checkers.queue_policy import effect
+from harness.cluster.config import PROFILES
+from harness.report.nemesis_story import Row, estimated_invokes, story
+from harness.verdicts import verdict_word
+
+Section = dict[str, Any]
+KEYS_SHOWN = 3
+VALUES_SHOWN = 5
+READ_FS = frozenset({"get", "read"})
+
+
+def explain(results: Section, spec: Section) -> list[str]:
+    """Takes results.json's body and test.json's spec (kafka_config, producer_acks; {} when
+    unknown). Returns the sentences, the verdict's reason first; one saying so if writing
+    them failed."""
+    try:
+        return _sentences(results, spec)
+    except Exception as err:  # words beside the verdict must never cost the run its verdict
+        return [f"No explanation: writing it failed ({err!r}); the sections below stand."]
+
+
+def _sentences(results: Section, spec: Section) -> list[str]:
+    valid = results.get("valid")
+    said: list[str] = []
+    lin, queue = results.get("linearizable"), results.get("queue")
+    if isinstance(lin, dict) and lin.get("valid") is False:
+        said += linearizable_sentences(lin)
+    if isinstance(queue, dict) and "error" not in queue:
+        if queue.get("lost"):
+            said += lost_sentences(queue, results.get("lost-acks"), results, spec)
+        said += anomaly_sentences(queue)
+    if valid is True:
+        said.append(checked_sentence(results))
+    elif valid is not False:
+        said += unknown_sentences(results)
+    if "interrupted" in results:
+        said.append(f"The run was interrupted: {results['interrupted']}.")
+    return said
+
+
+def linearizable_sentences(section: Section) -> list[str]:
+    """Takes the linearizability section. Returns, per invalid key (the first few), the
+    real-time argument: when the failing op began, after which op had returned, and what
+    it read although the state could only be another."""
+    invalid = [f for f in section.get("failures", []) if f.get("valid") is False]
+    said = [key_sentence(f) for f in invalid[:KEYS_SHOWN]]
+    if len(invalid) > KEYS_SHOWN:
+        said.append(f"{len(invalid) - KEYS_SHOWN} more keys are not linearizable either.")
+    return said
+
+
+def key_sentence(failure: Section) -> str:
+    """Takes one invalid key's failure. Returns its real-time argument in one sentence,
+    e.g. `Key 3 is not linearizable: get (op 812, process 4) was invoked at 17.412 s,
+    0.9 ms after replace 46 -> 48 (op 806, process 2) returned, yet read 46 ...`."""
+    op = failure.get("op") or {}
+    key = failure.get("key")
+    reads = op.get("f") in READ_FS
+    head = f"Key {key} is not linearizable: {_op(op, with_value=not reads)}"
+    before = preceding_op(failure)
+    if before is None:
+        when = f" was invoked at {_s(op.get('call'))}"
+    else:
+        gap = _duration(op["call"] - before["ret"])
+        when = f" was invoked at {_s(op.get('call'))}, {gap} after {_op(before)} returned"
+    states = failure.get("state_descriptions") or []
+    could = f" (the state could only be {' or '.join(states[:3])})" if states else ""
+    overlapping = failure.get("concurrent") or []
+    if overlapping:
+        shown = "; ".join(_op(c) for c in overlapping[:3])
+        more = f" and {len(overlapping) - 3} more" if len(overlapping) > 3 else ""
+        concurrent = f"; what overlapped it ({shown}{more}) does not explain it either"
+    else:
+        concurrent = "; no op overlapped it"
+    if reads:
+        found = f"yet it read {json.dumps(op.get('value'))}{could}"
+    else:
+        found = f"yet it cannot take effect: {failure.get('message')}{could}"
+    return f"{head}{when}, {found}{concurrent}."
+
+
+def preceding_op(failure: Section) -> Section | None:
+    """Takes an invalid key's failure. Returns the op of its linearizable prefix that
+    returned last before the failing op was invoked (a write when the failing op is a read:
+    the change it should have seen), or None when none had."""
+    op = failure.get("op") or {}
+    call = op.get("call")
+    if not isinstance(call, int | float):
+        return None
+    done = [
+        p
+        for p in failure.get("longest_prefix") or []
+        if isinstance(p.get("ret"), int | float) and p["ret"] <= call
+    ]
+    if op.get("f") in READ_FS:
+        done = [p for p in done if p.get("f") not in READ_FS] or done
+    return max(done, key=lambda p: p["ret"], default=None)
+
+
+def lost_sentences(queue: Section, lost_acks: Any, results: Section, spec: Section) -> list[str]:
+    """Takes the queue section, the lost-acks section, results.json's body and the spec.
+    Returns which acknowledged sends were lost where, the faults on those partitions with
+    their steps and times, the brokers' truncations, whether the configuration allows the
+    loss, and how lost-acks's count differs from the queue checker's."""
+    lost, acked = queue.get("lost", 0), queue.get("acknowledged", 0)
+    cases = queue.get("kinds", {}).get("lost-write", {}).get("cases", [])
+    by_partition = _lost_by_partition(cases, lost_acks)
+    judged = {c.get("judged_by") for c in cases}
+    how = "the final drains" if judged == {"drain"} else "the final drains and the polls"
+    where = "; ".join(
+        _partition_loss(p, n, [c for c in cases if str(c.get("partition")) == p])
+        for p, n in by_partition.items()
+    )
+    said = [f"{lost} of {acked} acknowledged sends were lost, as {how} show: {where}."]
+    said += fault_sentences(results.get("nemesis"), set(by_partition))
+    said.append(config_sentence(spec))
+    if isinstance(lost_acks, dict) and "lost_count" in lost_acks:
+        said.append(two_counts_sentence(lost, lost_acks["lost_count"]))
+    return said
+
+
+def _lost_by_partition(cases: Sequence[Section], lost_acks: Any) -> dict[str, int]:
+    # lost-acks lists every lost send per partition; the queue's cases are the first 20.
+    counts: dict[str, int] = {}
+    if isinstance(lost_acks, dict):
+        for entry in lost_acks.get("by_key", []):
+            if entry.get("lost_count"):
+                counts[str(entry.get("key"))] = int(entry["lost_count"])
+    if not counts:
+        for case in cases:
+            p = str(case.get("partition"))
+            counts[p] = counts.get(p, 0) + 1
+    return dict(sorted(counts.items(), key=lambda item: -item[1]))
+
+
+def _partition_loss(partition: str, count: int, cases: Sequence[Section]) -> str:
+    values = [str(c.get("value")) for c in cases[:VALUES_SHOWN]]
+    offsets = sorted(int(c["offset"]) for c in cases if isinstance(c.get("offset"), int))
+    shown = ", ".join(values) + (", ..." if count > len(values) else "")
+    span = ""
+    if offsets:
+        span = f" at offset{'s' if len(offsets) > 1 else ''} {offsets[0]}"
+        span += f"-{offsets[-1]}" if offsets[-1] != offsets[0] else ""
+    what = f" (sends of {shown}{span})" if values else ""
+    return f"partition {partition} lost {count}{what}"
+
+
+def fault_sentences(nemesis: Any, partitions: set[str]) -> list[str]:
+    """Takes the nemesis section and the partitions with losses. Returns a sentence per
+    fault window that targeted one of them (else every window, the first few): its steps
+    with their test times, the brokers' truncations among them."""
+    if not isinstance(nemesis, dict) or not nemesis.get("windows"):
+        return ["No fault was injected."]
+    ops = nemesis.get("ops", [])
+    rows = story(ops, estimated_invokes(nemesis))
+    windows = nemesis["windows"]
+    aimed = [w for w in windows if _targets(w.get("detail")) & partitions] or windows
+    said = []
+    for window in aimed[:KEYS_SHOWN]:
+        start, stop = window["start"], window.get("stop")
+        # A last step is stamped as its op returns: a hair after the window's stop.
+        mine = [r for r in rows if start <= r.start and (stop is None or r.start < stop + 0.5)]
+        steps = [r for r in mine if r.stop is None] or mine
+        ended = "never healed" if stop is None else f"healed by {stop:.1f} s"
+        said.append(
+            f"Fault {window['fault']} from {start:.1f} s ({ended}): "
+            + "; ".join(_at(r) for r in steps)
+            + "."
+        )
+    if len(aimed) > KEYS_SHOWN:
+        said.append(f"{len(aimed) - KEYS_SHOWN} more fault windows are in the nemesis story.")
+    return said
+
+
+def _targets(detail: Any) -> set[str]:
+    if not isinstance(detail, dict):
+        return set()
+    listed = detail.get("partitions")
+    if isinstance(listed, list):
+        return {str(p) for p in listed}
+    return set() if detail.get("partition") is None else {str(detail["partition"])}
+
+
+def _at(row: Row) -> str:
+    return f"{row.start:.1f} s {row.words}"
+
+
+def config_sentence(spec: Section) -> str:
+    """Takes the spec. Returns whether its Kafka configuration and producers allow an
+    acknowledged send to be lost."""
+    name = spec.get("kafka_config")
+    profile = PROFILES.get(name) if isinstance(name, str) else None
+    if spec.get("producer_acks") == "1":
+        return (
+            "Expected with acks=1: a leader acknowledges before any follower holds the "
+            "send, so losing that leader can lose it."
+        )
+    if profile is None:
+        return (
+            "The run's Kafka configuration is not recorded, so whether it allows this is not said."
+        )
+    settings = f"min.insync.replicas={profile.min_insync_replicas}"
+    if profile.unclean_leader_election:
+        return (
+            f"Expected under {profile.name}: {settings} with unclean leader election lets a "
+            "replica that missed acknowledged sends become leader, and the old leader "
+            "truncates its log to match."
+        )
+    return (
+        f"Not allowed under {profile.name} ({settings}, no unclean leader election): every "
+        "acknowledged send should survive, so this is a bug in Kafka, the client or the "
+        "harness."
+    )
+
+
+def two_counts_sentence(queue_lost: int, lost_acks_lost: int) -> str:
+    """Takes the queue checker's and lost-acks's counts of lost writes. Returns how they
+    differ, in one sentence."""
+    counts = (
+        f"both count {queue_lost}"
+        if queue_lost == lost_acks_lost
+        else f"count {lost_acks_lost} and {queue_lost}"
+    )
+    return (
+        "lost-acks (Jepsen's set check: values missing from each partition's final drain) "
+        "and the queue checker (messages at their offsets, judged by the final drain or "
+        f"else the polls) {counts}."
+    )
+
+
+def anomaly_sentences(queue: Section) -> list[str]:
+    """Takes the queue section. Returns, per anomaly kind found other than lost writes,
+    its count, what it does to the verdict and its first case in the checker's words."""
+    said = []
+    if isinstance(txns := queue.get("transactions"), dict):
+        said.append(
+            f"Transactions: {txns.get('committed')} committed, {txns.get('aborted')} "
+            f"aborted, {txns.get('unknown')} unknown."
+        )
+    for kind, found in queue.get("kinds", {}).items():
+        count = found.get("count", 0)
+        if not count or (kind == "lost-write" and queue.get("lost")):
+            continue
+        said_of = effect(
+            kind, invalidating=bool(found.get("invalidating")), ignored=bool(found.get("ignored"))
+        )
+        first = found.get("cases") or []
+        case = f"; the first: {_case_words(kind, first[0])}" if first else ""
+        said.append(f"{count} {kind} ({said_of}){case}.")
+    return said
+
+
+def _case_words(kind: str, case: Any) -> str:
+    # A case of another shape (an older results.json) is shown as it is.
+    try:
+        return case_words(kind, case)
+    except Exception:
+        return str(case)
+
+
+def checked_sentence(results: Section) -> str:
+    """Takes a valid run's results. Returns one sentence of what was checked: the ops, the
+    keys or sends, and the faults."""
+    stats = results.get("stats", {})
+    what = f"{stats.get('count', 0)} ops" + (f" ({stats['ok']} ok)" if "ok" in stats else "")
+    lin, queue = results.get("linearizable"), results.get("queue")
+    if isinstance(lin, dict):
+        what += f" over {lin.get('keys', 0)} keys, each linearizable"
+    if isinstance(queue, dict):
+        what += (
+            f", {queue.get('acknowledged', 0)} acknowledged sends, none lost, no anomaly "
+            "that makes a history invalid"
+        )
+    windows = results.get("nemesis", {}).get("windows", [])
+    kinds: dict[str, int] = {}
+    for w in windows:
+        kinds[w["fault"]] = kinds.get(w["fault"], 0) + 1
+    faults = ", ".join(f"{n} x {k}" for k, n in sorted(kinds.items())) or "no fault"
+    return f"Checked {what}, under {faults}."
+
+
+def unknown_sentences(results: Section) -> list[str]:
+    """Takes results that are neither valid nor invalid. Returns why each unknown section
+    is unknown."""
+    said = []
+    for name, section in results.items():
+        if not isinstance(section, dict) or verdict_word(section.get("valid")) != "UNKNOWN":
+            continue
+        if "error" in section:
+            said.append(f"The {name} check failed: {section['error']}.")
+        for failure in section.get("failures", []):
+            if failure.get("valid") is not False:
+                said.append(f"Key {failure.get('key')}: unknown, {failure.get('message')}.")
+        said += [f"{name}: {why}." for why in section.get("unknown", []) if isinstance(why, str)]
+    return said or ["Nothing was checked."]
+
+
+def _op(op: Section, with_value: bool = True) -> str:
+    text = str(op.get("text", op.get("f")))
+    if text.startswith("process "):  # the model's words start "process N f ..."
+        text = text.split(" ", 2)[-1]
+    if not with_value:
+        text = str(op.get("f"))
+    return f"{text} (op {op.get('index')}, process {op.get('process')})"
+
+
+def _s(ns: Any) -> str:
+    return f"{ns / 1e9:.3f} s" if isinstance(ns, int | float) else "an unknown time"
+
+
+def _duration(ns: float) -> str:
+    ms = ns / 1e6
+    if ms < 1:
+        return f"{ms:.2f} ms"
+    return f"{ms:.1f} ms" if ms < 1000 else f"{ms / 1000:.2f} s"
