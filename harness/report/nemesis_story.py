@@ -9,12 +9,9 @@ its invoke plus the step's `after_s`.
 
 from __future__ import annotations
 
-import html
-import json
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from history import Event
@@ -84,70 +81,31 @@ def _stop_invoke(op: dict[str, Any], windows: Sequence[dict[str, Any]]) -> float
     return float(timed[len(before)]["time"]) - float(steps[0]["after_s"])
 
 
-def time_zero(test: dict[str, Any]) -> datetime | None:
-    """Takes test.json's body. Returns the wall-clock time of t = 0 (`t0`, ISO 8601), or
-    None when it is not recorded (runs before it was)."""
-    t0 = test.get("t0")
-    if not isinstance(t0, str):
-        return None
-    try:
-        at = datetime.fromisoformat(t0)
-    except ValueError:
-        return None
-    return at if at.tzinfo else at.replace(tzinfo=UTC)
-
-
 def story(ops: Sequence[Value], invoked: Sequence[float]) -> list[Row]:
     """Takes results.json's nemesis ops and their invoke times (invoke_times; missing ones
     fall back to the completion). Returns the story's rows in time order."""
+    starts = [invoked[n] if n < len(invoked) else float(op["time"]) for n, op in enumerate(ops)]
     rows: list[Row] = []
     for n, op in enumerate(ops):
-        start = invoked[n] if n < len(invoked) else float(op["time"])
-        rows += op_rows(op, start)
+        mine = op_rows(op, starts[n])
+        if n + 1 < len(ops) and (settled := settled_words(op, ops[n + 1], starts[n + 1])):
+            mine[0] = replace(mine[0], words=mine[0].words + settled)
+        rows += mine
     return rows
 
 
-def story_table(
-    section: dict[str, Any], invoked: Sequence[float] | None, t0: datetime | None
-) -> str:
-    """Takes results.json's nemesis section, the ops' invoke times (None: estimated from
-    the section) and the wall time of t = 0 (None: unknown). Returns the story as an HTML
-    table: a row per op and step, broker log lines marked, the JSON behind a details."""
-    ops = section.get("ops", [])
-    if not ops:
-        return "<p>No fault was injected.</p>"
-    rows = story(ops, estimated_invokes(section) if invoked is None else invoked)
-    when = "" if t0 is None else f"; wall time is UTC, t = 0 at {t0:%H:%M:%S.%f}"[:-3]
-    head = ["t (s)", *(["wall (UTC)"] if t0 else []), "what happened", "error", "recorded"]
-    return (
-        "<p>Each nemesis op from its invoke to its return, in test seconds, and the steps a "
-        "fault recorded as it went; partition leaders and ISRs are as read when the op "
-        f"returned{html.escape(when)}.</p><table><tr>"
-        + "".join(f"<th>{h}</th>" for h in head)
-        + "</tr>"
-        + "".join(_story_row(row, t0) for row in rows)
-        + "</table>"
-    )
-
-
-def _story_row(row: Row, t0: datetime | None) -> str:
-    span = f"{row.start:.1f}" if row.stop is None else f"{row.start:.1f} - {row.stop:.1f}"
-    wall = [] if t0 is None else [f"{t0 + timedelta(seconds=row.start):%H:%M:%S.%f}"[:-5]]
-    marked = "".join(f"<pre><mark>{_h(line)}</mark></pre>" for line in row.log_lines)
-    raw = json.dumps(row.raw, indent=1, default=repr)
-    cells = [
-        f"<td>{_h(span)}</td>",
-        *(f"<td>{w}</td>" for w in wall),
-        f'<td class="said">{_h(row.words)}{marked}</td>',
-        f'<td class="fail">{_h(row.error)}</td>',
-        f"<td><details><summary>JSON</summary><pre>{_h(raw)}</pre></details></td>",
-    ]
-    kind = ' class="step"' if row.stop is None else ""
-    return f"<tr{kind}>" + "".join(cells) + "</tr>"
-
-
-def _h(text: str) -> str:
-    return html.escape(text)
+def settled_words(op: Value, later: Value, at: float) -> str:
+    """Takes a nemesis op and the next one, invoked at `at`. Returns what the partitions'
+    leaders and ISRs had become by then where they differ from what the op read as it
+    returned (an election after a kill comes seconds later), or ""."""
+    value, next_value = op.get("value"), later.get("value")
+    if not isinstance(value, dict) or not isinstance(next_value, dict):
+        return ""
+    after, settled = value.get("after"), next_value.get("before")
+    if not isinstance(after, dict) or not isinstance(settled, dict) or "error" in settled:
+        return ""
+    changed = {p: s for p, s in settled.items() if after.get(p) != s}
+    return f"; by {at:.1f} s: {_states(changed)}" if changed else ""
 
 
 def op_rows(op: Value, start: float) -> list[Row]:
@@ -256,9 +214,14 @@ def _changes(value: Value) -> str:
     changed = {p: s for p, s in after.items() if before.get(p) != s}
     if not changed:
         return "; leaders and ISRs unchanged when it returned"
-    return "; when it returned: " + ", ".join(
+    return f"; when it returned: {_states(changed)}"
+
+
+def _states(states: Value) -> str:
+    return ", ".join(
         f"partition {p} led by {s.get('leader') or 'nobody'}, ISR [{_list(s.get('isr'))}]"
-        for p, s in sorted(changed.items(), key=lambda item: _partition_order(item[0]))
+        for p, s in sorted(states.items(), key=lambda item: _partition_order(item[0]))
+        if isinstance(s, dict)
     )
 
 

@@ -16,7 +16,7 @@ from harness.cluster.config import PROFILES
 from harness.report.cycle_drawings import cycle_svg
 from harness.report.explain import explain
 from harness.report.lag_plots import LAG_FILE, UNSEEN_FILE
-from harness.report.nemesis_story import story_table, time_zero
+from harness.report.nemesis_table import story_table, time_zero
 from harness.verdicts import verdict_word
 
 LAG_PLOTS = (

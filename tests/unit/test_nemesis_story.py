@@ -9,10 +9,9 @@ from harness.report.nemesis_story import (
     estimated_invokes,
     invoke_times,
     story,
-    story_table,
-    time_zero,
     truncation_words,
 )
+from harness.report.nemesis_table import story_table, time_zero
 
 CONFLICT = (
     "409 Client Error for http+docker://localhost/v1.41/containers/6316/exec: Conflict "
@@ -67,6 +66,29 @@ def test_rows_start_at_the_invoke_and_say_what_happened() -> None:
         rows[1].error == "n1: Docker 409: the container is not running (its rules were not flushed)"
     )
     assert rows[2].words == "kill-leader skipped: no leader known"
+
+
+def test_what_the_next_op_found_is_told_where_it_changed_since_the_op_returned() -> None:
+    state = {"0": {"leader": "n1", "isr": ["n1", "n2", "n3"]}}
+    elected = {"0": {"leader": "n2", "isr": ["n2", "n3"]}}
+    ops = [
+        {
+            "time": 10.2,
+            "f": "start-kill-leader",
+            "value": {"killed": "n1", "partition": 0, "before": state, "after": state},
+        },
+        {
+            "time": 21.1,
+            "f": "stop-kill-leader",
+            "value": {"restored": ["n1"], "before": elected, "after": elected},
+        },
+    ]
+    first, second = story(ops, [10.0, 20.0])
+    assert first.words == (
+        "n1 (leader of partition 0) killed (SIGKILL); leaders and ISRs unchanged when it "
+        "returned; by 20.0 s: partition 0 led by n2, ISR [n2, n3]"
+    )
+    assert second.words == "n1 started again; leaders and ISRs unchanged when it returned"
 
 
 def test_a_fault_with_steps_gets_a_row_per_step_with_its_truncation_lines() -> None:
