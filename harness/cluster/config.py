@@ -33,11 +33,14 @@ class Release:
     elr_feature: bool
     """Whether storage format can set eligible leader replicas (ELR_FEATURE); where it
     cannot, ELR is off."""
+    share_groups: bool = False
+    """Whether it has share groups (KIP-932), on in a new cluster: its brokers get
+    compose/share.properties.tmpl."""
 
 
 RELEASES: dict[str, Release] = {
     "3.9.1": Release("3.9.1", zookeeper_mode=True, elr_feature=False),
-    "4.4.0": Release("4.4.0", zookeeper_mode=False, elr_feature=True),
+    "4.4.0": Release("4.4.0", zookeeper_mode=False, elr_feature=True, share_groups=True),
 }
 DEFAULT_VERSION = "3.9.1"
 
@@ -132,9 +135,11 @@ def kraft_properties(
     quorum_voters: str,
     brokers: int,
     profile: Profile,
+    share_groups: bool = False,
 ) -> str:
     """Takes one KRaft node's identity and roles (broker, controller or both), the
-    quorum's voters and the cluster's shape; returns its server.properties."""
+    quorum's voters, the cluster's shape and whether its release has share groups;
+    returns its server.properties."""
     roles = [r for r, has in (("broker", broker), ("controller", controller)) if has]
     listeners = [
         listener
@@ -145,8 +150,11 @@ def kraft_properties(
         if has
     ]
     advertised = f"advertised.listeners=PLAINTEXT://{address}:9092" if broker else ""
+    templates = ["kraft.properties.tmpl", "server.properties.tmpl"]
+    if share_groups:
+        templates.append("share.properties.tmpl")
     return _render(
-        ("kraft.properties.tmpl", "server.properties.tmpl"),
+        templates,
         {
             "process_roles": ",".join(roles),
             "node_id": node_id,

@@ -52,6 +52,7 @@ def node_files(spec: ClusterSpec, node: Node, nodes: Sequence[Node]) -> dict[str
             quorum_voters=config.quorum_voters(voters),
             brokers=spec.brokers,
             profile=profile,
+            share_groups=config.RELEASES[spec.kafka_version].share_groups,
         )
     return {"/etc/kafka/server.properties": props}
 
