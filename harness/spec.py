@@ -59,6 +59,10 @@ class TestSpec:
     client: str = "librdkafka"
     """Queue workload with txn: the client the transactions run through, librdkafka
     (confluent-kafka) or java (kafka-clients, in a driver process per client)."""
+    release_p: float = 0.2
+    """Share workload: the probability that a consumer releases a record it polled."""
+    reject_p: float = 0.05
+    """Share workload: the probability that it rejects the record (archived)."""
 
     @property
     def topic(self) -> str:

@@ -75,6 +75,11 @@ class Context:
     client: str = "librdkafka"
     """With txn: the client the transactions run through, librdkafka (confluent-kafka) or
     java (the official Java client, in a driver process per client)."""
+    release_p: float = 0.2
+    """The share workload: the probability that a consumer releases a record it polled
+    (to be delivered again) instead of accepting it."""
+    reject_p: float = 0.05
+    """The share workload: the probability that it rejects the record (archived) instead."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

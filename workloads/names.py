@@ -7,7 +7,7 @@ that the two agree); STORES maps each store name to its map class in kvstore.VAR
 
 from __future__ import annotations
 
-WORKLOAD_NAMES: tuple[str, ...] = ("kv", "register", "queue")
+WORKLOAD_NAMES: tuple[str, ...] = ("kv", "register", "queue", "share")
 """Every workload by its `--workload` name."""
 
 STORES: dict[str, str] = {

@@ -147,6 +147,30 @@ def send_outcome(error: KafkaError | None, offset: int, message: int, single_try
     return info(what, message)
 
 
+def send_message(producer: Producer, s: QueueSettings, op: OpDict) -> OpDict:
+    """Takes a producer and a send invoke (partition `key`, message `value`). Sends the
+    message and waits for its delivery report. Returns the send's completion."""
+    message: int = op["value"]
+    report: dict[str, Any] = {}
+
+    def delivered(error: KafkaError | None, msg: Message) -> None:
+        report["outcome"] = send_outcome(error, _offset(msg), message, single_try=not s.idempotence)
+
+    try:
+        producer.produce(
+            s.topic, value=str(message).encode(), partition=op["key"], on_delivery=delivered
+        )
+    except BufferError as err:  # the local queue is full: nothing was sent
+        return fail(f"BufferError: {err}", message)
+    deadline = time.monotonic() + s.timeouts.operation
+    while "outcome" not in report and time.monotonic() < deadline:
+        producer.poll(0.05)
+    if "outcome" not in report:
+        return info(f"no delivery report within {s.timeouts.operation:g} s", message)
+    completion: OpDict = report["outcome"]
+    return completion
+
+
 class QueueClient:
     """A Client doing send, poll, assign, subscribe, commit and drain ops on one topic."""
 
@@ -223,30 +247,7 @@ class QueueClient:
     # ---- send --------------------------------------------------------------------------
 
     def _send(self, op: OpDict) -> OpDict:
-        message: int = op["value"]
-        report: dict[str, Any] = {}
-
-        def delivered(error: KafkaError | None, msg: Message) -> None:
-            report["outcome"] = send_outcome(
-                error, _offset(msg), message, single_try=not self._s.idempotence
-            )
-
-        try:
-            self._producer.produce(
-                self._s.topic,
-                value=str(message).encode(),
-                partition=op["key"],
-                on_delivery=delivered,
-            )
-        except BufferError as err:  # the local queue is full: nothing was sent
-            return fail(f"BufferError: {err}", message)
-        deadline = time.monotonic() + self._s.timeouts.operation
-        while "outcome" not in report and time.monotonic() < deadline:
-            self._producer.poll(0.05)
-        if "outcome" not in report:
-            return info(f"no delivery report within {self._s.timeouts.operation:g} s", message)
-        completion: OpDict = report["outcome"]
-        return completion
+        return send_message(self._producer, self._s, op)
 
     # ---- consume -----------------------------------------------------------------------
 

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from checkers.queue_policy import KINDS, SUB_VIA
+from harness.cluster.config import RELEASES
 from harness.commands.argtypes import IGNORE_HELP, positive, probability, queue_kinds
 from harness.commands.cluster import add_cluster_options, cluster_spec
 from harness.exit_codes import EXIT_BAD_INPUT, EXIT_INTERRUPTED, EXIT_INVALID
@@ -152,7 +153,7 @@ def add_parser(sub: Any) -> None:
         nargs="?",
         const=CRASH_CLIENT_INTERVAL_S,
         metavar="S",
-        help="queue workload: crash each client about every S seconds (default "
+        help="queue and share workloads: crash each client about every S seconds (default "
         f"{CRASH_CLIENT_INTERVAL_S:g}, as Jepsen's; with --txn in the middle of a "
         "transaction) and replace it",
     )
@@ -162,6 +163,21 @@ def add_parser(sub: Any) -> None:
         default="librdkafka",
         help="with --txn: the Kafka client the transactions run through: librdkafka "
         "(confluent-kafka, the default) or java (kafka-clients 4.4.0, transactions v2)",
+    )
+    p.add_argument(
+        "--release-p",
+        type=probability,
+        default=0.2,
+        metavar="P",
+        help="share workload: the probability that a consumer releases a record it polled "
+        "(delivered again) instead of accepting it (default 0.2)",
+    )
+    p.add_argument(
+        "--reject-p",
+        type=probability,
+        default=0.05,
+        metavar="P",
+        help="share workload: the probability that it rejects the record (archived) (default 0.05)",
     )
     p.add_argument("--ignore", type=queue_kinds, metavar="KIND,...", help=IGNORE_HELP)
     p.add_argument(
@@ -189,8 +205,15 @@ def spec_from_args(args: argparse.Namespace, seed: int) -> TestSpec:
         raise ValueError("--ignore names queue anomaly kinds: it needs --workload queue")
     if args.txn and args.workload != "queue":
         raise ValueError("--txn makes queue ops transactions: it needs --workload queue")
-    if args.crash_clients and args.workload != "queue":
-        raise ValueError("--crash-clients crashes queue clients: it needs --workload queue")
+    if args.crash_clients and args.workload not in ("queue", "share"):
+        raise ValueError(
+            "--crash-clients crashes queue clients: it needs --workload queue or share"
+        )
+    if args.workload == "share" and not RELEASES[cluster.kafka_version].share_groups:
+        version = cluster.kafka_version
+        raise ValueError(f"--workload share needs share groups (KIP-932): 4.4.0, not {version}")
+    if args.release_p + args.reject_p > 1:
+        raise ValueError("--release-p and --reject-p add up to more than 1")
     if (group_problem := _group_problem(args, cluster.kafka_version)) is not None:
         raise ValueError(group_problem)
     if args.client != "librdkafka" and not args.txn:
@@ -233,6 +256,8 @@ def spec_from_args(args: argparse.Namespace, seed: int) -> TestSpec:
         isolation_level=args.isolation_level,
         crash_clients=args.crash_clients,
         client=args.client,
+        release_p=args.release_p,
+        reject_p=args.reject_p,
     )
 
 

@@ -157,7 +157,8 @@ def _partition_loss(partition: str, count: int, cases: Sequence[Section]) -> str
     if offsets:
         span = f" at offset{'s' if len(offsets) > 1 else ''} {offsets[0]}"
         span += f"-{offsets[-1]}" if offsets[-1] != offsets[0] else ""
-    what = f" (sends of {shown}{span})" if values else ""
+    sends = "sends" if len(values) > 1 else "send"
+    what = f" ({sends} of {shown}{span})" if values else ""
     return f"partition {partition} lost {count}{what}"
 
 

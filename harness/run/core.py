@@ -128,6 +128,8 @@ class TestRun:
             isolation_level=spec.isolation_level,
             crash_clients=spec.crash_clients,
             client=spec.client,
+            release_p=spec.release_p,
+            reject_p=spec.reject_p,
         )
 
     def set_up(self) -> None:

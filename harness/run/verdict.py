@@ -13,6 +13,7 @@ from checkers import perf
 from checkers.group_history import without_commits
 from checkers.registry import RUN_CHECKERS, CheckOptions, run_checker
 from checkers.result import merge_valid
+from checkers.share import share_lines
 from harness.report.explain import explain
 from harness.report.nemesis_story import invoke_times
 from harness.report.page import queue_lines, recount_line, recovery_lines, write_report
@@ -123,6 +124,8 @@ def summary_lines(results: dict[str, Any], report: Path) -> list[str]:
     if isinstance(results.get("queue"), dict):
         lines += [f"  {line}" for line in queue_lines(results["queue"])]
         lines += [f"  {line}" for line in queue_policy_lines(results["queue"])]
+    if isinstance(results.get("share"), dict):
+        lines += [f"  {line}" for line in share_lines(results["share"])]
     if "error" in lin:
         lines.append(f"  the linearizability checker failed: {lin['error']}")
     for failure in lin.get("failures", [])[:5]:

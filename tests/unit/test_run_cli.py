@@ -50,6 +50,19 @@ from workloads.registry import WORKLOADS
         ["--workload", "queue", "--auto-commit"],
         ["--workload", "queue", "--sub-via", "subscribe", "--txn", "--auto-commit"],
         ["--workload", "queue", "--txn", "--crash-clients", "0"],
+        ["--workload", "share"],
+        ["--workload", "share", "--kafka-version", "3.9.1", "--metadata", "kraft"],
+        [
+            "--workload",
+            "share",
+            "--kafka-version",
+            "4.4.0",
+            "--release-p",
+            "0.8",
+            "--reject-p",
+            "0.5",
+        ],
+        ["--workload", "share", "--kafka-version", "4.4.0", "--txn"],
     ],
 )
 def test_bad_options_exit_254_with_one_line(
