@@ -22,6 +22,11 @@ class StatusLine:
         self._last_print = 0.0
         self._width = 0
 
+    @property
+    def is_terminal(self) -> bool:
+        """Whether the lines go to a terminal (where colour can be used)."""
+        return self._tty
+
     def update(self, text: str) -> None:
         """Shows text as the current status."""
         if self._tty:

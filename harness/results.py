@@ -17,11 +17,13 @@ import platform
 import re
 import time
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from importlib import metadata
 from pathlib import Path
 from typing import Any
 
 from harness.spec import TestSpec
+from harness.verdicts import DURATION
 from history.writer import jsonable
 
 TEST, HISTORY, RESULTS = "test.json", "history.jsonl", "results.json"
@@ -87,7 +89,14 @@ def write_test_json(folder: Path, spec: TestSpec, started: float) -> None:
     write_json(folder / TEST, body)
 
 
-def add_to_test_json(folder: Path, name: str, facts: dict[str, Any]) -> None:
+def utc_stamp(seconds: float) -> str:
+    """Takes a Unix time. Returns it in ISO 8601, UTC, to the millisecond, as the brokers'
+    logs can be lined up with it: 2026-11-26T00:10:03.123Z."""
+    at = datetime.fromtimestamp(seconds, UTC)
+    return at.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def add_to_test_json(folder: Path, name: str, facts: Any) -> None:
     """Adds facts learnt during the run (the cluster's, say) to folder/test.json under name."""
     path = folder / TEST
     write_json(path, json.loads(path.read_text()) | {name: facts})
@@ -247,6 +256,7 @@ RESULTS_SHAPE: dict[str, Any] = {
     "stats": {},
     "linearizable": {"keys": int, "failures": [{}]},
     "nemesis": {"windows": [{"start": float, "stop": float}]},
+    DURATION: {"planned_s": float, "ran_s": float, "complete": (True, False), "reason": str},
     **dict.fromkeys(LOST_ACKS_SECTIONS, dict.fromkeys(COUNTS, int)),
 }
 """What the index and the analysis read of results.json."""

@@ -21,10 +21,13 @@ class Interrupts:
     def __init__(self) -> None:
         self.count = 0
         self.shielded = False
+        self.names: list[str] = []
+        """The signals that arrived, by name (SIGINT, ...), for saying why a run stopped."""
 
     def handle(self, signum: int, _frame: FrameType | None) -> None:
         """The signal handler: counts, and raises unless teardown is shielded."""
         self.count += 1
+        self.names.append(signal.Signals(signum).name)
         if not self.shielded:
             raise KeyboardInterrupt(signal.Signals(signum).name)
 
@@ -40,6 +43,7 @@ def install() -> Interrupts:
     """
     if threading.current_thread() is threading.main_thread():
         _interrupts.count = 0
+        _interrupts.names = []
         for sig in _HANDLED:
             signal.signal(sig, _interrupts.handle)
     return _interrupts

@@ -86,7 +86,7 @@ def _tables(spark: Any, listing: Listing, out: Path, line: StatusLine) -> dict[s
     line.update("recovery per fault")
     write_table(recovery_figures(runs, results).orderBy(*tables.CONFIG, "fault"), out, "recovery")
     line.update("trend plots")
-    by_config, by_nemesis = windows.trends(runs, completions)
+    by_config, by_nemesis = windows.trends(tables.rated(runs), completions)
     trend_plots.config_trends(_collect(by_config), out)
     trend_plots.latency_trends(_collect(by_nemesis), out)
     return {

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from harness.results import LOST_ACKS_SECTIONS
+from harness.verdicts import DURATION
 
 CORRUPT = "_corrupt_record"
 
@@ -138,12 +139,20 @@ def results_schema() -> Any:
         ]
     )
     nemesis = t.StructType([t.StructField("windows", t.ArrayType(window))])
+    duration = t.StructType(
+        [
+            t.StructField("planned_s", t.DoubleType()),
+            t.StructField("ran_s", t.DoubleType()),
+            t.StructField("complete", t.BooleanType()),
+        ]
+    )
     return t.StructType(
         [
             t.StructField("valid", t.StringType()),
             t.StructField("error", t.StringType()),
             t.StructField("linearizable", linearizable),
             t.StructField("nemesis", nemesis),
+            t.StructField(DURATION, duration),
             t.StructField("queue", _queue()),
             t.StructField("recovery", _recovery()),
             *(t.StructField(name, _lost_acks()) for name in LOST_ACKS_SECTIONS),

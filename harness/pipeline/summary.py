@@ -31,11 +31,19 @@ def _configs(aggregates: Sequence[Row]) -> list[Row]:
         {
             "configuration": config_label(r),
             **r,
-            "invalid rate (95% CI)": f"{r['invalid_rate']:.2f} "
-            f"({r['invalid_rate_low']:.2f}-{r['invalid_rate_high']:.2f})",
+            "invalid rate (95% CI)": _rate(r),
         }
         for r in aggregates
     ]
+
+
+def _rate(row: Row) -> str:
+    # No rate for a configuration whose every run was incomplete.
+    if row["invalid_rate"] is None:
+        return "n/a"
+    return (
+        f"{row['invalid_rate']:.2f} ({row['invalid_rate_low']:.2f}-{row['invalid_rate_high']:.2f})"
+    )
 
 
 def _windows(figures: Sequence[Row]) -> list[Row]:
@@ -48,11 +56,13 @@ def render(
     """Takes the count of runs analysed, the aggregates, the fault-window figures and the
     broken runs. Returns summary.md's text."""
     invalid = sum(r["invalid"] for r in aggregates)
+    incomplete = sum(r.get("incomplete") or 0 for r in aggregates)
     lines = [
         "# Analysis of the runs",
         "",
         f"{runs} runs analysed in {len(aggregates)} configurations; {invalid} invalid; "
-        f"{len(broken)} run folders left out (listed below).",
+        + (f"{incomplete} incomplete (left out of the rates); " if incomplete else "")
+        + f"{len(broken)} run folders left out (listed below).",
         "",
         "## Per configuration",
         "",
@@ -63,6 +73,7 @@ def render(
                 "runs",
                 "invalid",
                 "unknown",
+                "incomplete",
                 "invalid rate (95% CI)",
                 "lost_mean",
                 "lost_max",
@@ -112,6 +123,8 @@ def render(
 def _outcome(row: Row, inside: Row | None) -> str:
     """Returns one cell: verdicts, anomalies, and service while its fault was in force."""
     text = f"{row['runs']} runs: {row['invalid']} invalid, {row['unknown']} unknown"
+    if row.get("incomplete"):
+        text += f" ({row['incomplete']} incomplete apart)"
     if row.get("lost_total") is not None:
         text += f"; {row['lost_total']} lost"
     if row.get("nonlinearizable_keys"):

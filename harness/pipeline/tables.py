@@ -10,7 +10,7 @@ from typing import Any
 
 from harness.pipeline.schemas import CORRUPT
 from harness.results import LOST_ACKS_SECTIONS
-from harness.verdicts import UNKNOWN_WORD, VERDICT_WORDS
+from harness.verdicts import DURATION, INCOMPLETE_WORD, UNKNOWN_WORD, VERDICT_WORDS
 
 CONFIG = ("kafka_version", "metadata", "workload", "store", "nemesis", "kafka_config")
 """What makes runs comparable: the Kafka release and its metadata mode first, so 3.9.1 on
@@ -50,15 +50,25 @@ def _keys_with(verdict: str) -> Any:
     return F.size(F.filter(failures, lambda x: x["valid"] == verdict))
 
 
-def verdict_column(valid: Any) -> Any:
-    """Takes a `valid` string column ("true", "false", other). Returns VALID, INVALID or
-    UNKNOWN."""
+def verdict_column(valid: Any, complete: Any) -> Any:
+    """Takes a `valid` string column ("true", "false", other) and the boolean column saying
+    whether the workload ran its planned time (null: not recorded, an older run). Returns
+    the verdict as harness.verdicts.run_verdict gives it: INVALID, else INCOMPLETE when the
+    workload stopped short, else VALID or UNKNOWN."""
     F = _f()
     return (
-        F.when(valid == "true", VERDICT_WORDS[True])
-        .when(valid == "false", VERDICT_WORDS[False])
+        F.when(valid == "false", VERDICT_WORDS[False])
+        .when(complete == F.lit(False), INCOMPLETE_WORD)
+        .when(valid == "true", VERDICT_WORDS[True])
         .otherwise(UNKNOWN_WORD)
     )
+
+
+def rated(runs: Any) -> Any:
+    """Takes runs. Returns those that count in the rates: all but the INCOMPLETE, whose
+    part of a workload says nothing of how often the whole test fails."""
+    F = _f()
+    return runs.filter(F.col("verdict") != INCOMPLETE_WORD)
 
 
 def _started(tests: Any) -> Any:
@@ -120,7 +130,7 @@ def run_rows(tests: Any, results: Any, counts: Any, latency: Any) -> Any:
     )
     r = results.select(
         "run",
-        verdict_column(F.col("valid")).alias("verdict"),
+        verdict_column(F.col("valid"), F.col(f"{DURATION}.complete")).alias("verdict"),
         _section_count("ack_count").alias("acknowledged"),
         _section_count("lost_count").alias("lost"),
         _section_count("recovered_count").alias("recovered"),
@@ -173,31 +183,42 @@ RUN_COLUMNS = (
 )
 
 
+def _of_rated(column: str) -> Any:
+    # The column where the run counts in the rates, else null (left out of sums and means).
+    F = _f()
+    return F.when(F.col("verdict") != INCOMPLETE_WORD, F.col(column))
+
+
 def aggregates(runs: Any, completions: Any) -> Any:
     """Takes the usable runs and the completions. Returns per configuration: runs, invalid,
     unknown, invalid_rate with its 95% Wilson interval, lost per run (mean, max), and the
-    latency quantiles of all its ok ops."""
+    latency quantiles of all its ok ops, all of the runs that count in the rates; and
+    incomplete, the INCOMPLETE runs counted apart."""
     F = _f()
-    n = F.col("runs")
+    # A configuration whose every run is incomplete has no rate: null, not a division by 0.
+    n = F.when(F.col("runs") > 0, F.col("runs"))
+    counts_in_rates = F.col("verdict") != INCOMPLETE_WORD
     p = F.try_divide(F.col("invalid"), n)
     z2 = Z95 * Z95
     centre = (p + z2 / (2 * n)) / (1 + z2 / n)
     half = Z95 * F.sqrt(p * (1 - p) / n + z2 / (4 * n * n)) / (1 + z2 / n)
     counted = runs.groupBy(*CONFIG).agg(
-        F.count("*").alias("runs"),
+        F.sum(F.when(counts_in_rates, 1).otherwise(0)).alias("runs"),
         F.sum(F.when(F.col("verdict") == "INVALID", 1).otherwise(0)).alias("invalid"),
         F.sum(F.when(F.col("verdict") == "UNKNOWN", 1).otherwise(0)).alias("unknown"),
-        F.round(F.avg("lost"), 3).alias("lost_mean"),
-        F.max("lost").alias("lost_max"),
-        F.sum("lost").alias("lost_total"),
-        F.sum("nonlinearizable_keys").alias("nonlinearizable_keys"),
-        *(F.sum(name).alias(name) for name in TXN_OUTCOMES),
+        F.sum(F.when(counts_in_rates, 0).otherwise(1)).alias("incomplete"),
+        F.round(F.avg(_of_rated("lost")), 3).alias("lost_mean"),
+        F.max(_of_rated("lost")).alias("lost_max"),
+        F.sum(_of_rated("lost")).alias("lost_total"),
+        F.sum(_of_rated("nonlinearizable_keys")).alias("nonlinearizable_keys"),
+        *(F.sum(_of_rated(name)).alias(name) for name in TXN_OUTCOMES),
     )
-    rated = counted.select(
+    figures = counted.select(
         *CONFIG,
         "runs",
         "invalid",
         "unknown",
+        "incomplete",
         F.round(p, 4).alias("invalid_rate"),
         F.round(F.greatest(F.lit(0.0), centre - half), 4).alias("invalid_rate_low"),
         F.round(F.least(F.lit(1.0), centre + half), 4).alias("invalid_rate_high"),
@@ -207,5 +228,5 @@ def aggregates(runs: Any, completions: Any) -> Any:
         "nonlinearizable_keys",
         *TXN_OUTCOMES,
     )
-    with_config = completions.join(runs.select("run", *CONFIG), "run")
-    return rated.join(latency_quantiles(with_config, *CONFIG), list(CONFIG), "left")
+    with_config = completions.join(rated(runs).select("run", *CONFIG), "run")
+    return figures.join(latency_quantiles(with_config, *CONFIG), list(CONFIG), "left")

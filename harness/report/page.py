@@ -17,7 +17,7 @@ from harness.report.cycle_drawings import cycle_svg
 from harness.report.explain import explain
 from harness.report.lag_plots import LAG_FILE, UNSEEN_FILE
 from harness.report.nemesis_table import story_table, time_zero
-from harness.verdicts import verdict_word
+from harness.verdicts import run_verdict, verdict_word
 
 LAG_PLOTS = (
     (
@@ -29,7 +29,12 @@ LAG_PLOTS = (
     ),
     (UNSEEN_FILE, "unseen messages", "Acknowledged sends no poll had received yet."),
 )
-VERDICT_COLOURS = {"VALID": "#2ca02c", "INVALID": "#d62728", "UNKNOWN": "#ff7f0e"}
+VERDICT_COLOURS = {
+    "VALID": "#2ca02c",
+    "INVALID": "#d62728",
+    "UNKNOWN": "#ff7f0e",
+    "INCOMPLETE": "#7f7f7f",
+}
 STYLE = """
 body{font-family:system-ui,sans-serif;margin:2em;max-width:75em;color:#222}
 h1 .v{padding:.1em .5em;border-radius:.3em;color:#fff}
@@ -297,7 +302,7 @@ def write_report(
     drawings by key and the nemesis ops' invoke times from the history (None: estimated
     from results.json). Writes report.html there and returns its path."""
     spec = test.get("spec", {})
-    word = verdict_word(results.get("valid"))
+    word = run_verdict(results)
     stats = results.get("stats", {})
     summary = [
         (

@@ -12,19 +12,16 @@ import logging
 import random
 import time
 import traceback
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from harness import signals
-from harness.cluster.admin import KAFKA_LOG as ADMIN_KAFKA_LOG
-from harness.cluster.admin import AdminError
-from harness.cluster.config import ELR_FEATURE, PROFILES
+from harness.cluster.config import PROFILES
 from harness.cluster.docker_cluster import ClusterError, DockerCluster
 from harness.cluster.engine import docker_client
 from harness.cluster.images import ensure_node_image
-from harness.exit_codes import EXIT_CRASH, EXIT_INTERRUPTED
+from harness.exit_codes import EXIT_CRASH, EXIT_INTERRUPTED, EXIT_UNKNOWN
 from harness.progress import StatusLine
 from harness.results import (
     HISTORY,
@@ -33,29 +30,30 @@ from harness.results import (
     add_to_test_json,
     new_run_folder,
     point_latest,
+    utc_stamp,
     write_json,
     write_test_json,
 )
+from harness.run.cluster_facts import cluster_facts, cluster_line
+from harness.run.completion import duration_section
 from harness.run.final_phase import final_reads, wait_healthy
 from harness.run.metadata_watch import MetadataWatch
 from harness.run.recount import read_replicas, write_recount
 from harness.run.recovery import recovery_section
-from harness.run.runner import Plan, Recorder, Runner
+from harness.run.run_log import run_logs
+from harness.run.runner import Plan, Recorder, Runner, heal_all
 from harness.run.verdict import check_run, summary_lines, write_outputs
 from harness.spec import TestSpec
-from harness.verdicts import exit_code
+from harness.verdicts import DURATION, exit_code, incomplete, run_verdict
 from history import HistoryError, HistoryWriter, load
 from kvstore import DEFAULT_TIMEOUTS
-from kvstore.kafka_log import KAFKA_LOG as STORE_KAFKA_LOG
-from kvstore.kafka_log import LIBRDKAFKA_DEBUG, LIBRDKAFKA_OVERRIDES
-from nemesis.cluster import Cluster
-from nemesis.schedule import FaultPlan, plan_faults
+from kvstore.kafka_log import LIBRDKAFKA_OVERRIDES
+from nemesis.schedule import plan_faults
 from workloads.core import Client, Context
 from workloads.registry import WORKLOADS
 
 LOG = logging.getLogger("harness.run")
 CLUSTER_UP_TIMEOUT_S = 120.0
-_LOGGERS = ("harness", "kvstore", "nemesis", ADMIN_KAFKA_LOG.name, STORE_KAFKA_LOG.name)
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,26 +63,6 @@ class RunOutcome:
     folder: Path
     valid: Any
     exit_code: int
-
-
-@contextlib.contextmanager
-def run_log(folder: Path) -> Iterator[None]:
-    """Sends the harness's, the store's and librdkafka's logs to folder/run.log."""
-    handler = logging.FileHandler(folder / "run.log")
-    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
-    loggers = [logging.getLogger(name) for name in _LOGGERS]
-    levels = [lg.level for lg in loggers]
-    for lg in loggers:
-        lg.addHandler(handler)
-        # librdkafka's debug lines, when asked for, come at DEBUG.
-        lg.setLevel(logging.DEBUG if LIBRDKAFKA_DEBUG else logging.INFO)
-    try:
-        yield
-    finally:
-        for lg, level in zip(loggers, levels, strict=True):
-            lg.removeHandler(handler)
-            lg.setLevel(level)
-        handler.close()
 
 
 class TestRun:
@@ -104,6 +82,9 @@ class TestRun:
         )
         self.nemesis_set_up = False
         self.recorder: Recorder | None = None
+        self.ran_s: float | None = None
+        self.stopped_by: str | None = None
+        """What stopped the run before its final reads, in words (None: nothing did)."""
         self.final: dict[str, Any] = {}
         self.on_disk: dict[str, Any] | None = None
         self.workload = WORKLOADS[spec.workload]
@@ -140,6 +121,7 @@ class TestRun:
         self.cluster = DockerCluster(spec.cluster_spec(), client)
         if self.cluster.attach():
             self.line.say(f"replacing the running cluster {spec.cluster_name}")
+        began = time.monotonic()
         try:
             self.cluster.up(status=self.line.update, timeout=CLUSTER_UP_TIMEOUT_S, replace=True)
         except ClusterError as err:
@@ -149,9 +131,12 @@ class TestRun:
             self.line.say(f"cluster up failed ({str(err).splitlines()[0]}); trying once more")
             self.cluster.up(status=self.line.update, timeout=CLUSTER_UP_TIMEOUT_S)
         self.ctx = dataclasses.replace(self.ctx, bootstrap=self.cluster.bootstrap_servers)
-        add_to_test_json(self.folder, "cluster", cluster_facts(self.cluster))
+        facts = cluster_facts(self.cluster)
+        add_to_test_json(self.folder, "cluster", facts)
+        LOG.info("%s", cluster_line(self.cluster, facts, time.monotonic() - began))
         self.line.update(f"creating topic {spec.topic}")
         self.workload.create_topics(self.cluster.admin(), self.ctx)
+        LOG.info("topic %s created", spec.topic)
         self.nemesis_set_up = True  # teardown heals whatever a half-done setup broke
         self.faults.nemesis.setup(self.cluster)
 
@@ -179,8 +164,20 @@ class TestRun:
             self.rng,
         )
         assert self.cluster is not None
-        with MetadataWatch(self.cluster, self.folder, recorder.elapsed_ns, spec.topic):
-            runner.run(self.line.update)
+        started_ns = recorder.elapsed_ns()
+        faults = ",".join(spec.nemesis) or "none"
+        LOG.info(f"t={started_ns / 1e9:.3f} s workload started: {plan.words()}, nemesis {faults}")
+        try:
+            with MetadataWatch(self.cluster, self.folder, recorder.elapsed_ns, spec.topic):
+                runner.run(self.line.update)
+        finally:
+            ended_ns = recorder.elapsed_ns()
+            self.ran_s = (ended_ns - started_ns) / 1e9
+            c = recorder.counts
+            LOG.info(
+                f"t={ended_ns / 1e9:.3f} s workload ended after {self.ran_s:.1f} s: "
+                f"{c['ok']} ok, {c['fail']} fail, {c['info']} info"
+            )
 
     def heal(self, recorder: Recorder | None) -> None:
         """Undoes every fault (recorded as a `heal` nemesis op when a history is open)."""
@@ -198,9 +195,14 @@ class TestRun:
         cut_short = self.interrupted
         self.line.update("waiting for every partition's full ISR")
         self.final = wait_healthy(self.cluster, self.spec.topic, cut_short)
+        whole = "a full ISR" if self.final.get("healthy") else "no full ISR"
+        LOG.info("%s after %s s of waiting", whole, self.final.get("seconds"))
         self.line.update("final reads")
         reads = self.workload.final_reads(self.ctx)
         self.final |= final_reads(reads, self.open_client, recorder, cut_short)
+        LOG.info(
+            f"final reads: {self.final.get('read')} ok, never read: {self.final.get('missing')}"
+        )
         if self.workload.recount_from_disk and not cut_short():
             self.line.update("recounting the topic from the brokers' disks")
             try:
@@ -225,39 +227,14 @@ class TestRun:
         """Returns whether ^C (or SIGTERM, SIGHUP) has arrived."""
         return self.interrupts.count > 0
 
-
-def cluster_facts(cluster: DockerCluster) -> dict[str, Any]:
-    """Returns what the running cluster says about itself that a result depends on: its
-    metadata mode, finalized features, and whether eligible leader replicas (KIP-966)
-    are on (never on ZooKeeper; None when the cluster did not say)."""
-    facts: dict[str, Any] = {
-        "kafka_version": cluster.spec.kafka_version,
-        "metadata": cluster.metadata,
-        "kraft_roles": cluster.spec.kraft_roles if cluster.metadata == "kraft" else None,
-    }
-    if cluster.metadata != "kraft":
-        return facts | {"features": {}, "eligible_leader_replicas": False}
-    try:
-        features = cluster.features()
-    except AdminError as err:
-        return facts | {"features": None, "eligible_leader_replicas": None, "error": str(err)}
-    return facts | {
-        "features": features,
-        "eligible_leader_replicas": features.get(ELR_FEATURE, 0) >= 1,
-    }
-
-
-def heal_all(faults: FaultPlan, cluster: Cluster | None, recorder: Recorder) -> None:
-    """Heals every fault of the plan and every node not running (FaultPlan.heal), and
-    records it all as the `heal` op."""
-    recorder.nemesis("invoke", "heal")
-    try:
-        report = faults.heal(cluster)
-    except Exception as err:  # recorded: a heal that failed explains later anomalies
-        recorder.nemesis("info", "heal", {"failed": repr(err)}, error=repr(err))
-        return
-    recorder.nemesis("info", "heal", report)
-    recorder.fault = ""
+    def note_interrupt(self, phase: str, recorder: Recorder | None) -> None:
+        """Takes the phase an interrupt cut short. Keeps it as what stopped the run (the
+        first one only) and says it in run.log with the history's time."""
+        signal_name = self.interrupts.names[0] if self.interrupts.names else "SIGINT"
+        if self.stopped_by is None:
+            self.stopped_by = f"interrupted by {signal_name} {phase}"
+        at = f"t={recorder.elapsed_ns() / 1e9:.3f} s " if recorder is not None else ""
+        LOG.warning("%sinterrupted by %s %s", at, signal_name, phase)
 
 
 def run_test(spec: TestSpec, results_root: Path, line: StatusLine) -> RunOutcome:
@@ -269,7 +246,8 @@ def run_test(spec: TestSpec, results_root: Path, line: StatusLine) -> RunOutcome
     if LIBRDKAFKA_OVERRIDES:  # from the environment: this run is not the default one
         add_to_test_json(folder, "librdkafka_overrides", LIBRDKAFKA_OVERRIDES)
     point_latest(results_root, folder)
-    with run_log(folder):
+    with run_logs(folder):
+        LOG.info("run %s, seed %s: %s", spec.name, spec.seed, folder)
         try:
             run = TestRun(spec, folder, line)
             if (shortfall := run.faults.shortfall()) is not None:
@@ -279,6 +257,7 @@ def run_test(spec: TestSpec, results_root: Path, line: StatusLine) -> RunOutcome
             LOG.error("internal error:\n%s", traceback.format_exc())
             line.say(f"harness run: internal error: {err!r} (traceback in {folder}/run.log)")
             outcome = RunOutcome(folder, None, EXIT_CRASH)
+        LOG.info("exit %s", outcome.exit_code)
         update_index(results_root)
     return outcome
 
@@ -303,18 +282,27 @@ def _run(run: TestRun) -> RunOutcome:
             raise KeyboardInterrupt
         # Opened once the cluster is up, so the history's clock starts with the workload.
         writer = HistoryWriter(run.folder / HISTORY)
+        t0 = utc_stamp(time.time() - writer.elapsed_ns() / 1e9)
+        add_to_test_json(run.folder, "t0", t0)
+        LOG.info("t=0 of the history is %s", t0)
         recorder = Recorder(writer)
         run.run_workload(recorder)
     except KeyboardInterrupt:
         run.interrupts.count = max(1, run.interrupts.count)
+        phase = "during the workload" if recorder is not None else "before the workload"
+        run.note_interrupt(phase, recorder)
     except Exception as err:  # the run broke: still heal, keep the history, say why
         broke = err
         LOG.error("the run broke:\n%s", traceback.format_exc())
+        if recorder is not None:
+            run.stopped_by = f"broken by {type(err).__name__}"
     with signals.shielded():
         try:
             run.heal(recorder)
             if broke is None and not run.interrupted() and recorder is not None:
                 run.finish(recorder)
+            if run.interrupted() and recorder is not None and run.stopped_by is None:
+                run.note_interrupt("after the workload, before its final reads", recorder)
         except Exception as err:
             broke = broke or err
             LOG.error("the final phase broke:\n%s", traceback.format_exc())
@@ -327,23 +315,39 @@ def _run(run: TestRun) -> RunOutcome:
 
 def _conclude(run: TestRun, broke: BaseException | None) -> RunOutcome:
     line, folder = run.line, run.folder
+    has_history = (folder / HISTORY).exists()
+    unchecked: dict[str, Any] = {"valid": "unknown"}
+    if has_history:
+        unchecked[DURATION] = _duration(run)
     if run.interrupts.count >= 2:
-        line.say(f"interrupted twice: healed and stopped, history kept in {folder} (not checked)")
+        reason = "interrupted twice: healed and stopped, the history kept and not checked"
+        _write_unchecked(folder, unchecked | {"interrupted": reason})
+        line.say(f"{reason} ({folder})")
         return RunOutcome(folder, None, EXIT_INTERRUPTED)
-    if broke is None and not (folder / HISTORY).exists():
+    if broke is None and not has_history:
         line.say(f"interrupted before the workload started: cluster removed ({folder})")
+        LOG.info("exit %s: interrupted before the workload started", EXIT_INTERRUPTED)
         return RunOutcome(folder, None, EXIT_INTERRUPTED)
     if broke is not None:
         line.say(f"the run broke: {type(broke).__name__}: {broke} (details in {folder}/run.log)")
-        write_json(folder / RESULTS, {"valid": "unknown", "error": repr(broke)})
+        _write_unchecked(folder, unchecked | {"error": repr(broke)})
         return RunOutcome(folder, None, EXIT_CRASH)
     try:
         return _check_and_report(run)
     except KeyboardInterrupt:  # the containers are gone already: only the check is cut short
         reason = "interrupted while checking: the history is kept, not checked"
-        write_json(folder / RESULTS, {"valid": "unknown", "interrupted": reason})
+        _write_unchecked(folder, unchecked | {"interrupted": reason})
         line.say(f"{reason} ({folder})")
         return RunOutcome(folder, None, EXIT_INTERRUPTED)
+
+
+def _duration(run: TestRun) -> dict[str, Any]:
+    return duration_section(run.spec.time_limit, run.ran_s, run.stopped_by)
+
+
+def _write_unchecked(folder: Path, results: dict[str, Any]) -> None:
+    write_json(folder / RESULTS, results)
+    LOG.warning("verdict %s, not checked: %s", run_verdict(results), results)
 
 
 def _check_and_report(run: TestRun) -> RunOutcome:
@@ -363,18 +367,23 @@ def _check_and_report(run: TestRun) -> RunOutcome:
         LOG.exception("computing the recovery times failed")
     if run.on_disk is not None:
         results["final"]["recount"] = _recount(folder, run.on_disk, results.get("lost-acks"))
-    if run.interrupted():
-        results["interrupted"] = "the run was interrupted: the history is checked as far as it went"
+    results[DURATION] = _duration(run)
+    if run.stopped_by is not None:
+        results["interrupted"] = f"{results[DURATION]['reason']}: checked as far as it went"
     test = {"spec": run.spec.to_json()}
     with contextlib.suppress(OSError, ValueError):
         test = json.loads((folder / TEST).read_text())
     report = write_outputs(folder, history, test, results)
     line.clear()
-    for text in summary_lines(results, report):
+    for text in summary_lines(results, report, line.is_terminal):
         line.say(text)
+    for text in summary_lines(results, report):
+        LOG.info("%s", text)
     if run.interrupted():
         line.say("interrupted: healed, stopped, history kept and checked")
         return RunOutcome(folder, results["valid"], EXIT_INTERRUPTED)
+    if incomplete(results) and results["valid"] is not False:
+        return RunOutcome(folder, results["valid"], EXIT_UNKNOWN)
     return RunOutcome(folder, results["valid"], exit_code(results["valid"]))
 
 

@@ -17,8 +17,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from harness import signals
+from harness.run.run_log import nemesis_line
 from history import HistoryWriter
+from nemesis.cluster import Cluster
 from nemesis.core import Compose, Skipped, split_f
+from nemesis.schedule import FaultPlan
 from workloads.core import Client, OpDict
 
 LOG = logging.getLogger("harness.run")
@@ -27,7 +30,8 @@ STATUS_EVERY_S = 0.5
 
 
 class Recorder:
-    """Writes events to the history and keeps the figures the status line shows."""
+    """Writes events to the history and keeps the figures the status line shows; each
+    nemesis step is a line of run.log too."""
 
     def __init__(self, writer: HistoryWriter) -> None:
         self._writer = writer
@@ -35,6 +39,7 @@ class Recorder:
         self.counts = {"ok": 0, "fail": 0, "info": 0}
         self.fault = ""
         self.max_process = -1
+        self._nemesis_invoked: dict[str, tuple[int, float]] = {}
 
     def invoke(self, process: int, op: OpDict) -> None:
         """Records the invoke of op by process."""
@@ -54,11 +59,17 @@ class Recorder:
         return self._writer.elapsed_ns()
 
     def nemesis(self, kind: str, f: str, value: Any = None, error: str | None = None) -> None:
-        """Records a nemesis event (process "nemesis")."""
+        """Records a nemesis event (process "nemesis"); a completion is logged with the
+        invoke's test and wall time."""
         event: dict[str, Any] = {"process": "nemesis", "type": kind, "f": f, "value": value}
         if error is not None:
             event["error"] = error
-        self._writer.append(event)
+        written = self._writer.append(event)
+        if kind == "invoke":
+            self._nemesis_invoked[f] = (written["time"], time.time())
+            return
+        line = nemesis_line(f, self._nemesis_invoked.pop(f, None), written["time"], value, error)
+        LOG.log(logging.WARNING if error else logging.INFO, line)
 
 
 def _fields(op: OpDict) -> OpDict:
@@ -95,6 +106,13 @@ class Plan:
     concurrency: int
     rate: float
     nemesis_interval: float
+
+    def words(self) -> str:
+        """Returns how hard and how long the workload goes, in words for run.log."""
+        return (
+            f"{self.concurrency} clients at {self.rate:g} ops/s for {self.time_limit:g} s, "
+            f"faults {self.nemesis_interval:g} s apart"
+        )
 
 
 class Runner:
@@ -233,3 +251,16 @@ def _describe_fault(fault: str, value: dict[str, Any]) -> str:
         value.get("isolated") or value.get("killed") or value.get("paused") or value.get("node")
     )
     return f"{fault} ({target})" if target else fault
+
+
+def heal_all(faults: FaultPlan, cluster: Cluster | None, recorder: Recorder) -> None:
+    """Heals every fault of the plan and every node not running (FaultPlan.heal), and
+    records it all as the `heal` op."""
+    recorder.nemesis("invoke", "heal")
+    try:
+        report = faults.heal(cluster)
+    except Exception as err:  # recorded: a heal that failed explains later anomalies
+        recorder.nemesis("info", "heal", {"failed": repr(err)}, error=repr(err))
+        return
+    recorder.nemesis("info", "heal", report)
+    recorder.fault = ""

@@ -19,7 +19,7 @@ from harness.report.nemesis_story import invoke_times
 from harness.report.page import queue_lines, recount_line, recovery_lines, write_report
 from harness.results import RESULTS, write_json
 from harness.run.metadata_watch import read_samples
-from harness.verdicts import verdict_word
+from harness.verdicts import DURATION, INCOMPLETE_WORD, painted, run_verdict
 from history import History
 from workloads.core import Context, Workload
 
@@ -103,12 +103,15 @@ def queue_policy_lines(queue: dict[str, Any]) -> list[str]:
     return lines
 
 
-def summary_lines(results: dict[str, Any], report: Path) -> list[str]:
-    """Returns the few lines a person reads at the end of a run."""
+def summary_lines(results: dict[str, Any], report: Path, terminal: bool = False) -> list[str]:
+    """Returns the few lines a person reads at the end of a run; on a terminal the verdict
+    in its colour."""
     s = results.get("stats", {})
     lin = results.get("linearizable", {})
+    word = run_verdict(results)
+    why = f" ({results[DURATION]['reason']})" if word == INCOMPLETE_WORD else ""
     lines = [
-        f"verdict: {verdict_word(results['valid'])}",
+        f"verdict: {painted(word, terminal)}{why}",
         f"  {s.get('count', 0)} ops: {s.get('ok', 0)} ok, {s.get('fail', 0)} fail, "
         f"{s.get('info', 0)} info"
         + (f"; {lin.get('keys', 0)} keys checked" if "linearizable" in results else ""),
