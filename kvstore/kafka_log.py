@@ -22,6 +22,7 @@ from confluent_kafka import (
     KafkaException,
     Message,
     Producer,
+    ShareConsumer,
     TopicPartition,
 )
 from confluent_kafka.admin import AdminClient, ConfigResource  # type: ignore[attr-defined]
@@ -368,11 +369,13 @@ def watermarks(consumer: Consumer, tp: TopicPartition, deadline: float) -> tuple
         time.sleep(min(_WATERMARK_RETRY_S, max(0.0, deadline - time.monotonic())))
 
 
-def close_within(consumer: Consumer, seconds: float) -> None:
+def close_within(consumer: Consumer | ShareConsumer, seconds: float) -> None:
     """Closes a consumer, waiting at most seconds: librdkafka's close blocks for as long
     as the group coordinator is unreachable (its broker killed, offsets topic leaderless),
     and a run must not hang on a client it has finished with. One that does not close in
-    time is left to its daemon thread."""
+    time is left to its daemon thread. A share consumer's close blocks the same way (seen
+    with its partition's leader killed), though its docstring promises about
+    socket.timeout.ms."""
     closer = threading.Thread(target=consumer.close, name="consumer-close", daemon=True)
     closer.start()
     closer.join(seconds)

@@ -34,7 +34,7 @@ from confluent_kafka import (
     TopicPartition,
 )
 
-from kvstore.kafka_log import KAFKA_LOG, client_config, client_error
+from kvstore.kafka_log import KAFKA_LOG, client_config, client_error, close_within
 from workloads.core import OpDict, fail, info, ok
 from workloads.queue_client import QueueSettings, producer_config, send_message
 from workloads.txn_rules import CrashClock
@@ -153,10 +153,7 @@ class ShareClient:
         except KafkaException as err:
             KAFKA_LOG.warning("a producer did not flush on close: %s", err)
         if self._consumer is not None:
-            try:
-                self._consumer.close()
-            except Exception as err:  # closing must not cost the run
-                KAFKA_LOG.warning("a share consumer did not close cleanly: %s", err)
+            close_within(self._consumer, self._s.queue.timeouts.close)
 
     def _send(self, op: OpDict) -> OpDict:
         return send_message(self._producer, self._s.queue, op)
