@@ -1,11 +1,14 @@
 """The share workload with no cluster: its ops, its acknowledgement dice, the group's and
 the brokers' settings, `harness run`'s options, and a client's rounds over a fake share
-consumer (what a poll records, when its op is ok or info, a crash holding its records)."""
+consumer (what a poll records, when its op is ok or info, a crash holding its records, a
+close that hangs)."""
 
 from __future__ import annotations
 
 import itertools
 import random
+import threading
+import time
 from typing import Any
 
 from confluent_kafka import KafkaError, KafkaException, TopicPartition
@@ -181,3 +184,23 @@ def test_a_drain_accepts_everything_until_nothing_comes() -> None:
     assert done["type"] == "ok"
     assert [r["deliveries"] for r in done["value"]] == [[[0, 1, 3, 2]], [[1, 0, 4, 1]]]
     assert all(kind == "accept" for r in done["value"] for _, _, kind in r["acks"])
+
+
+class HangingShareConsumer(FakeShareConsumer):
+    """Closes only when told: as a share consumer whose partition's leader was killed."""
+
+    def __init__(self) -> None:
+        super().__init__([])
+        self.release = threading.Event()
+
+    def close(self) -> None:
+        self.release.wait(30)
+
+
+def test_a_share_consumer_that_does_not_close_is_left_behind_within_the_close_time() -> None:
+    consumer = HangingShareConsumer()
+    client = _client(consumer)
+    began = time.monotonic()
+    client.close()
+    consumer.release.set()
+    assert time.monotonic() - began < DEFAULT_TIMEOUTS.close + 2
