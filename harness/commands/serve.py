@@ -1,27 +1,40 @@
-"""`harness serve`: serves a results directory over HTTP on 127.0.0.1 only, refusing
-every path that leads outside it (`..`, or a symbolic link pointing elsewhere), every
-Host that is not this server's (DNS rebinding), and closing idle connections. A request
-that is refused, times out or breaks off is one line on stderr."""
+"""`harness serve`: serves a results directory over HTTP on 127.0.0.1 only: logs and other
+text as text a browser shows, a run folder as its report, `<run>.zip` as the run's files
+zipped on the fly. Refuses every path that leads outside the directory (`..`, or a
+symbolic link pointing elsewhere) and every Host that is not this server's (DNS
+rebinding), and closes idle connections. A request that is refused, times out or breaks
+off is one line on stderr."""
 
 from __future__ import annotations
 
 import argparse
 import functools
 import os
+import re
 import sys
+import zipfile
 from http import HTTPStatus
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, BinaryIO, cast
+from urllib.parse import urlsplit
 
 from harness.commands.argtypes import positive
 from harness.exit_codes import EXIT_BAD_INPUT
+from harness.results import RUN_FILES
 
 HOST = "127.0.0.1"
 DEFAULT_PORT = 8080
 IDLE_TIMEOUT_S = 30.0
 """How long a connection may wait on its client: one thread each, so none is kept forever."""
 LOOPBACK_NAMES = frozenset({"127.0.0.1", "localhost", "[::1]"})
+TEXT = "text/plain; charset=utf-8"
+TEXT_SUFFIXES = frozenset({".log", ".jsonl", ".md", ".txt", ".edn", ".csv", ".out", ".err"})
+"""Shown by a browser as text; served as their own types (text/markdown, or none) Chromium
+downloads them instead."""
+ROTATED_LOG = re.compile(r"\.log\.[0-9-]+$")
+"""A log the broker rotated: server.log.2026-11-25-10."""
+REPORT = "report.html"
 
 
 class ResultsServer(ThreadingHTTPServer):
@@ -60,7 +73,38 @@ class ResultsHandler(SimpleHTTPRequestHandler):
         if target != root and root not in target.parents:
             self.send_error(HTTPStatus.FORBIDDEN, "outside the results directory")
             return None
+        if target.is_dir() and (target / REPORT).is_file():
+            return self._redirect(urlsplit(self.path).path.rstrip("/") + "/" + REPORT)
+        if target.suffix == ".zip" and not target.exists():
+            folder = target.with_suffix("").resolve()  # results/latest.zip: the newest run
+            if root in folder.parents and is_run_folder(folder):
+                return self._send_zip(folder)
         return super().send_head()
+
+    def guess_type(self, path: Any) -> str:
+        name = os.fspath(path).lower()
+        if name.endswith(".json"):
+            return "application/json"
+        if Path(name).suffix in TEXT_SUFFIXES or ROTATED_LOG.search(name):
+            return TEXT
+        return str(super().guess_type(path))
+
+    def _redirect(self, location: str) -> None:
+        # A run folder opens on its report, which links every file of the run.
+        self.send_response(HTTPStatus.FOUND)
+        self.send_header("Location", location)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    def _send_zip(self, folder: Path) -> None:
+        # Streamed as it is made: no length known, the end of the body is the connection's
+        # end (HTTP/1.0), and nothing is held in memory or written to disk.
+        self.send_response(HTTPStatus.OK)
+        self.send_header("Content-Type", "application/zip")
+        self.send_header("Content-Disposition", f'attachment; filename="{zip_name(folder)}"')
+        self.end_headers()
+        if self.command != "HEAD":
+            write_zip(folder, cast(BinaryIO, self.wfile))
 
     def _host_is_ours(self) -> bool:
         # A page of another site that made its name resolve to 127.0.0.1 still sends its
@@ -76,6 +120,31 @@ class ResultsHandler(SimpleHTTPRequestHandler):
         # No request line yet when the client never sent one (an idle connection).
         request = getattr(self, "requestline", "") or "(no request)"
         self.log_message(f"%s: {format}", request, *args)
+
+
+def is_run_folder(folder: Path) -> bool:
+    """Takes a path. Returns whether it is a run folder: a directory holding a run file."""
+    return folder.is_dir() and any((folder / name).is_file() for name in RUN_FILES)
+
+
+def zip_name(folder: Path) -> str:
+    """Takes a run folder. Returns its zip's file name, `<test>-<stamp>.zip`, with every
+    character but letters, digits and `._-` as `_` (it goes into a header)."""
+    return re.sub(r"[^A-Za-z0-9._-]", "_", f"{folder.parent.name}-{folder.name}") + ".zip"
+
+
+def write_zip(folder: Path, out: BinaryIO) -> None:
+    """Takes a run folder and a stream (seekable or not). Writes the folder's regular files
+    to it as a zip under `<test>-<stamp>/`; symbolic links are left out, since one could
+    lead outside the results directory."""
+    top = zip_name(folder).removesuffix(".zip")
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as archive:
+        for here, dirs, files in os.walk(folder):
+            dirs[:] = sorted(d for d in dirs if not os.path.islink(os.path.join(here, d)))
+            for name in sorted(files):
+                path = Path(here) / name
+                if path.is_file() and not path.is_symlink():
+                    archive.write(path, f"{top}/{path.relative_to(folder).as_posix()}")
 
 
 def split_host(host: str) -> tuple[str, str | None]:

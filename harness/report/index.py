@@ -1,7 +1,6 @@
-"""results/index.html: every run under a results directory, newest first, with its
-verdict, counts, lost writes and anomalies, a link to its report, filters by workload,
-nemesis and verdict, and the trend plots of the last `analyze` when there are any.
-"""
+"""results/index.html: every run under a results directory, INVALID first, grouped by
+configuration, with its verdict, Kafka release, counts and anomalies, links to its report
+and zip, filters kept in the URL, paging, and the trend plots of the last `analyze`."""
 
 from __future__ import annotations
 
@@ -12,6 +11,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+from harness.report.index_script import DEFAULT_PER_PAGE, OTHER_WORDS, PER_PAGE_CHOICES, script
 from harness.report.page import STYLE, VERDICT_COLOURS
 from harness.results import (
     LOST_ACKS_SECTIONS,
@@ -23,25 +23,26 @@ from harness.results import (
     printable,
     read_shaped,
 )
-from harness.verdicts import verdict_word
+from harness.verdicts import DURATION, INCOMPLETE_WORD, run_verdict
 
 INDEX = "index.html"
 TREND_PLOTS = ("invalid-rate.png", "lost-writes.png", "latency.png")
-FILTERS = ("workload", "nemesis", "verdict")
-SCRIPT = """
-function applyFilters(){
-  const chosen={};
-  document.querySelectorAll('select[data-filter]').forEach(s=>{chosen[s.dataset.filter]=s.value;});
-  let shown=0;
-  document.querySelectorAll('tr.run').forEach(r=>{
-    const ok=Object.keys(chosen).every(k=>!chosen[k]||r.dataset[k]===chosen[k]);
-    r.hidden=!ok; if(ok){shown++;}
-  });
-  document.getElementById('shown').textContent=shown;
-}
-document.querySelectorAll('select[data-filter]').forEach(s=>s.addEventListener('change',applyFilters));
+FILTERS = ("verdict", "kafka", "metadata", "workload", "store", "nemesis", "config")
+"""The row fields a select filters on; a nemesis filter matches every run with that fault."""
+GROUP_BY = ("kafka", "metadata", "workload", "store", "nemesis", "config")
+"""What makes runs comparable, as the analysis groups them."""
+NO_VERDICT = "NONE"
+RANK = {"INVALID": 0, "UNKNOWN": 1, INCOMPLETE_WORD: 2, "VALID": 3, NO_VERDICT: 4}
+"""The order runs and groups are listed in: what needs a look first; a folder with no
+verdict (a run still going, or broken) last."""
+INDEX_STYLE = """
+tr.run[hidden],details[hidden]{display:none}select,input{margin-right:1em}
+body{max-width:none}.scroll{overflow-x:auto}details{margin:.4em 0}
+summary{cursor:pointer;padding:.2em 0}td{white-space:nowrap}td:nth-child(7){white-space:normal;
+min-width:14em}
+summary .v,td.v a{color:#fff;padding:0 .4em;border-radius:.2em;font-weight:bold;
+text-decoration:none}#count{font-size:1.2em;font-weight:bold}
 """
-INDEX_STYLE = "tr.run[hidden]{display:none}select{margin-right:1em}"
 
 
 def _anomalies(results: dict[str, Any]) -> str:
@@ -76,31 +77,53 @@ def run_entry(root: Path, run: str, reason: str | None) -> dict[str, Any]:
     """Takes a results directory, a run id and why its folder cannot be read (None when
     it can). Returns what the index shows of that run."""
     folder = root / run
-    entry = {"run": printable(run), "report": _report_link(folder, run), **_config(folder)}
+    entry = {
+        "run": printable(run),
+        "report": _report_link(folder, run),
+        "zip": relative_url(f"{run}.zip"),
+        **_config(folder),
+    }
     results, problem = (None, reason) if reason else read_shaped(folder / RESULTS, RESULTS_SHAPE)
     if results is None:
-        return entry | {"verdict": "NONE", "ops": "", "lost": "", "anomalies": problem}
+        return entry | {"verdict": NO_VERDICT, "ops": "", "lost": "", "anomalies": problem}
     stats = results.get("stats") or {}
     ops = f"{stats['count']} ({stats.get('ok', 0)} ok)" if "count" in stats else ""
+    verdict = run_verdict(results)
+    stopped = results[DURATION].get("reason", "") if verdict == INCOMPLETE_WORD else ""
     return entry | {
-        "verdict": verdict_word(results["valid"]),
+        "verdict": verdict,
         "ops": ops,
         "lost": _lost(results),
-        "anomalies": _anomalies(results),
+        "anomalies": "; ".join(part for part in (stopped, _anomalies(results)) if part),
     }
 
 
 def _config(folder: Path) -> dict[str, str]:
-    # What ran, from test.json when it has the shape the index reads, else blanks.
+    # What ran, from test.json when it has the shape the index reads, else blanks; the
+    # workload and nemesis named as the analysis names them.
     test, _ = read_shaped(folder / TEST, TEST_SHAPE)
-    spec = test["spec"] if test else {}
+    spec = (test or {}).get("spec") or {}
+    versions = (test or {}).get("versions") or {}
+    faults = [*(spec.get("nemesis") or [])]
+    if spec.get("crash_clients") is not None:
+        faults.append("crash-clients")
     return {
         "started": (test or {}).get("started") or "",
-        "workload": spec.get("workload") or "",
+        # Runs from before KRaft record neither: they ran 3.9 on ZooKeeper.
+        "kafka": spec.get("kafka_version") or versions.get("kafka") or "",
+        "metadata": spec.get("metadata") or ("zookeeper" if test else ""),
+        "workload": _workload(spec),
         "store": spec.get("store") or "",
-        "nemesis": ",".join(spec.get("nemesis") or []) or "none",
-        "kafka_config": spec.get("kafka_config") or "",
+        "nemesis": ",".join(faults) or "none",
+        "config": spec.get("kafka_config") or "",
     }
+
+
+def _workload(spec: dict[str, Any]) -> str:
+    workload = str(spec.get("workload") or "")
+    if spec.get("txn") is not True:
+        return workload
+    return f"{workload}-txn-java" if spec.get("client") == "java" else f"{workload}-txn"
 
 
 def _report_link(folder: Path, run: str) -> str:
@@ -115,39 +138,110 @@ def relative_url(path: str) -> str:
     return "./" + quote(path.encode("utf-8", "surrogateescape"), safe="/")
 
 
-def _newest_first(runs: Sequence[tuple[str, str | None]]) -> list[tuple[str, str | None]]:
-    # Run folders are named by their start time, so the name orders them.
-    return sorted(runs, key=lambda r: (r[0].split("/", 1)[1], r[0]), reverse=True)
+def _listed_order(entries: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    # INVALID first, then the verdicts that need a look; newest first within each (run
+    # folders are named by their start time).
+    newest = sorted(entries, key=lambda e: (e["run"].split("/", 1)[-1], e["run"]), reverse=True)
+    return sorted(newest, key=lambda e: RANK.get(e["verdict"], len(RANK)))
+
+
+def group_runs(entries: Sequence[dict[str, Any]]) -> list[list[dict[str, Any]]]:
+    """Takes run entries. Returns them grouped by configuration (GROUP_BY), each group in
+    the listed order, the groups by their worst verdict and then their newest run."""
+    groups: dict[tuple[str, ...], list[dict[str, Any]]] = {}
+    for entry in _listed_order(entries):
+        groups.setdefault(tuple(entry[k] for k in GROUP_BY), []).append(entry)
+    # Each group's first entry is its worst and, among those, its newest: order by it.
+    listed = _listed_order([g[0] for g in groups.values()])
+    by_first = {id(g[0]): g for g in groups.values()}
+    return [by_first[id(first)] for first in listed]
+
+
+def count_line(entries: Sequence[dict[str, Any]]) -> str:
+    """Takes run entries. Returns "3 of 10 INVALID, 1 INCOMPLETE", naming each other
+    verdict that is not VALID when a run has it (the script says the same of the runs a
+    filter shows)."""
+    counts = {word: sum(1 for e in entries if e["verdict"] == word) for word in RANK}
+    text = f"{counts['INVALID']} of {len(entries)} INVALID"
+    return text + "".join(f", {counts[w]} {said}" for w, said in OTHER_WORDS if counts[w])
 
 
 def _e(text: Any) -> str:
     return html.escape(str(text), quote=True)
 
 
+def _badge(word: str, inner: str, tag: str = "span") -> str:
+    colour = VERDICT_COLOURS.get(word, "#7f7f7f")
+    return f'<{tag} class="v" style="background:{colour}">{inner}</{tag}>'
+
+
 def _row(entry: dict[str, Any]) -> str:
     word = entry["verdict"]
-    colour = VERDICT_COLOURS.get(word, "#7f7f7f")
     data = " ".join(f'data-{k}="{_e(entry[k])}"' for k in FILTERS)
+    colour = VERDICT_COLOURS.get(word, "#7f7f7f")
+    verdict = f'<td class="v"><a href="{_e(entry["report"])}" style="background:{colour}">'
     cells = [
-        f'<a href="{_e(entry["report"])}">{_e(entry["run"])}</a>',
-        _e(entry["started"]),
-        _e(entry["workload"]),
-        _e(entry["store"]),
-        _e(entry["nemesis"]),
-        _e(entry["kafka_config"]),
-        f'<b style="color:{colour}">{_e(word)}</b>',
+        _e(entry["started"].replace("T", " ")[:19]),  # the offset is the machine's, not news
+        _e(entry["kafka"]),
+        _e(entry["metadata"]),
         _e(entry["ops"]),
         _e(entry["lost"]),
         _e(entry["anomalies"]),
+        # The group names the test; its stamp is enough here.
+        f'<a href="{_e(entry["report"])}" title="{_e(entry["run"])}">'
+        f"{_e(entry['run'].rsplit('/', 1)[-1])}</a>",
+        f'<a href="{_e(entry["zip"])}" download>zip</a>',
     ]
-    return f'<tr class="run" {data}>' + "".join(f"<td>{c}</td>" for c in cells) + "</tr>"
+    return (
+        f'<tr class="run" {data}>{verdict}{_e(word)}</a></td>'
+        + "".join(f"<td>{c}</td>" for c in cells)
+        + "</tr>"
+    )
+
+
+HEAD = ("verdict", "started", "Kafka", "metadata", "ops", "lost", "anomalies", "run", "files")
+"""The columns; the workload, store, nemesis and kafka config are the group's, in its heading."""
+
+
+def _group(entries: Sequence[dict[str, Any]]) -> str:
+    first = entries[0]
+    what = " · ".join(_e(first[k]) for k in GROUP_BY if first[k])
+    # Open when a run of it needs a look; a group of VALID runs is one line until asked.
+    opened = " open" if first["verdict"] != "VALID" else ""
+    head = "<tr>" + "".join(f"<th>{h}</th>" for h in HEAD) + "</tr>"
+    return (
+        f"<details class=group{opened}><summary>{_badge(first['verdict'], first['verdict'])} "
+        f"{what}: {_e(count_line(entries))} (<span class=shown>{len(entries)}</span> shown)"
+        f'</summary><div class="scroll"><table>{head}'
+        + "".join(_row(e) for e in entries)
+        + "</table></div></details>"
+    )
 
 
 def _select(name: str, entries: Sequence[dict[str, Any]]) -> str:
-    values = sorted({e[name] for e in entries})
+    found = {e[name] for e in entries}
+    if name == "nemesis":  # one option per fault: a run with several matches each
+        found = {fault for e in entries for fault in e[name].split(",")}
+    values = sorted(found, key=lambda v: (RANK.get(v, len(RANK)), v))
     options = "".join(f'<option value="{_e(v)}">{_e(v)}</option>' for v in values)
     select = f'<select data-filter="{name}"><option value="">all</option>{options}</select>'
     return f"<label>{name} {select}</label>"
+
+
+def _controls(entries: Sequence[dict[str, Any]]) -> str:
+    filters = "".join(_select(name, entries) for name in FILTERS)
+    search = '<label>search <input id="q" type="search" size="12"></label>'
+    per = "".join(
+        f"<option{' selected' if c == DEFAULT_PER_PAGE else ''}>{c}</option>"
+        for c in PER_PAGE_CHOICES
+    )
+    pager = (
+        '<button id="prev" type="button">previous</button> <span id="page">page 1 of 1</span> '
+        f'<button id="next" type="button">next</button> <label>runs a page <select id="per">'
+        f'{per}</select></label> <button id="open" type="button">open all</button> '
+        '<button id="shut" type="button">close all</button>'
+    )
+    return f"<p>{filters}{search}</p><p>{pager}</p>"
 
 
 def _trends(root: Path, analysis: Path | None) -> str:
@@ -168,19 +262,19 @@ def _trends(root: Path, analysis: Path | None) -> str:
 
 
 def render_index(root: Path, entries: Sequence[dict[str, Any]], analysis: Path | None) -> str:
-    """Takes a results directory, its run entries (newest first) and the analysis folder.
-    Returns index.html's text."""
-    head: tuple[str, ...] = ("run", "started", "workload", "store", "nemesis", "kafka config")
-    head += ("verdict", "ops", "lost", "anomalies")
-    table = "<tr>" + "".join(f"<th>{h}</th>" for h in head) + "</tr>"
-    table += "".join(_row(e) for e in entries)
-    filters = "".join(_select(name, entries) for name in FILTERS)
+    """Takes a results directory, its run entries and the analysis folder. Returns
+    index.html's text."""
+    groups = "".join(_group(g) for g in group_runs(entries))
     return f"""<!doctype html><html><head><meta charset="utf-8"><title>Runs</title>
+<meta name="viewport" content="width=device-width, initial-scale=1">
 <link rel="icon" href="data:,"><style>{STYLE}{INDEX_STYLE}</style></head><body>
-<h1>Runs</h1><p><span id="shown">{len(entries)}</span> of {len(entries)} runs shown,
-newest first.</p><p>{filters}</p><table>{table}</table>
+<h1>Runs</h1><p id="count">{_e(count_line(entries))}</p>
+<p>INVALID first, then newest first; grouped by configuration. Filters, search and page
+are kept in the address, so a reload or a link shows the same runs. <code>harness
+serve</code> makes each run's zip.</p>{_controls(entries)}
+<div id="groups">{groups}</div>
 <h2>Trends</h2>{_trends(root, analysis)}
-<script>{SCRIPT}</script></body></html>
+<script>{script()}</script></body></html>
 """
 
 
@@ -192,7 +286,7 @@ def write_index(results_dir: Path, analysis: Path | None = None) -> Path:
     listing = list_runs(root, skip=analysis)
     runs: list[tuple[str, str | None]] = [(run, None) for run in listing.complete]
     runs += [(broken.run, broken.reason) for broken in listing.broken]
-    entries = [run_entry(root, run, reason) for run, reason in _newest_first(runs)]
+    entries = [run_entry(root, run, reason) for run, reason in runs]
     path = root / INDEX
     tmp = path.with_name(INDEX + ".tmp")
     tmp.write_text(render_index(root, entries, analysis), encoding="utf-8")
