@@ -24,5 +24,5 @@ def duration_section(
     what = stopped_by or "the workload stopped early"
     return section | {
         "complete": False,
-        "reason": f"{what} (the workload ran {ran:.1f} s of {planned_s:g} s)",
+        "reason": f"{what}; the workload ran {ran:.1f} s of {planned_s:g} s",
     }

@@ -200,9 +200,8 @@ class TestRun:
         self.line.update("final reads")
         reads = self.workload.final_reads(self.ctx)
         self.final |= final_reads(reads, self.open_client, recorder, cut_short)
-        LOG.info(
-            f"final reads: {self.final.get('read')} ok, never read: {self.final.get('missing')}"
-        )
+        missing = self.final.get("missing") or "none"
+        LOG.info(f"final reads: {self.final.get('read')} ok, never read: {missing}")
         if self.workload.recount_from_disk and not cut_short():
             self.line.update("recounting the topic from the brokers' disks")
             try:

@@ -29,7 +29,7 @@ def test_the_duration_section_says_whether_and_why_the_workload_stopped_short() 
         "planned_s": 60.0,
         "ran_s": 36.2,
         "complete": False,
-        "reason": "interrupted by SIGINT during the workload (the workload ran 36.2 s of 60 s)",
+        "reason": "interrupted by SIGINT during the workload; the workload ran 36.2 s of 60 s",
     }
     # Nothing stopped it, yet it ran 10 s short: incomplete all the same.
     short = duration_section(60.0, 50.0, None)
@@ -73,8 +73,8 @@ def test_the_terminal_summary_says_incomplete_and_why(
     results = {"valid": True, "stats": {"count": 80, "ok": 80}, "duration": CUT}
     first = summary_lines(results, tmp_path / "report.html", terminal=True)[0]
     assert first == (
-        "verdict: \033[90mINCOMPLETE\033[0m (interrupted by SIGINT during the workload "
-        "(the workload ran 36.2 s of 60 s))"
+        "verdict: \033[90mINCOMPLETE\033[0m (interrupted by SIGINT during the workload; "
+        "the workload ran 36.2 s of 60 s)"
     )
 
 
@@ -123,7 +123,7 @@ def test_a_run_interrupted_in_its_workload_is_incomplete_and_exits_130(
     results = json.loads((outcome.folder / "results.json").read_text())
     assert results["valid"] is True and run_verdict(results) == "INCOMPLETE"
     assert results["duration"]["reason"] == (
-        "interrupted by SIGTERM during the workload (the workload ran 36.2 s of 60 s)"
+        "interrupted by SIGTERM during the workload; the workload ran 36.2 s of 60 s"
     )
     said = "".join(out.said)
     assert "verdict: INCOMPLETE (interrupted by SIGTERM during the workload" in said

@@ -105,7 +105,7 @@ def test_an_incomplete_run_is_grey_with_its_reason(tmp_path: Path) -> None:
     spec = TestSpec(name="kv-cut", nemesis=(), seed=3, time_limit=60.0)
     folder = write_run(tmp_path, spec, events(VALID_OPS), T0)
     body = json.loads((folder / "results.json").read_text())
-    reason = "interrupted by SIGINT during the workload (the workload ran 36.2 s of 60 s)"
+    reason = "interrupted by SIGINT during the workload; the workload ran 36.2 s of 60 s"
     body["duration"] = {"planned_s": 60.0, "ran_s": 36.2, "complete": False, "reason": reason}
     (folder / "results.json").write_text(json.dumps(body))
     page = write_index(tmp_path).read_text()
@@ -219,7 +219,7 @@ def _many_runs(root: Path, n: int) -> None:
         (folder / "history.jsonl").write_text('{"index": 0, "time": 0}\n')
         results: dict[str, object] = {"valid": i % 5 != 0, "stats": {"count": 10, "ok": 9}}
         if i % 7 == 0 and i % 5 != 0:
-            reason = "interrupted by SIGINT during the workload (the workload ran 3.0 s of 60 s)"
+            reason = "interrupted by SIGINT during the workload; the workload ran 3.0 s of 60 s"
             duration = {"planned_s": 60.0, "ran_s": 3.0, "complete": False, "reason": reason}
             results["duration"] = duration
         (folder / "results.json").write_text(json.dumps(results))
