@@ -72,6 +72,13 @@ class Share:
         }
         self.ops.append((p.at, invoke, end, done))
 
+    def fault(self, at: float, until: float) -> None:
+        """A kill-leader window from at to until s, as the nemesis records one."""
+        for f, t in (("start-kill-leader", at), ("stop-kill-leader", until)):
+            invoke = {"process": "nemesis", "type": "invoke", "f": f, "value": None}
+            done = {**invoke, "type": "info", "value": {"killed": "n1"}}
+            self.ops.append((t, invoke, t + 0.1, done))
+
     def events(self) -> list[Event]:
         placed = [(at, e) for begin, i, end, d in self.ops for at, e in ((begin, i), (end, d))]
         placed.sort(key=lambda x: x[0])
@@ -185,6 +192,31 @@ def test_a_delivery_count_above_the_limit() -> None:
 def test_a_delivery_count_that_does_not_increase() -> None:
     h = clean()
     h.send(1, 2, 5)
+    h.poll(Poll(4, 5.0, [(1, 2, 5, 1)], ["release"]))
+    h.poll(Poll(5, 6.0, [(1, 2, 5, 1)], ["accept"]))
+    assert found(h) == {"count-not-increasing": 1}
+
+
+@pytest.mark.parametrize("fault", [(5.5, 5.8), (4.0, 5.2), (5.3, 9.0)])
+def test_a_count_that_starts_again_after_a_fault_is_allowed(fault: tuple[float, float]) -> None:
+    # KIP-932 keeps no Acquired state: a share-partition leader's failover forgets the
+    # in-flight delivery, and the record comes back with the count it had before it.
+    h = clean()
+    h.send(1, 2, 5)
+    h.poll(Poll(4, 5.0, [(1, 2, 5, 1)], []))  # handed over at 5.1 s, never acknowledged
+    h.fault(*fault)
+    h.poll(Poll(5, 6.0, [(1, 2, 5, 1)], ["accept"]))
+    result = check_share(h.events(), RULES)
+    assert result["valid"] is True
+    assert result["allowed"]["count-reset"]["count"] == 1
+    assert result["kinds"]["count-not-increasing"]["count"] == 0
+    assert any("count-reset (allowed" in line for line in share_lines(result))
+
+
+def test_a_fault_over_before_the_first_delivery_allows_nothing() -> None:
+    h = clean()
+    h.send(1, 2, 5)
+    h.fault(0.5, 1.0)
     h.poll(Poll(4, 5.0, [(1, 2, 5, 1)], ["release"]))
     h.poll(Poll(5, 6.0, [(1, 2, 5, 1)], ["accept"]))
     assert found(h) == {"count-not-increasing": 1}
