@@ -17,7 +17,7 @@ from checkers.queue_explain import case_words
 from checkers.queue_policy import effect
 from harness.cluster.config import PROFILES
 from harness.report.nemesis_story import Row, estimated_invokes, story
-from harness.verdicts import verdict_word
+from harness.verdicts import DURATION, incomplete, verdict_word
 
 Section = dict[str, Any]
 KEYS_SHOWN = 3
@@ -49,6 +49,11 @@ def _sentences(results: Section, spec: Section) -> list[str]:
         said.append(checked_sentence(results))
     elif valid is not False:
         said += unknown_sentences(results)
+    if incomplete(results):
+        said.append(
+            f"INCOMPLETE: {results[DURATION].get('reason', 'the workload stopped short')}; "
+            "what ran is checked, but says nothing of how often the whole test fails."
+        )
     if "interrupted" in results:
         said.append(f"The run was interrupted: {results['interrupted']}.")
     return said

@@ -25,7 +25,7 @@ def _op(
 
 def _isr_shrink_run() -> dict[str, Any]:
     """An isr-shrink run that lost two sends on partition 6, the fault's steps recorded."""
-    steps = [
+    steps: list[dict[str, Any]] = [
         {
             "step": "cut-from-followers",
             "after_s": 1.3,
@@ -41,7 +41,7 @@ def _isr_shrink_run() -> dict[str, Any]:
         {"step": "killed", "after_s": 14.0, "node": "n1", "acked_alone_s": 4.0},
     ]
     start = {"leader": "n1", "partitions": [6], "set_up": True, "steps": steps}
-    rejoin = [
+    rejoin: list[dict[str, Any]] = [
         {"step": "healed", "after_s": 0.4, "unreachable": {}, "revived": {"n1": "exited"}},
         {
             "step": "rejoined",
@@ -218,6 +218,15 @@ def test_a_valid_run_says_what_was_checked() -> None:
         "Checked 2400 ops (2390 ok) over 8 keys, each linearizable, under 2 x kill-leader, "
         "1 x partition-leader."
     ]
+
+
+def test_a_run_that_stopped_short_says_so_after_what_was_checked() -> None:
+    results = {
+        "valid": True,
+        "stats": {"count": 80, "ok": 80},
+        "duration": {"complete": False, "reason": "the workload ran 7.7 s of 20 s"},
+    }
+    assert explain(results, {})[1].startswith("INCOMPLETE: the workload ran 7.7 s of 20 s;")
 
 
 def test_results_of_another_shape_give_a_sentence_not_a_crash() -> None:
