@@ -183,7 +183,11 @@ class QueueReader(QueueValues):
         self.consumer_ops.sort(key=by_index)
         drains = dict(sorted(self.drains.items()))
         via = frozenset(self.holdings.sub_via)
-        return QueueHistory(self.sends, self.consumer_ops, drains, self.names(), via, self.txn_ops)
+        read = QueueHistory(self.sends, self.consumer_ops, drains, self.names(), via, self.txn_ops)
+        # The history owns the records now: this reader and its holdings are a cycle, which
+        # only the collector frees, and must not keep a million records alive until then.
+        self.sends, self.consumer_ops, self.drains = [], [], {}
+        return read
 
     def send(self, invoke: Event, done: Event | None) -> Send:
         partition = self.partition(invoke, invoke.get("key"))

@@ -13,7 +13,6 @@ log file), else 254 for bad arguments or when any history is malformed (one line
 from __future__ import annotations
 
 import argparse
-import gc
 import os
 import sys
 import tempfile
@@ -130,7 +129,7 @@ def run(args: argparse.Namespace) -> int:
             from harness.commands.check_spark import run_spark  # Spark: only when asked
 
             return run_spark(args)
-        code = _check_all(args)
+        return _check_all(args)
     except KeyboardInterrupt:
         print("harness check: interrupted (Ctrl-C) before a verdict", file=sys.stderr)
         return EXIT_INTERRUPTED
@@ -139,11 +138,6 @@ def run(args: argparse.Namespace) -> int:
         where = f"traceback in {log}" if log else "no log could be written"
         say(f"harness check: internal error: {one_line(e)} ({where})", sys.stderr)
         return EXIT_CRASH
-    # The histories checked are garbage in cycles (a reader and its holdings), and the
-    # collection Python makes at exit would walk their millions of containers (2 s for a
-    # million ops): set aside from the collector, they go with the process's memory.
-    gc.freeze()
-    return code
 
 
 def _check_all(args: argparse.Namespace) -> int:

@@ -144,3 +144,20 @@ def test_loading_restores_the_collector(tmp_path: Path) -> None:
         assert not gc.isenabled()
     finally:
         gc.enable()
+
+
+def test_a_checked_history_is_freed_when_dropped(tmp_path: Path) -> None:
+    # Its reader and holdings are a cycle: the reader must keep none of the records, or
+    # they would wait for a collection, which check_file's gc.freeze never makes.
+    path = tmp_path / "history.jsonl"
+    events, _ = simulate(5, SimConfig(ops=200, losses=1))
+    write_jsonl(events, path)
+    reader = queue.QueueStream(str(path))
+    read = load(path, keep_events=False, reader=reader).read
+    assert isinstance(read, QueueHistory) and read.sends and read.consumer_ops
+    assert reader.reader is not None
+    left = reader.reader
+    assert (left.sends, left.consumer_ops, left.drains) == ([], [], {})
+    assert gc.isenabled()
+    outcome = check_file(str(path), Asked(), tmp_path)
+    assert outcome["valid"] is False and gc.isenabled()
