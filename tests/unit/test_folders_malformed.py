@@ -47,7 +47,7 @@ def test_the_index_lists_each_with_its_reason(malformed: tuple[Path, dict[str, s
     assert len(rows) == len(reasons) + 1
     assert sum('data-verdict="VALID"' in r for r in rows) == 1
     for run, reason in reasons.items():
-        (row,) = [r for r in rows if f">{run}<" in r]
+        (row,) = [r for r in rows if f'title="{run}"' in r]
         assert 'data-verdict="NONE"' in row and reason in row.replace("&quot;", '"'), row
     assert 'href="./kv/%FF20270101T000012/report.html"' in page  # the bytes of the name
 

@@ -1,4 +1,4 @@
-"""The Spark side of the pipeline on local[2], with one session for the whole file:
+"""The Spark side of the pipeline on local[2], in the one session of conftest.py:
 `analyze` over run folders built by the harness's own writers (figures checked against
 values worked out by hand), and `check --spark` against the local check."""
 
@@ -9,7 +9,6 @@ import json
 import math
 import os
 import random
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +16,6 @@ import pytest
 
 from checkers.registry import check_history
 from harness.pipeline.analyze import analyze_with
-from harness.pipeline.session import spark_session
 from harness.pipeline.spark_check import check_with_spark
 from harness.progress import StatusLine
 from harness.spec import TestSpec
@@ -27,13 +25,6 @@ from tests.unit.run_folders import DAY, T0, VALID_OPS, WINDOW, build_results, ev
 from tests.unit.test_txn_verdict import aborted_read
 
 DATA = Path(__file__).parent / "data"
-
-
-@pytest.fixture(scope="session")
-def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
-    log = tmp_path_factory.mktemp("spark") / "spark.log"
-    with spark_session("local[2]", log, shuffle_partitions=2) as session:
-        yield session
 
 
 @pytest.fixture(scope="module")

@@ -6,14 +6,12 @@ from __future__ import annotations
 
 import csv
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from harness.pipeline.analyze import analyze_with
-from harness.pipeline.session import spark_session
 from harness.progress import StatusLine
 from harness.spec import TestSpec
 from tests.unit.run_folders import STALE_READ_OPS, T0, VALID_OPS, events, write_run
@@ -32,7 +30,7 @@ def _cut_short(folder: Path) -> None:
 
 
 @pytest.fixture(scope="module")
-def analysed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+def analysed(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("results")
     local = TestSpec(name="kv-local", store="local-read", nemesis=(), seed=1)
     write_run(root, local, events(VALID_OPS), T0)
@@ -42,10 +40,8 @@ def analysed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     _cut_short(write_run(root, local, events(STALE_READ_OPS), T0 + 180))
     alone = TestSpec(name="kv-alone", nemesis=("kill-leader",), seed=2)
     _cut_short(write_run(root, alone, events(VALID_OPS), T0 + 240))
-    log = tmp_path_factory.mktemp("spark") / "spark.log"
-    with spark_session("local[2]", log, shuffle_partitions=2) as spark:
-        analyze_with(spark, root, root / "analysis", StatusLine())
-    yield root / "analysis"
+    analyze_with(spark, root, root / "analysis", StatusLine())
+    return root / "analysis"
 
 
 def _csv(path: Path) -> list[dict[str, Any]]:
