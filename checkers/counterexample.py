@@ -60,6 +60,7 @@ def failure(
         "previous_ok": op_dict(oks_before[-1], model) if oks_before else None,
         "longest_prefix": [op_dict(op, model) for op in tail],
         "prefix_length": len(outcome.prefix),
+        "prefix_states": tail_states(model, outcome.prefix, len(tail)),
         "states": [thaw(s) for s in states],
         "state_descriptions": [model.describe_state(s) for s in states],
         "concurrent": [op_dict(op, model) for op in concurrent],
@@ -78,6 +79,20 @@ def replay(model: Model, ops: Sequence[Op]) -> State | Inconsistent:
         if isinstance(state, Inconsistent):
             break
     return state
+
+
+def tail_states(model: Model, prefix: Sequence[Op], tail: int) -> list[str]:
+    """Takes the longest prefix in linearization order. Returns the state after each of its
+    last `tail` ops, described (what the viewer shows on hover)."""
+    state: State | Inconsistent = model.init
+    described: list[str] = []
+    for n, op in enumerate(prefix):
+        state = model.step(state, op)
+        if isinstance(state, Inconsistent):
+            break
+        if n >= len(prefix) - tail:
+            described.append(model.describe_state(state))
+    return described
 
 
 def possible_states(model: Model, outcome: Outcome, ops: Sequence[Op]) -> list[State]:

@@ -1,7 +1,7 @@
-"""Draws a linearizability counterexample as a small timeline: a PNG and a standalone HTML.
+"""Draws a linearizability counterexample as a small timeline PNG and an interactive viewer.
 
-One lane per process, a bar from each op's invoke to its return; crashed ops run off the
-right edge; the op that cannot be linearized is red, the prefix's ops blue, the rest grey.
+The PNG: one lane per process on linear time. The viewer (one self-contained HTML file):
+compressed time, the prefix's linearization, states on hover, the faults in force above.
 """
 
 from __future__ import annotations
@@ -18,6 +18,9 @@ import matplotlib
 
 matplotlib.use("Agg")  # no display here; must precede pyplot
 import matplotlib.pyplot as plt
+
+from checkers.viewer_layout import BOX_H, FAULT_H, NAME_W, PAD, layout
+from checkers.viewer_script import CSS, SCRIPT
 
 COLOURS = {"failing": "#d62728", "prefix": "#1f77b4", "concurrent": "#7f7f7f"}
 Bar = tuple[dict[str, Any], str]  # (op dict, role)
@@ -124,61 +127,78 @@ def draw_png(failure: dict[str, Any], path: Path) -> Path:
     return path
 
 
-_CSS = """
-body { font: 13px sans-serif; margin: 1.5em; color: #222; }
-.lane { position: relative; height: 28px; border-bottom: 1px solid #eee; }
-.name { position: absolute; left: 0; width: 90px; top: 6px; color: #555; }
-.track { position: absolute; left: 100px; right: 10px; top: 0; bottom: 0; }
-.op { position: absolute; top: 4px; height: 20px; border-radius: 3px; overflow: hidden;
-      white-space: nowrap; font-size: 11px; line-height: 20px; padding-left: 3px;
-      color: #fff; box-sizing: border-box; min-width: 4px; }
-.failing { background: #d62728; outline: 2px solid #000; }
-.prefix { background: #1f77b4; }
-.concurrent { background: #7f7f7f; }
-.crashed { opacity: .55; border-right: 3px dashed #000; }
-.legend span { display: inline-block; padding: 2px 8px; margin-right: 6px; color: #fff; }
-"""
+LEGEND = (
+    ("failing", "cannot be linearized (the failing op)"),
+    ("prefix", "in the longest linearizable prefix; the line links its ops in order"),
+    ("concurrent", "concurrent with the failing op, not linearized"),
+    ("crashed", "hatched, no right edge: crashed (info), may take effect later or never"),
+    ("fault", "a fault in force (nemesis)"),
+)
 
 
-def _html_bar(op: dict[str, Any], role: str, start: int, scale: float) -> str:
-    left = max(op["call"] - start, 0) * scale
-    crashed = op["ret"] is None
-    width = 100 - left if crashed else max((op["ret"] - start) * scale - left, 0.3)
-    classes = f"op {role}" + (" crashed" if crashed else "")
-    tip = html.escape(op.get("text", _label(op)))
-    return (
-        f'<div class="{classes}" style="left:{left:.3f}%;width:{width:.3f}%" '
-        f'title="{tip}">{html.escape(_label(op))}</div>'
-    )
-
-
-def write_html(failure: dict[str, Any], path: Path) -> Path:
-    """Takes a failure report. Writes a standalone HTML timeline at `path`, returns it."""
-    bars = _bars(failure)
-    start, end = _span(bars)
-    scale = 100 / ((end - start) * 1.15)
-    lanes = _lanes(bars)
-    rows = []
-    for process in lanes:
-        cells = "".join(
-            _html_bar(op, role, start, scale) for op, role in bars if str(op["process"]) == process
+def _swatch(kind: str) -> str:
+    """Returns a small SVG drawn as the viewer draws `kind`."""
+    fills = {"failing": "#d62728", "prefix": "#1f77b4", "concurrent": "#c9c9c9"}
+    if kind == "crashed":
+        body = (
+            '<rect width="30" height="14" fill="#1f77b4" fill-opacity=".35" stroke="#333" '
+            'stroke-dasharray="30 14 44 0"/><path d="M4,14 L14,0 M14,14 L24,0" '
+            'stroke="#1f77b4" stroke-width="3"/>'
         )
-        rows.append(
-            f'<div class="lane"><div class="name">process {html.escape(process)}'
-            f'</div><div class="track">{cells}</div></div>'
+    elif kind == "fault":
+        body = '<rect width="30" height="14" fill="#f4a261" fill-opacity=".35" stroke="#e76f51"/>'
+    else:
+        body = f'<rect width="30" height="14" rx="3" fill="{fills[kind]}"/>'
+    return f'<svg width="30" height="14">{body}</svg>'
+
+
+def _notes(failure: dict[str, Any], drawn: dict[str, Any]) -> list[str]:
+    notes = [
+        "Compressed time: each distinct call or return time has a slot of its own, in "
+        "order; the spacing is not to scale. The axis is in seconds since the test began."
+    ]
+    if drawn["shown"] < drawn["total"]:
+        notes.append(
+            f"Showing {drawn['shown']} of {drawn['total']} ops: those nearest the failing "
+            "op in time."
         )
-    states = " or ".join(failure.get("state_descriptions", [])) or "unknown"
+    tail, length = len(failure.get("longest_prefix", [])), failure.get("prefix_length", 0)
+    if tail < length:
+        notes.append(f"The prefix's last {tail} of {length} ops are drawn.")
+    return notes
+
+
+def write_html(failure: dict[str, Any], path: Path, windows: Sequence[dict[str, Any]] = ()) -> Path:
+    """Takes a failure report and the run's fault windows. Writes the interactive viewer at
+    `path` (one file: the laid-out data as JSON, drawn by inline script) and returns it."""
+    drawn = layout(failure, windows)
+    data = {
+        "layout": drawn,
+        "message": failure.get("message") or "not linearizable",
+        "states": " or ".join(failure.get("state_descriptions", [])) or "unknown",
+        "prefix_length": failure.get("prefix_length", 0),
+        "box_h": BOX_H,
+        "fault_h": FAULT_H,
+        "pad": PAD,
+        "name_w": NAME_W,
+    }
+    blob = json.dumps(data).replace("</", "<\\/")  # the blob must not end its script
+    legend = "".join(f"<span>{_swatch(k)}{html.escape(t)}</span>" for k, t in LEGEND)
+    notes = "".join(f"<p>{html.escape(n)}</p>" for n in _notes(failure, drawn))
+    op = failure["op"]
     page = f"""<!DOCTYPE html>
 <html><head><meta charset="utf-8"><title>{html.escape(_title(failure))}</title>
-<style>{_CSS}</style></head><body>
+<style>{CSS}</style></head><body>
 <h2>{html.escape(_title(failure))}</h2>
-<p>Op {failure["op"]["index"]} ({html.escape(failure["op"].get("text", ""))}) cannot be
-linearized after the longest linearizable prefix of {failure.get("prefix_length", 0)} ops.
-The state could then only have been: {html.escape(states)}.</p>
-<p class="legend"><span class="failing">cannot be linearized</span><span class="prefix">in
-the longest prefix</span><span class="concurrent">concurrent</span> dashed right edge:
-crashed, may take effect at any later time or never</p>
-{"".join(rows)}
+<p>Op {op["index"]} ({html.escape(op.get("text", ""))}) cannot be linearized after the longest
+linearizable prefix of {failure.get("prefix_length", 0)} ops. The state could then only have
+been: {html.escape(data["states"])}.</p>
+{notes}
+<div class="legend">{legend}</div>
+<div id="panel"><div id="what"></div><div id="times"></div><div id="state"></div></div>
+<div id="scroll"></div>
+<script type="application/json" id="data">{blob}</script>
+<script>{SCRIPT}</script>
 </body></html>
 """
     path.write_text(page, encoding="utf-8")
@@ -186,17 +206,20 @@ crashed, may take effect at any later time or never</p>
 
 
 def render_counterexample(
-    failure: dict[str, Any], out_dir: Path, history: str | None = None
+    failure: dict[str, Any],
+    out_dir: Path,
+    history: str | None = None,
+    windows: Sequence[dict[str, Any]] = (),
 ) -> list[Path]:
-    """Takes an invalid key's failure report, a folder and the history's file name when
-    drawings of other histories may share the folder. Writes the timeline as PNG and HTML
-    there, named after both (file_stem), and returns both paths; returns [] for a key that
-    is not invalid."""
+    """Takes an invalid key's failure report, a folder, the history's file name when
+    drawings of other histories may share the folder, and the run's fault windows. Writes
+    the timeline as PNG and the interactive viewer as HTML there, named after both
+    (file_stem), and returns both paths; returns [] for a key that is not invalid."""
     if failure.get("valid") is not False:
         return []
     out_dir.mkdir(parents=True, exist_ok=True)
     stem = file_stem(failure["key"], history)
     return [
         draw_png(failure, out_dir / f"{stem}.png"),
-        write_html(failure, out_dir / f"{stem}.html"),
+        write_html(failure, out_dir / f"{stem}.html", windows),
     ]

@@ -16,10 +16,12 @@ import os
 import tempfile
 import time
 import traceback
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from checkers.faults import windows
 from checkers.group_history import WithoutGroupOps, without_commits
 from checkers.queue_policy import POLICY, SubVia
 from checkers.registry import (
@@ -89,7 +91,8 @@ def _check(path: str, asked: Asked, drawings: Path) -> Outcome:
     result = check_history(history, model, options)
     result.setdefault("ops", history.invocations - history.fails)
     warnings: list[str] = []
-    drawn = draw_counterexamples(result, drawings, warnings, Path(history.path).name)
+    name = Path(history.path).name
+    drawn = draw_counterexamples(result, drawings, warnings, name, windows(history.nemesis))
     return {
         "path": history.path,
         "format": history.format,
@@ -155,12 +158,16 @@ def run_policy(history: History) -> tuple[SubVia | None, frozenset[str]]:
 
 
 def draw_counterexamples(
-    result: Result, out_dir: Path, warnings: list[str], history: str | None = None
+    result: Result,
+    out_dir: Path,
+    warnings: list[str],
+    history: str | None = None,
+    faults: Sequence[dict[str, Any]] = (),
 ) -> list[str]:
-    """Takes a linearizability result, a folder and the history's file name; draws each
-    invalid key's timeline into the folder, named after the history too when given (the
-    next history checked there must not draw over it), and returns the files written. A
-    drawing that fails adds a warning: the verdict stands."""
+    """Takes a linearizability result, a folder, the history's file name and its fault
+    windows; draws each invalid key's timeline into the folder, named after the history
+    too when given (the next history checked there must not draw over it), and returns the
+    files written. A drawing that fails adds a warning: the verdict stands."""
     failures = result.get("failures", [])
     if not any(f.get("valid") is False for f in failures):
         return []
@@ -169,7 +176,8 @@ def draw_counterexamples(
     written: list[str] = []
     for failure in failures:
         try:
-            written += [str(p) for p in render_counterexample(failure, out_dir, history)]
+            drawn = render_counterexample(failure, out_dir, history, faults)
+            written += [str(p) for p in drawn]
         except Exception as err:  # the drawing is a convenience, the verdict is the point
             key = short(failure.get("key"), 40)
             warnings.append(

@@ -89,7 +89,8 @@ def _anomalies(results: dict[str, Any], drawings: dict[str, list[Path]], folder:
             if path.suffix == ".png":
                 parts.append(f'<img src="{html.escape(path.name)}" alt="counterexample {_e(key)}">')
             else:
-                parts.append(f"<p>interactive timeline: {_link(folder, path)}</p>")
+                viewer = "compressed time; hover an op for its state, click to pin"
+                parts.append(f"<p>interactive timeline ({viewer}): {_link(folder, path)}</p>")
     return "".join(parts)
 
 

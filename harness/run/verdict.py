@@ -61,7 +61,8 @@ def write_outputs(
         recovered = results.get("recovery", {}).get("partitions", [])
         rate_plot(samples, windows, folder / "rate.png", recovered)
         for failure in results.get("linearizable", {}).get("failures", []):
-            drawings[str(failure.get("key"))] = render_counterexample(failure, folder)
+            drawn = render_counterexample(failure, folder, windows=windows)
+            drawings[str(failure.get("key"))] = drawn
         if isinstance(results.get("queue"), dict) and "error" not in results["queue"]:
             _queue_plots(folder, without_commits(history), results["queue"], windows)
         if metadata := read_samples(folder):
