@@ -47,6 +47,7 @@ def run_rows(folder: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
 def cell(spec: dict[str, Any]) -> Cell:
     """Takes a run's spec. Returns the table cell it belongs to."""
     workload = spec["workload"] + ("-txn" if spec.get("txn") else "")
+    workload += "-idempotent" if spec.get("idempotence") and not spec.get("txn") else ""
     release = f"{spec['kafka_version']} {spec['metadata']}"
     return release, workload, spec.get("client", "librdkafka"), ",".join(spec["nemesis"])
 
