@@ -108,7 +108,7 @@ def _recovery() -> Any:
         [t.StructField("fault", t.StringType())]
         + [
             t.StructField(name, t.DoubleType())
-            for name in ("new_leader_s", "first_ok_s", "after_heal_s")
+            for name in ("start", "stop", "new_leader_s", "first_ok_s", "after_heal_s")
         ]
     )
     return t.StructType([t.StructField("partitions", t.ArrayType(row))])

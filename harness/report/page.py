@@ -184,16 +184,20 @@ def _seconds(value: Any) -> str:
 
 def recovery_lines(recovery: dict[str, Any]) -> list[str]:
     """Takes the recovery section. Returns a line per fault: the median and worst time
-    to a new leader, to the first ok op, and to the first ok op after the heal."""
+    to a new leader, to the first ok op, to the first that completed before the heal, and
+    to the first ok op after the heal (a time a run's results do not have is left out)."""
     lines = []
     for fault, times in recovery.get("summary", {}).items():
         said = []
         for name, words in (
             ("new_leader_s", "new leader"),
             ("first_ok_s", "first ok op"),
+            ("in_fault_s", "served in the fault"),
             ("after_heal_s", "after the heal"),
         ):
-            t = times.get(name, {})
+            if name not in times:
+                continue
+            t = times[name]
             never = f", never in {t['never']}" if t.get("never") else ""
             said.append(
                 f"{words} {_seconds(t.get('median'))} (worst {_seconds(t.get('worst'))}{never})"
@@ -214,6 +218,7 @@ def _recovery(results: dict[str, Any]) -> str:
             r["partition"],
             f"{r['new_leader'] or ''} {_seconds(r['new_leader_s'])}",
             _seconds(r["first_ok_s"]),
+            _seconds(r.get("in_fault_s")),
             ", ".join(f"{p}: {t:g} s" for p, t in r["first_ok_by_client"].items()),
             _seconds(r["after_heal_s"]),
             r["failed"],
@@ -228,6 +233,7 @@ def _recovery(results: dict[str, Any]) -> str:
         "partition",
         "new leader after",
         "first ok op after",
+        "completed in the fault",
         "each client's first ok op",
         "first ok after the heal",
         "failed",

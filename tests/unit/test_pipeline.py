@@ -246,10 +246,12 @@ def mixed(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any
     txn = write_run(root, txn_spec, aborted_read().events(), T0)
     # Its recovery rows as `harness run` adds them (checkers/recovery.py), two partitions.
     results = json.loads((txn / "results.json").read_text())
-    taken = [(6.0, 7.0, None), (8.0, None, 0.5)]
+    # The first waited out its 10 s fault: it has no in_fault_s, made from these fields.
+    taken = [(6.0, 10.9, None), (8.0, None, 0.5)]
     results["recovery"] = {
         "partitions": [
-            {"fault": "pause-leader", "new_leader_s": a, "first_ok_s": b, "after_heal_s": c}
+            {"fault": "pause-leader", "start": 10.0, "stop": 20.0}
+            | {"new_leader_s": a, "first_ok_s": b, "after_heal_s": c}
             for a, b, c in taken
         ]
     }
@@ -332,7 +334,8 @@ def test_recovery_times_per_configuration_and_fault(mixed: dict[str, Any]) -> No
     )
     # The median of two is the lower one (percentile_approx returns a value it saw).
     assert (row["new_leader_s_median"], row["new_leader_s_worst"]) == ("6.0", "8.0")
-    assert (row["first_ok_s_median"], row["first_ok_s_never"]) == ("7.0", "1")
+    assert (row["first_ok_s_median"], row["first_ok_s_never"]) == ("10.9", "1")
+    assert (row["in_fault_s_median"], row["in_fault_s_never"]) == ("", "2")
     assert (row["after_heal_s_worst"], row["after_heal_s_never"]) == ("0.5", "1")
 
 

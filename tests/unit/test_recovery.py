@@ -136,7 +136,8 @@ def test_the_report_the_terminal_and_the_rate_plot_show_each_faults_recovery(
     found = recovery([PAUSE], op_spans(events(), queue_partitions), leader_samples(samples()))
     said = (
         "pause-leader, 1 partitions taken: new leader 7 s (worst 7 s); first ok op 7.5 s "
-        "(worst 7.5 s); after the heal 0.7 s (worst 0.7 s)"
+        "(worst 7.5 s); served in the fault 7.5 s (worst 7.5 s); after the heal 0.7 s "
+        "(worst 0.7 s)"
     )
     assert recovery_lines(found) == [said]
     results = {"valid": True, "recovery": found}
