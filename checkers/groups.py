@@ -368,3 +368,21 @@ def _judged(group: GroupHistory, unjudged: dict[str, int]) -> int:
 def _commit_counts(commits: list[Commit]) -> dict[str, int]:
     counts = Counter("auto" if c.auto else c.outcome for c in commits)
     return {k: counts[k] for k in ("ok", "fail", "info", "auto")}
+
+
+def group_lines(section: dict[str, Any]) -> list[str]:
+    """Takes the groups section. Returns its counts and anomalies in a few lines."""
+    if "error" in section:
+        return [f"the group checks failed: {section['error']}"]
+    commits, takeovers = section["commits"], section["takeovers"]
+    lines = [
+        f"groups: {section['members']} members; callbacks "
+        + (", ".join(f"{n} {kind}" for kind, n in sorted(section["callbacks"].items())) or "none")
+        + f"; commits {commits['ok']} ok, {commits['fail']} fail, {commits['info']} info"
+        + (f", {commits['auto']} automatic" if commits["auto"] else "")
+        + f"; takeovers {takeovers['judged']} judged"
+    ]
+    for kind, found in section["kinds"].items():
+        if found["count"]:
+            lines.append(f"groups {kind}: {found['count']} (first: {found['cases'][0]})")
+    return lines

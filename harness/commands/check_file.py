@@ -22,7 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from checkers.faults import windows
-from checkers.group_history import WithoutGroupOps, without_commits
+from checkers.group_history import GROUP_ONLY_FS, WithoutGroupOps, without_commits
+from checkers.groups import check_groups
 from checkers.queue_policy import POLICY, SubVia
 from checkers.registry import (
     CHECKERS,
@@ -34,12 +35,12 @@ from checkers.registry import (
     checker_for,
     default_model,
 )
-from checkers.result import Result
+from checkers.result import UNKNOWN, Result, check_safe, merge_valid
 from harness.results import TEST
 from history import History, HistoryError, MalformedOp, OpFound, collector_paused, load
 from history.formats import short
 from history.paths import CHECK_CRASH_LOG_PREFIX
-from history.source import STDIN
+from history.source import STDIN, STDIN_NAME
 
 Outcome = dict[str, Any]
 
@@ -90,6 +91,9 @@ def _check(path: str, asked: Asked, drawings: Path) -> Outcome:
     )
     result = check_history(history, model, options)
     result.setdefault("ops", history.invocations - history.fails)
+    if model == "queue" and (groups := group_section(history, result)) is not None:
+        result["groups"] = groups
+        result["valid"] = merge_valid(result["valid"], groups["valid"])
     warnings: list[str] = []
     name = Path(history.path).name
     drawn = draw_counterexamples(result, drawings, warnings, name, windows(history.nemesis))
@@ -141,16 +145,43 @@ def _load_for(path: str, checker: Checker) -> History:
     return load(path, keep_events=checker.needs_events)
 
 
+def group_section(history: History, queue: Result) -> Result | None:
+    """Takes a queue history and its queue result. Returns the group checks' section
+    (checkers/groups.py) when the history is a consumer group's (it has commit ops, or its
+    run's test.json says its consumers subscribed outside transactions), else None. The
+    file is read again with its events: the queue checker's copy has no commit ops."""
+    spec = run_spec(history)
+    grouped = spec.get("consumer_group") is True and spec.get("txn") is not True
+    if not (history.fs & GROUP_ONLY_FS or grouped) or "error" in queue:
+        return None
+    if history.path == STDIN_NAME:  # read once, and without its commits: say so, judge nothing
+        return {"valid": UNKNOWN, "error": "they read the history file again: not from stdin"}
+    events = load(history.path).events
+    lost = queue.get("lost_messages", [])
+    return check_safe(check_groups, events, lost, spec.get("auto_commit") is True)
+
+
+def run_spec(history: History) -> dict[str, Any]:
+    """Returns the spec in the test.json beside the history, or {} when there is none
+    (a history read from stdin has no folder: the one it was run in is not its)."""
+    if history.path == STDIN_NAME:
+        return {}
+    try:
+        spec = json.loads((Path(history.path).parent / TEST).read_text())["spec"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return {}
+    return spec if isinstance(spec, dict) else {}
+
+
 def run_policy(history: History) -> tuple[SubVia | None, frozenset[str]]:
     """Returns how the consumers of the run that recorded history read (subscribe with
     --consumer-group, else assign) and the queue anomaly kinds it ignored, as the test.json
     beside it says; (None, no kinds) when there is none."""
-    try:
-        spec = json.loads((Path(history.path).parent / TEST).read_text())["spec"]
-        sub_via: SubVia = "subscribe" if spec["consumer_group"] is True else "assign"
-        ignored = spec.get("ignore", [])
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+    spec = run_spec(history)
+    if "consumer_group" not in spec:
         return None, frozenset()
+    sub_via: SubVia = "subscribe" if spec["consumer_group"] is True else "assign"
+    ignored = spec.get("ignore", [])
     if not isinstance(ignored, list):
         return sub_via, frozenset()
     # Only kinds this checker knows: a test.json is input like any other.

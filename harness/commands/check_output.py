@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any, Final, TextIO
 
+from checkers.groups import group_lines
 from checkers.registry import explain
 from checkers.result import merge_valid
 from harness.exit_codes import EXIT_BAD_INPUT, EXIT_CRASH
@@ -21,7 +22,7 @@ from harness.report.explain import explain as report_sentences
 from harness.results import RESULTS, TEST, to_json
 from harness.verdicts import exit_code as exit_code_for
 from harness.verdicts import verdict_word
-from history.source import STDIN
+from history.source import STDIN_NAME
 
 Outcome = dict[str, Any]
 _BREAKING: Final = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
@@ -81,6 +82,8 @@ def render(outcome: Outcome, detailed: bool) -> list[str]:
         return [*lines, f"  the checker failed: {outcome['error']}"]
     if detailed:
         lines.extend("  " + line for line in explain(outcome))
+        if isinstance(outcome.get("groups"), dict):
+            lines.extend("  " + line for line in group_lines(outcome["groups"]))
         lines.extend("  " + said for said in sentences(outcome))
     lines.extend(f"  timeline: {path}" for path in outcome.get("counterexamples", []))
     return lines
@@ -99,7 +102,7 @@ def sentences(outcome: Outcome) -> list[str]:
     if isinstance(outcome.get("lost_acks"), dict):
         results["lost-acks"] = outcome["lost_acks"]
     spec: dict[str, Any] = {}
-    if outcome["path"] != STDIN:
+    if outcome["path"] != STDIN_NAME:  # a history read from stdin has no run folder
         folder = Path(outcome["path"]).parent
         spec = _json_object(folder / TEST).get("spec") or {}
         if isinstance(nemesis := _json_object(folder / RESULTS).get("nemesis"), dict):

@@ -11,6 +11,7 @@ from typing import Any
 
 from checkers import perf
 from checkers.group_history import without_commits
+from checkers.groups import group_lines
 from checkers.registry import RUN_CHECKERS, CheckOptions, run_checker
 from checkers.result import merge_valid
 from checkers.share import share_lines
@@ -128,6 +129,8 @@ def summary_lines(results: dict[str, Any], report: Path, terminal: bool = False)
     if isinstance(results.get("queue"), dict):
         lines += [f"  {line}" for line in queue_lines(results["queue"])]
         lines += [f"  {line}" for line in queue_policy_lines(results["queue"])]
+    if isinstance(results.get("groups"), dict):
+        lines += [f"  {line}" for line in group_lines(results["groups"])]
     if isinstance(results.get("share"), dict):
         lines += [f"  {line}" for line in share_lines(results["share"])]
     if "error" in lin:

@@ -5,12 +5,14 @@ the run's `groups` section beside a queue section that never sees the commits.""
 from __future__ import annotations
 
 import dataclasses
+import io
 import itertools
 import json
 import random
 from pathlib import Path
 from typing import Any
 
+import pytest
 from confluent_kafka import KafkaError, TopicPartition
 
 from harness.cli import main
@@ -143,3 +145,48 @@ def test_harness_check_reads_a_group_history_past_its_commits(tmp_path: Path) ->
     assert any(e["f"] == "commit" for e in events)
     for argv in (["check", str(path)], ["check", "--model", "queue", str(path)]):
         assert main(argv) in (0, 1, 2)  # a verdict, not 254 (malformed) or 255
+
+
+def test_harness_check_runs_the_group_checks_and_finds_a_planted_regression(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    clean = GroupSimulation(random.Random(6), GroupSimConfig(partitions=2)).run()
+    seed, planted = next(
+        (seed, sim)
+        for seed in itertools.count(1)
+        if (
+            sim := GroupSimulation(random.Random(seed), GroupSimConfig(plant="commit-regression"))
+        ).run()
+        and sim.planted
+    )
+    found: dict[str, Any] = {}
+    for name, sim_events in (("clean", clean), ("planted", _events(seed))):
+        path = tmp_path / name / "history.jsonl"
+        path.parent.mkdir()
+        path.write_text("".join(json.dumps(e) + "\n" for e in sim_events))
+        code = main(["check", "--json", str(path)])
+        found[name] = (code, json.loads(capsys.readouterr().out)["groups"])
+    # (The simulator writes no drains, so the queue checker finds these runs' last sends
+    # unseen whatever the group did: the groups sections are what is compared here.)
+    assert planted.planted == {"commit-regression"}
+    assert found["clean"][1]["valid"] is True
+    assert not any(k["count"] for k in found["clean"][1]["kinds"].values())
+    code, groups = found["planted"]
+    assert code == 1 and groups["valid"] is False
+    assert groups["kinds"]["commit-regression"]["count"] >= 1
+
+
+def test_harness_check_of_a_group_history_on_stdin_leaves_the_group_unjudged(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    events = GroupSimulation(random.Random(6), GroupSimConfig(partitions=2)).run()
+    text = "".join(json.dumps(e) + "\n" for e in events)
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(text.encode())))
+    main(["check", "--json", "--model", "queue", "-"])
+    groups = json.loads(capsys.readouterr().out)["groups"]
+    assert groups["valid"] == "unknown" and "stdin" in groups["error"]
+
+
+def _events(seed: int) -> list[dict[str, Any]]:
+    """The history of the seed's simulated group with a commit regression planted."""
+    return GroupSimulation(random.Random(seed), GroupSimConfig(plant="commit-regression")).run()
