@@ -53,7 +53,7 @@ _LEADER_MOVING = frozenset(
 
 LIBRDKAFKA_DEBUG = os.environ.get("HARNESS_LIBRDKAFKA_DEBUG", "")
 """librdkafka's debug contexts for every client (e.g. `metadata,broker,topic`), from the
-environment: for looking into a run, its lines go to run.log at DEBUG; empty for none."""
+environment: for looking into a run, its lines go to client.log at DEBUG; empty for none."""
 
 
 def parse_overrides(text: str) -> dict[str, str]:

@@ -4,7 +4,8 @@ client incarnation that answers JSON lines on stdin with JSON lines on stdout.
 
 The build goes into build/java-client/ (git-ignored) and is redone only when the sources
 or the jars change. A driver's stderr (the Java client's warnings, its transaction
-manager's state changes) goes to the `kvstore.kafka.java` logger, and so into run.log.
+manager's state changes) goes to the `kvstore.kafka.java` logger, and so into the run's
+client.log.
 The JVM exits when its stdin ends, so a driver never outlives the harness that started it.
 """
 

@@ -176,8 +176,8 @@ def test_the_java_client_commits_and_aborts_and_never_reads_an_aborted_value(
     assert {v for _, v in acked} <= drained, "a committed send is missing from the drains"
     test = json.loads((tmp_path / "latest" / "test.json").read_text())
     assert test["spec"]["client"] == "java" and test["versions"]["kafka_clients"] == "4.4.0"
-    run_log = (tmp_path / "latest" / "run.log").read_text()
-    assert "transactions v2: true" in run_log, "the Java client did not use transactions v2"
+    client_log = (tmp_path / "latest" / "client.log").read_text()  # the JVMs' stderr
+    assert "transactions v2: true" in client_log, "the Java client did not use transactions v2"
 
 
 def test_crashed_java_clients_are_killed_mid_transaction_and_their_values_never_read(
