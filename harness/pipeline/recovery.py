@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from checkers.recovery import TIMES
 from harness.pipeline.tables import CONFIG
 
 RECORDED = ("new_leader_s", "first_ok_s", "after_heal_s")
 """The times every results.json's recovery rows have."""
-TIMES = ("new_leader_s", "first_ok_s", "in_fault_s", "after_heal_s")
 
 
 def served_in_fault(first_ok_s: Any, start: Any, stop: Any) -> Any:

@@ -425,3 +425,12 @@ FIXTURE_CONFIG = SimConfig(partitions=3, workers=4, ops=120, losses=3)
 if __name__ == "__main__":
     write_jsonl(simulate(FIXTURE_SEED, FIXTURE_CONFIG)[0], FIXTURE)
     print(f"wrote {FIXTURE}")
+
+
+def untimed(result: Any) -> Any:
+    """A checker's result without its `time` fields, to compare two checks of one history."""
+    if isinstance(result, dict):
+        return {k: untimed(v) for k, v in result.items() if k != "time"}
+    if isinstance(result, list):
+        return [untimed(v) for v in result]
+    return result

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 import subprocess
 import threading
 import urllib.error
@@ -149,11 +148,7 @@ def test_serve_refuses_paths_outside_the_results(
     assert make_server(root, 0).server_address[0] == "127.0.0.1"
 
 
-def _chromium() -> str | None:
-    return shutil.which("chromium") or shutil.which("chromium-browser")
-
-
-@pytest.mark.skipif(_chromium() is None, reason="chromium is not installed (make test installs it)")
+@pytest.mark.skipif(chromium() is None, reason="chromium is not installed (make test installs it)")
 @pytest.mark.parametrize("page", ["index.html", "report"])
 def test_pages_load_in_headless_chromium_without_console_errors(
     results: tuple[Path, dict[str, Path]],
@@ -171,7 +166,7 @@ def test_pages_load_in_headless_chromium_without_console_errors(
     shot = shots / f"{page.replace('.', '-')}.png"
     run = subprocess.run(
         [
-            str(_chromium()),
+            str(chromium()),
             "--headless",
             "--no-sandbox",
             "--disable-gpu",

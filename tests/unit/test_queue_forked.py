@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from checkers import fork_pool, queue
 from checkers.queue_history import read_queue_history
 from history import collector_paused
-from tests.unit.queue_sim import SimConfig, simulate
+from tests.unit.queue_sim import SimConfig, simulate, untimed
 
 configs = st.builds(
     SimConfig,
@@ -36,14 +36,6 @@ configs = st.builds(
     rewinds=st.integers(0, 2),
     skips=st.integers(0, 2),
 )
-
-
-def untimed(result: Any) -> Any:
-    if isinstance(result, dict):
-        return {k: untimed(v) for k, v in result.items() if k != "time"}
-    if isinstance(result, list):
-        return [untimed(v) for v in result]
-    return result
 
 
 @settings(

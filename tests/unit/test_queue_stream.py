@@ -20,7 +20,7 @@ from checkers.queue_history import DRAIN, SEND, QueueHistory, pairs, read_queue_
 from harness.commands.check_file import Asked, check_file
 from history import Event, HistoryError, OpFound, load
 from tests.unit.queue_builder import QueueHistoryBuilder
-from tests.unit.queue_sim import SimConfig, simulate, write_jsonl
+from tests.unit.queue_sim import SimConfig, simulate, untimed, write_jsonl
 
 configs = st.builds(
     SimConfig,
@@ -38,14 +38,6 @@ configs = st.builds(
     rewinds=st.integers(0, 2),
     skips=st.integers(0, 2),
 )
-
-
-def untimed(result: Any) -> Any:
-    if isinstance(result, dict):
-        return {k: untimed(v) for k, v in result.items() if k != "time"}
-    if isinstance(result, list):
-        return [untimed(v) for v in result]
-    return result
 
 
 def streamed(path: Path) -> Any:

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -15,6 +14,7 @@ import pytest
 
 from harness.spec import TestSpec
 from history import load
+from tests.unit.browser import chromium
 from tests.unit.run_folders import STALE_READ_OPS, T0, VALID_OPS, WINDOW, events, write_run
 
 RECORDED = Path(__file__).parent / "data" / "queue_isr_unsafe.jsonl"
@@ -26,10 +26,6 @@ document.body.setAttribute("data-probe", JSON.stringify(
   {top: box.top, first_bottom: first.bottom, screen: window.innerHeight,
    width: document.documentElement.scrollWidth, viewport: window.innerWidth}));
 </script></body>"""
-
-
-def _chromium() -> str | None:
-    return shutil.which("chromium") or shutil.which("chromium-browser")
 
 
 @pytest.fixture(scope="module")
@@ -65,7 +61,7 @@ def test_the_runs_have_the_verdicts_the_pages_are_tested_for(reports: dict[str, 
     assert "truncated partition" in queue_words
 
 
-@pytest.mark.skipif(_chromium() is None, reason="chromium is not installed (make test installs it)")
+@pytest.mark.skipif(chromium() is None, reason="chromium is not installed (make test installs it)")
 @pytest.mark.parametrize("width", [1400, 800])
 @pytest.mark.parametrize("run", ["invalid-kv", "invalid-queue", "valid"])
 def test_the_explanation_is_within_the_first_screen(
@@ -76,7 +72,7 @@ def test_the_explanation_is_within_the_first_screen(
     probe.write_text(report.read_text().replace("</body>", PROBE))
     dom = subprocess.run(
         [
-            str(_chromium()),
+            str(chromium()),
             "--headless",
             "--no-sandbox",
             "--disable-gpu",
