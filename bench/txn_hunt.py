@@ -3,8 +3,8 @@ fault, on 3.9.1 ZooKeeper and 4.4.0 KRaft, with and without --crash-clients, N r
 
 Rounds go outermost, so that a hunt cut short still has every cell the same number of
 times. One line per run goes to OUT/hunt.tsv as it ends; the table sums it up per cell.
-Usage: .venv/bin/python bench/txn_hunt.py [--rounds 5] [--seed-base 2200] [--out DIR]
-           [--client librdkafka|java]
+Usage: .venv/bin/python bench/txn_hunt.py [--rounds 5] [--first-round 1] [--seed-base 2200]
+           [--out DIR] [--client librdkafka|java]
        .venv/bin/python bench/txn_hunt.py --table-only --out DIR
 """
 
@@ -141,6 +141,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--seed-base", type=int, default=2200)
+    parser.add_argument(
+        "--first-round", type=int, default=1, help="resume a hunt cut short at this round"
+    )
     parser.add_argument("--out", type=Path, default=ROOT / "results" / "txn-hunt")
     parser.add_argument("--client", choices=("librdkafka", "java"), default="librdkafka")
     parser.add_argument("--table-only", action="store_true")
@@ -149,7 +152,7 @@ def main() -> int:
     if not args.table_only:
         args.out.mkdir(parents=True, exist_ok=True)
         grid = cells()
-        for round_ in range(args.rounds):
+        for round_ in range(args.first_round - 1, args.rounds):
             for n, (release, fault, crash) in enumerate(grid, start=1):
                 started = time.monotonic()
                 seed = args.seed_base + round_
