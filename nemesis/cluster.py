@@ -125,6 +125,12 @@ class KafkaAdmin(Protocol):
         ZooKeeper-mode controller broker), None while there is none."""
         ...
 
+    def group_coordinator(self, group: str) -> str:
+        """Returns the node that coordinates a consumer or share group now (FindCoordinator:
+        the leader of the group's partition of __consumer_offsets). Raises AdminError when
+        no broker can say."""
+        ...
+
     def elect_preferred_leaders(self, topic: str) -> dict[int, str]:
         """Moves each partition of topic's leadership to its preferred replica (the first
         of its assignment) where that replica is in sync. Returns partition -> "" when it

@@ -149,7 +149,7 @@ def current_leader(cluster: Cluster, topic: str, rng: random.Random) -> Target:
         chosen = rng.choice(led)
         return Target(cluster.node_of_broker(chosen.leader), chosen.partition)
 
-    return _asked_until_known(leader, "no leader known")
+    return ask_until_known(leader, "no leader known")
 
 
 def active_controller(cluster: Cluster) -> Target:
@@ -160,10 +160,10 @@ def active_controller(cluster: Cluster) -> Target:
         found = cluster.active_controller()
         return "no controller leads" if found is None else Target(found, None)
 
-    return _asked_until_known(node, "no active controller known")
+    return ask_until_known(node, "no active controller known")
 
 
-def _asked_until_known(ask: Callable[[], Target | str], unknown: str) -> Target:
+def ask_until_known(ask: Callable[[], Target | str], unknown: str) -> Target:
     """Asks until ask gives a Target (a str says why not yet) or LEADER_WAIT_S pass."""
     deadline = time.monotonic() + LEADER_WAIT_S
     while True:

@@ -31,7 +31,11 @@ PROCESS_FAULTS: tuple[str, ...] = (
 ISR_SHRINK = "isr-shrink"
 """The fault of nemesis.isr (the 2013 sequence)."""
 
-NEMESES: tuple[str, ...] = (*NETWORK_FAULTS, *PROCESS_FAULTS, ISR_SHRINK)
+GROUP_FAULTS: tuple[str, ...] = ("kill-coordinator", "pause-coordinator", "partition-coordinator")
+"""Faults of nemesis.coordinator, aimed at the broker coordinating the run's consumer or
+share group: they need a run with a group."""
+
+NEMESES: tuple[str, ...] = (*NETWORK_FAULTS, *PROCESS_FAULTS, ISR_SHRINK, *GROUP_FAULTS)
 """Every fault the harness can inject, by the name `--nemesis` takes."""
 
 ONLY_ON: dict[str, str] = {
@@ -42,7 +46,12 @@ ONLY_ON: dict[str, str] = {
 """Faults that apply in one metadata mode only; named in the other they are skipped."""
 
 
-def applicable(metadata: str) -> tuple[str, ...]:
+def applicable(metadata: str, grouped: bool = False) -> tuple[str, ...]:
     """Returns every fault that applies to a cluster keeping its metadata in metadata
-    (zookeeper or kraft): what `--nemesis all` means there."""
-    return tuple(n for n in NEMESES if ONLY_ON.get(n, metadata) == metadata)
+    (zookeeper or kraft), with the group faults only for a run with a group (grouped):
+    what `--nemesis all` means there."""
+    return tuple(
+        n
+        for n in NEMESES
+        if ONLY_ON.get(n, metadata) == metadata and (grouped or n not in GROUP_FAULTS)
+    )

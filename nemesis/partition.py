@@ -29,7 +29,8 @@ FLAKY_LOSS = 0.3
 Cut = Callable[[Cluster, str, random.Random], Value]
 
 
-def _partition(cluster: Cluster, grudge: g.Grudge, about: Value) -> Value:
+def partition_by(cluster: Cluster, grudge: g.Grudge, about: Value) -> Value:
+    """Installs grudge; returns about with the grudge and what a probe saw of it."""
     net.apply_grudge(cluster, grudge)
     return {**about, "grudge": g.describe(grudge), "verified": net.verify_grudge(cluster, grudge)}
 
@@ -38,26 +39,26 @@ def cut_leader(cluster: Cluster, topic: str, rng: random.Random) -> Value:
     """Isolates the current leader of a random partition of topic from every other node."""
     target = current_leader(cluster, topic, rng)
     grudge = g.isolate(target.node, cluster.nodes)
-    return _partition(cluster, grudge, {"isolated": target.node, "partition": target.partition})
+    return partition_by(cluster, grudge, {"isolated": target.node, "partition": target.partition})
 
 
 def cut_random_halves(cluster: Cluster, topic: str, rng: random.Random) -> Value:
     """Cuts every node (brokers and ZooKeeper) into two random halves."""
-    return _partition(cluster, g.bisect(cluster.nodes, rng), {})
+    return partition_by(cluster, g.bisect(cluster.nodes, rng), {})
 
 
 def cut_majorities_ring(cluster: Cluster, topic: str, rng: random.Random) -> Value:
     """Gives every node its own majority of the others, in a random ring."""
     if len(cluster.nodes) < 4:
         raise Skipped(f"a majorities ring needs 4 nodes or more, not {len(cluster.nodes)}")
-    return _partition(cluster, g.majorities_ring(cluster.nodes, rng), {})
+    return partition_by(cluster, g.majorities_ring(cluster.nodes, rng), {})
 
 
 def cut_zookeeper(cluster: Cluster, topic: str, rng: random.Random) -> Value:
     """Cuts every broker from every ZooKeeper server; brokers still see each other."""
     if not cluster.zookeepers:
         raise Skipped("partition-zookeeper does not apply on KRaft: the cluster has no ZooKeeper")
-    return _partition(cluster, g.between(cluster.brokers, cluster.zookeepers), {})
+    return partition_by(cluster, g.between(cluster.brokers, cluster.zookeepers), {})
 
 
 def cut_controller_quorum(cluster: Cluster, topic: str, rng: random.Random) -> Value:
@@ -67,7 +68,7 @@ def cut_controller_quorum(cluster: Cluster, topic: str, rng: random.Random) -> V
         raise Skipped("partition-controller-quorum does not apply on ZooKeeper: no quorum")
     active = active_controller(cluster).node
     others = [c for c in cluster.controllers if c != active]
-    return _partition(cluster, g.between([active], others), {"isolated": active})
+    return partition_by(cluster, g.between([active], others), {"isolated": active})
 
 
 def cut_brokers_from_controllers(cluster: Cluster, topic: str, rng: random.Random) -> Value:
@@ -80,7 +81,7 @@ def cut_brokers_from_controllers(cluster: Cluster, topic: str, rng: random.Rando
     brokers = [b for b in cluster.brokers if b not in cluster.controllers]
     if not brokers:
         raise Skipped("every broker is also a controller (combined roles): none to cut off")
-    return _partition(cluster, g.between(brokers, cluster.controllers), {})
+    return partition_by(cluster, g.between(brokers, cluster.controllers), {})
 
 
 def flaky_leader(cluster: Cluster, topic: str, rng: random.Random) -> Value:
@@ -109,9 +110,10 @@ CUTS: dict[str, Cut] = {
 class NetworkFault(SingleFault):
     """One network fault: start installs it (once at a time), stop flushes every rule."""
 
-    def __init__(self, fault: str, topic: str, rng: random.Random) -> None:
+    def __init__(self, fault: str, topic: str, rng: random.Random, cut: Cut | None = None) -> None:
+        """cut: how to install the fault, for one CUTS does not name."""
         super().__init__(fault, topic, rng)
-        self._cut = CUTS[fault]
+        self._cut = cut or CUTS[fault]
         self._active = False
 
     def invoke(self, f: str) -> Value:

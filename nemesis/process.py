@@ -91,9 +91,12 @@ def revive(cluster: Cluster, resume_paused: bool) -> dict[str, str]:
 class ProcessFault(SingleFault):
     """One process fault: start takes a broker down, stop brings every one it took back."""
 
-    def __init__(self, fault: str, topic: str, rng: random.Random) -> None:
+    def __init__(
+        self, fault: str, topic: str, rng: random.Random, how: tuple[Action, Pick] | None = None
+    ) -> None:
+        """how: the action and the pick, for a fault FAULTS does not name."""
         super().__init__(fault, topic, rng)
-        self._action, self._pick = FAULTS[fault]
+        self._action, self._pick = how or FAULTS[fault]
         self._down: list[str] = []
 
     def invoke(self, f: str) -> Value:

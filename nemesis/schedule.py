@@ -13,9 +13,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from nemesis.cluster import Cluster
+from nemesis.coordinator import coordinator_fault
 from nemesis.core import Compose, Nemesis
 from nemesis.isr import IsrShrink
-from nemesis.names import ISR_SHRINK, NEMESES, applicable
+from nemesis.names import GROUP_FAULTS, ISR_SHRINK, NEMESES, applicable
 from nemesis.partition import CUTS, NetworkFault
 from nemesis.process import ProcessFault, revive
 
@@ -55,40 +56,59 @@ class FaultPlan:
 
 
 def plan_faults(
-    names: Sequence[str], topic: str, time_limit: float, interval: float, rng: random.Random
+    names: Sequence[str],
+    topic: str,
+    time_limit: float,
+    interval: float,
+    rng: random.Random,
+    group: str | None = None,
 ) -> FaultPlan:
     """Takes fault names, the topic whose leaders they target, the workload's length, the
-    nemesis interval and a seeded random source. Returns the run's FaultPlan."""
-    nemesis = build_nemesis(names, topic, rng)
+    nemesis interval, a seeded random source and the run's group, if it has one (the
+    target of the group faults). Returns the run's FaultPlan."""
+    nemesis = build_nemesis(names, topic, rng, group)
     ops = fault_ops(names, random.Random(rng.random()))
     return FaultPlan(tuple(names), time_limit, interval, nemesis, ops)
 
 
-def parse_nemeses(text: str, metadata: str = "zookeeper") -> tuple[str, ...]:
-    """Takes the `--nemesis` text (`none`, `all` or a comma list of names) and the
-    cluster's metadata mode, which `all` depends on. Returns the names in the order
-    given; raises ValueError naming an unknown one."""
+def parse_nemeses(text: str, metadata: str = "zookeeper", grouped: bool = False) -> tuple[str, ...]:
+    """Takes the `--nemesis` text (`none`, `all` or a comma list of names), the cluster's
+    metadata mode and whether the run has a group, which `all` depends on. Returns the
+    names in the order given; raises ValueError naming an unknown one, or a group fault
+    for a run without a group."""
     words = [w.strip() for w in text.split(",") if w.strip()]
     if words == ["none"]:
         return ()
     if words == ["all"]:
-        return applicable(metadata)
+        return applicable(metadata, grouped)
     unknown = [w for w in words if w not in NEMESES]
     if unknown or not words:
         raise ValueError(
             f"unknown nemesis {', '.join(unknown) or repr(text)}; "
             f"choose none, all or any of: {', '.join(NEMESES)}"
         )
+    aimless = [w for w in words if w in GROUP_FAULTS and not grouped]
+    if aimless:
+        raise ValueError(
+            f"{', '.join(aimless)} aims at the run's group: it needs a queue workload "
+            "with --sub-via subscribe, or --workload share"
+        )
     return tuple(dict.fromkeys(words))
 
 
-def build_nemesis(names: Sequence[str], topic: str, rng: random.Random) -> Compose:
-    """Takes fault names, the topic whose leaders they target, and a seeded random source.
-    Returns one nemesis that injects them all."""
-    return Compose([_nemesis(name, topic, rng) for name in names])
+def build_nemesis(
+    names: Sequence[str], topic: str, rng: random.Random, group: str | None = None
+) -> Compose:
+    """Takes fault names, the topic whose leaders they target, a seeded random source and
+    the run's group, if any. Returns one nemesis that injects them all."""
+    return Compose([_nemesis(name, topic, rng, group) for name in names])
 
 
-def _nemesis(name: str, topic: str, rng: random.Random) -> Nemesis:
+def _nemesis(name: str, topic: str, rng: random.Random, group: str | None) -> Nemesis:
+    if name in GROUP_FAULTS:
+        if group is None:
+            raise ValueError(f"{name} aims at the run's group, and this run has none")
+        return coordinator_fault(name, topic, group, rng)
     if name in CUTS:
         return NetworkFault(name, topic, rng)
     if name == ISR_SHRINK:

@@ -82,6 +82,12 @@ class Context:
     """The share workload: the probability that it rejects the record (archived) instead."""
 
 
+def consumer_group_name(topic: str) -> str:
+    """Returns the consumer group that a run's queue consumers join with --sub-via
+    subscribe (a fresh topic per run, so a fresh group)."""
+    return f"{topic}-group"
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Workload:
     """What a run needs from a workload: its topics, its ops, its clients, its checks."""
@@ -97,6 +103,9 @@ class Workload:
     """Returns the invokes that read everything back once the faults are healed."""
     check: Callable[[History, Context], dict[str, dict[str, Any]]]
     """Returns the workload's own checker results by section name (each with `valid`)."""
+    group: Callable[[Context], str | None] = lambda ctx: None
+    """Returns the consumer or share group the run's clients join, if any: the target of
+    the coordinator faults (nemesis.coordinator)."""
     recount_from_disk: bool = False
     """Whether lost acknowledged sends are counted again from the brokers' log segments
     (harness.run.recount) before the cluster stops: for workloads of plain sends."""

@@ -25,7 +25,7 @@ import random
 from collections.abc import Callable
 from typing import Any, get_args
 
-from workloads.core import OpDict, fail, info, ok
+from workloads.core import OpDict, consumer_group_name, fail, info, ok
 from workloads.java_driver import Driver, DriverError, DriverProcess
 from workloads.queue_client import POLL_BATCH, QueueClient, QueueSettings
 from workloads.txn_rules import (
@@ -81,7 +81,7 @@ def driver_config(s: QueueSettings, client_id: str, tid: str) -> OpDict:
     }
     if s.consumer_group:
         consumer |= {
-            "group.id": f"{s.topic}-group",
+            "group.id": consumer_group_name(s.topic),
             "auto.offset.reset": "earliest",
             "session.timeout.ms": 6000,
             "heartbeat.interval.ms": 1000,

@@ -29,7 +29,7 @@ from checkers.result import check_safe
 from history import History
 from kvstore import create_store_topic
 from kvstore.topic import TopicAdmin
-from workloads.core import Client, Context, OpDict, Workload
+from workloads.core import Client, Context, OpDict, Workload, consumer_group_name
 from workloads.java_client import JavaTxnClient
 from workloads.queue_client import QueueClient, QueueSettings
 from workloads.txn_client import TransactionalIds, TxnClient
@@ -181,5 +181,6 @@ QUEUE = Workload(
     open_client=open_client,
     final_reads=lambda ctx: [{"f": "drain", "key": p, "value": None} for p in range(ctx.keys)],
     check=check,
+    group=lambda ctx: consumer_group_name(ctx.topic) if ctx.consumer_group else None,
     recount_from_disk=True,
 )

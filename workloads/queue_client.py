@@ -40,7 +40,7 @@ from confluent_kafka import (
 
 from kvstore import Timeouts
 from kvstore.kafka_log import KAFKA_LOG, client_config, client_error, close_within, watermarks
-from workloads.core import OpDict, fail, info, ok
+from workloads.core import OpDict, consumer_group_name, fail, info, ok
 from workloads.group_log import GroupLog, commit_positions
 from workloads.txn_rules import CrashClock
 
@@ -125,7 +125,7 @@ def consumer_config(s: QueueSettings, client_id: str) -> dict[str, Any]:
 def group_config(s: QueueSettings) -> dict[str, Any]:
     """Returns a group member's own settings: the group, its protocol, who commits."""
     config: dict[str, Any] = {
-        "group.id": f"{s.topic}-group",
+        "group.id": consumer_group_name(s.topic),
         "auto.offset.reset": "earliest",
         # In consume-transform-produce the transaction commits the group's offsets.
         "enable.auto.commit": s.auto_commit and not s.txn,

@@ -113,4 +113,5 @@ SHARE = Workload(
     open_client=open_client,
     final_reads=lambda ctx: [{"f": "drain", "value": None}],
     check=check,
+    group=group_name,
 )

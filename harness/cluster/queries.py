@@ -10,6 +10,7 @@ from abc import ABC, abstractmethod
 
 from harness.cluster import kraft, wire
 from harness.cluster.admin import Admin, AdminError
+from harness.cluster.coordinator import find_coordinator
 from harness.cluster.layout import ClusterSpec
 from harness.cluster.quorum import Quorum
 from harness.cluster.zookeeper import committed_partitions
@@ -144,6 +145,22 @@ class ClusterQueries(ABC):
                 return ""
             time.sleep(0.25)
         return f"{topic}-{partition}: assignment not {list(wanted)} after {PREFER_WAIT_S:g} s"
+
+    def group_coordinator(self, group: str) -> str:
+        """Returns the node that coordinates group now, as the first running broker to
+        answer FindCoordinator says; raises AdminError when none can say."""
+        states = self.node_states()
+        refusals = []
+        for node in (b for b in self.brokers if states.get(b) == "running"):
+            try:
+                found = find_coordinator(self.ip(node), 9092, group, 2.0)
+            except wire.WireError as err:
+                refusals.append(f"{node}: {err}")
+                continue
+            if found.error == 0:
+                return self.node_of_broker(found.node_id)
+            refusals.append(f"{node}: error {found.error} {found.message}".rstrip())
+        raise AdminError(f"no broker names the coordinator of {group!r}: {'; '.join(refusals)}")
 
     def _query_admin(self) -> Admin:
         # One client for the many queries a run makes: each new one opens sockets anew.

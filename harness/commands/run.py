@@ -198,7 +198,9 @@ def spec_from_args(args: argparse.Namespace, seed: int) -> TestSpec:
 
     # Raises SpecError (a ValueError) for a name, count, release or profile no cluster can have.
     cluster = cluster_spec(args, args.cluster_name)
-    nemesis = parse_nemeses(args.nemesis, cluster.metadata)
+    # The workloads whose clients join a group (Workload.group): the group faults' targets.
+    grouped = args.sub_via == "subscribe" or args.workload == "share"
+    nemesis = parse_nemeses(args.nemesis, cluster.metadata, grouped)
     if args.idempotence and args.producer_acks != "all":
         raise ValueError("--idempotence needs --producer-acks all (Kafka refuses it otherwise)")
     if args.ignore and args.workload != "queue":

@@ -162,10 +162,10 @@ def _started(fault: str, value: Value) -> str:
     led = _led(value.get("partition"))
     if "isolated" in value:
         cut_from = value.get("grudge", {}).get(value["isolated"], [])
-        return f"{value['isolated']}{led or _controller(fault)} cut off from {_names(cut_from)}"
+        return f"{value['isolated']}{led or _role(fault, value)} cut off from {_names(cut_from)}"
     for verb, how in (("killed", "SIGKILL"), ("paused", "SIGSTOP")):
         if verb in value:
-            return f"{value[verb]}{led or _controller(fault)} {verb} ({how})"
+            return f"{value[verb]}{led or _role(fault, value)} {verb} ({how})"
     if "loss" in value:
         return f"{value.get('node')}{led} drops {value['loss']:.0%} of its incoming packets"
     if isinstance(value.get("grudge"), dict):
@@ -183,7 +183,10 @@ def _led(partition: Any) -> str:
     return "" if partition is None else f" (leader of partition {partition})"
 
 
-def _controller(fault: str) -> str:
+def _role(fault: str, value: Value) -> str:
+    """What made the node the target, when it led no partition of the topic."""
+    if "coordinates" in value:
+        return f" (coordinator of group {value['coordinates']})"
     return " (the active controller)" if fault.endswith("controller") else ""
 
 

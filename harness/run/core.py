@@ -77,9 +77,6 @@ class TestRun:
         self.rng = random.Random(spec.seed)
         self.interrupts = signals.install()
         self.cluster: DockerCluster | None = None
-        self.faults = plan_faults(
-            spec.nemesis, spec.topic, spec.time_limit, spec.nemesis_interval, self.rng
-        )
         self.nemesis_set_up = False
         self.recorder: Recorder | None = None
         self.ran_s: float | None = None
@@ -111,6 +108,14 @@ class TestRun:
             client=spec.client,
             release_p=spec.release_p,
             reject_p=spec.reject_p,
+        )
+        self.faults = plan_faults(
+            spec.nemesis,
+            spec.topic,
+            spec.time_limit,
+            spec.nemesis_interval,
+            self.rng,
+            group=self.workload.group(self.ctx),
         )
 
     def set_up(self) -> None:

@@ -19,6 +19,8 @@ class FakeCluster:
         self.execs: list[tuple[str, list[str]]] = []
         self.fail_start: set[str] = set()
         self.states = dict.fromkeys(self.nodes, "running")
+        self.coordinators: dict[str, str] = {}
+        """group -> the node a test says coordinates it (FindCoordinator)."""
 
     @property
     def nodes(self) -> list[str]:
@@ -91,6 +93,11 @@ class FakeCluster:
 
     def active_controller(self) -> str | None:
         return self.active
+
+    def group_coordinator(self, group: str) -> str:
+        if group not in self.coordinators:
+            raise RuntimeError(f"error 15: no coordinator for {group}")
+        return self.coordinators[group]
 
     def elect_preferred_leaders(self, topic: str) -> dict[int, str]:
         self.actions.append(("elect", topic))

@@ -150,3 +150,23 @@ def test_the_table_marks_log_lines_keeps_the_json_and_shows_wall_time_when_known
     assert "00:10:04.6" in page  # t0 + 1.5 s, the step
     assert "wall" not in story_table(section, [0.5], None)
     assert time_zero({}) is None and time_zero({"t0": "not a time"}) is None
+
+
+def test_a_group_fault_names_the_group_its_target_coordinated() -> None:
+    ops = [
+        {
+            "time": 10.2,
+            "f": "start-kill-coordinator",
+            "value": {"killed": "n3", "partition": None, "coordinates": "queue-1-group"},
+            "error": None,
+        },
+        {
+            "time": 30.1,
+            "f": "start-partition-coordinator",
+            "value": {"isolated": "n1", "coordinates": "t-share", "grudge": {"n1": ["n2"]}},
+            "error": None,
+        },
+    ]
+    rows = story(ops, [10.0, 30.0])
+    assert rows[0].words == "n3 (coordinator of group queue-1-group) killed (SIGKILL)"
+    assert rows[1].words == "n1 (coordinator of group t-share) cut off from n2"

@@ -9,6 +9,7 @@ import pytest
 
 from nemesis.core import Compose, split_f
 from nemesis.isr import FAULT as ISR_FAULT
+from nemesis.names import GROUP_FAULTS
 from nemesis.partition import CUTS
 from nemesis.process import FAULTS
 from nemesis.schedule import (
@@ -24,13 +25,14 @@ from tests.unit.fake_cluster import FakeCluster
 
 def test_parse_none_all_and_lists() -> None:
     assert parse_nemeses("none") == ()
-    assert len(NEMESES) == 14
+    assert len(NEMESES) == 17
     zookeeper, kraft = parse_nemeses("all"), parse_nemeses("all", "kraft")
-    assert set(zookeeper) == set(NEMESES) - {
+    groupless = set(NEMESES) - set(GROUP_FAULTS)  # the group faults need a run's group
+    assert set(zookeeper) == groupless - {
         "partition-controller-quorum",
         "partition-brokers-from-controllers",
     }
-    assert set(kraft) == set(NEMESES) - {"partition-zookeeper"}
+    assert set(kraft) == groupless - {"partition-zookeeper"}
     assert parse_nemeses("partition-zookeeper", "kraft") == ("partition-zookeeper",)
     assert parse_nemeses("kill-leader, partition-leader,kill-leader") == (
         "kill-leader",
@@ -59,7 +61,7 @@ def test_no_fault_ops_without_nemeses() -> None:
 
 
 def test_build_routes_every_fault() -> None:
-    composed = build_nemesis(NEMESES, "t", random.Random(1))
+    composed = build_nemesis(NEMESES, "t", random.Random(1), "t-group")
     assert isinstance(composed, Compose)
     assert composed.faults == NEMESES
 
@@ -81,7 +83,7 @@ def test_faults_started_counts_starts_before_the_end(
 
 
 def test_every_nemesis_name_has_its_fault_and_every_fault_its_name() -> None:
-    assert (*CUTS, *FAULTS, ISR_FAULT) == NEMESES
+    assert (*CUTS, *FAULTS, ISR_FAULT, *GROUP_FAULTS) == NEMESES
 
 
 def test_a_plan_holds_the_composed_nemesis_and_the_ops_a_seed_gives() -> None:
