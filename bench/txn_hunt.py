@@ -136,13 +136,25 @@ def table(rows: list[dict[str, str]]) -> str:
     return "\n".join(lines)
 
 
+def already_run(tsv: Path) -> set[tuple[str, str, str, str]]:
+    """Returns the (release, fault, crash, seed) of every run the hunt's table holds."""
+    if not tsv.exists():
+        return set()
+    with tsv.open() as f:
+        rows = csv.DictReader(f, delimiter="\t")
+        return {(r["release"], r["fault"], r["crash"], r["seed"]) for r in rows}
+
+
 def main() -> int:
     """Runs the hunt (or only prints the table of one done); returns 0."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--seed-base", type=int, default=2200)
     parser.add_argument(
-        "--first-round", type=int, default=1, help="resume a hunt cut short at this round"
+        "--first-round",
+        type=int,
+        default=1,
+        help="the first round (runs already in the table are skipped)",
     )
     parser.add_argument("--out", type=Path, default=ROOT / "results" / "txn-hunt")
     parser.add_argument("--client", choices=("librdkafka", "java"), default="librdkafka")
@@ -152,10 +164,13 @@ def main() -> int:
     if not args.table_only:
         args.out.mkdir(parents=True, exist_ok=True)
         grid = cells()
+        done = already_run(tsv)
         for round_ in range(args.first_round - 1, args.rounds):
             for n, (release, fault, crash) in enumerate(grid, start=1):
                 started = time.monotonic()
                 seed = args.seed_base + round_
+                if (release, fault, str(crash), str(seed)) in done:
+                    continue  # a hunt run again goes on where it stopped
                 row = run_one(release, fault, crash, seed, args.out, args.client)
                 new = not tsv.exists()
                 with tsv.open("a", newline="") as f:
