@@ -2,7 +2,8 @@
 Result, and `harness check`, `harness run` and `check --spark` all find it here.
 
 CHECKERS holds a checker per model a history is checked against (a linearizability model,
-`set` for lost acknowledged writes, `queue` for Kafka's queue anomalies); RUN_CHECKERS
+`set` for lost acknowledged writes, `queue` for Kafka's queue anomalies, `share` for a
+share group's, checkers/share.py); RUN_CHECKERS
 the sections every run adds (stats, perf, nemesis windows). A user's model is checked
 by the linearizability search (checker_for).
 """
@@ -14,7 +15,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 import checkers.queue as queue_checker
-from checkers import faults, linearizable, lost_acks, perf, stats
+from checkers import faults, linearizable, lost_acks, perf, share, share_history, stats
 from checkers.model_loader import ModelLoadError, load_model
 from checkers.models import MODELS, Model
 from checkers.queue_policy import SubVia
@@ -41,6 +42,9 @@ class CheckOptions:
     shows, subscribe if any consumer subscribed)."""
     ignore: frozenset[str] = frozenset()
     """Queue histories: anomaly kinds reported but never counted against validity."""
+    delivery_limit: int | None = None
+    """Share histories: the group's delivery count limit as the run recorded it (None: the
+    run does not say, so the broker's default, share.BROKER_DELIVERY_LIMIT)."""
 
 
 def _reads_anything(history: History) -> None:
@@ -106,6 +110,11 @@ def _transactions(history: History) -> TxnHistory:
     return read
 
 
+def _share(history: History, options: CheckOptions) -> Result:
+    limit = options.delivery_limit or share.BROKER_DELIVERY_LIMIT
+    return share.check_share(history.events, share.ShareRules(delivery_limit=limit))
+
+
 LINEARIZABLE_MODELS = ("cas-register", "register", "map", "kv-append")
 """The models checked by the per-key linearizability search (`check --spark` too)."""
 
@@ -124,6 +133,7 @@ CHECKERS: dict[str, Checker] = {
         needs_events=True,
         reader=queue_checker.QueueStream,
     ),
+    "share": Checker(_share, share.share_lines, share_history.reject_malformed, needs_events=True),
 }
 
 
@@ -203,10 +213,11 @@ def check_history(
 
 
 def default_model(history: History) -> str:
-    """Takes a history; returns the model its operation names suggest."""
+    """Takes a history; returns the model its operation names suggest (and for polls, their
+    values: a share workload's rounds, else a queue's)."""
     fs = history.fs
     if fs & QUEUE_FS:
-        return "queue"
+        return "share" if share_history.share_events(history.events) else "queue"
     if "append" in fs:
         return "kv-append"
     if fs & MAP_FS:

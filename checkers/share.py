@@ -38,6 +38,9 @@ KINDS = (
 """Every anomaly kind of the share section; any one makes the run invalid."""
 ALLOWED = ("count-reset",)
 """Kinds found and reported but never invalid: what KIP-932 allows (count_cases)."""
+BROKER_DELIVERY_LIMIT = 5
+"""Kafka's group.share.delivery.count.limit default (GroupCoordinatorConfig, 4.4.0): the
+limit of a share group that sets none, so of a history whose run does not say its own."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

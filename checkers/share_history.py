@@ -18,10 +18,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from checkers.group_history import clock_start
-from history import Event, pair_invocations
+from history import Event, History, MalformedOp, pair_invocations
 
 Record = tuple[int, int]
 """A record of the topic: (partition, offset)."""
+READS = frozenset({"poll", "drain"})
+ROUND_TIMES = ("began-ns", "polled-ns")
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,3 +125,84 @@ def _read_round(
 
 def _at(mono_ns: int | None, start: int) -> int | None:
     return None if mono_ns is None else mono_ns - start
+
+
+def is_share_value(value: Any) -> bool:
+    """Takes a poll's or drain's completion value. Returns whether it is a share workload's,
+    a list of rounds each with its deliveries (a queue poll's is a map of partitions,
+    a Jepsen micro-op poll's a list of lists)."""
+    return (
+        isinstance(value, list)
+        and bool(value)
+        and all(isinstance(r, dict) and "deliveries" in r for r in value)
+    )
+
+
+def share_events(events: Sequence[Event]) -> bool:
+    """Takes a history's events. Returns whether its first poll or drain completion that
+    carries a value is a share workload's."""
+    for e in events:
+        if e.get("f") in READS and e.get("type") != "invoke" and e.get("value") is not None:
+            return is_share_value(e["value"])
+    return False
+
+
+class Shaped(Exception):
+    """ShapeProbe met the first poll or drain with a value: `share` says whose it is."""
+
+    def __init__(self, share: bool) -> None:
+        super().__init__("share" if share else "not share")
+        self.share = share
+
+
+class ShapeProbe:
+    """A history Reader that stops the load (raises Shaped) at the first poll or drain
+    completed with a value, so that a long history is told apart from its first lines."""
+
+    def add(self, invoke: Event, invoke_line: int, completion: Event | None, line: int) -> None:
+        """Takes one invocation as history's Reader does; raises Shaped at the first read."""
+        value = None if completion is None else completion.get("value")
+        if invoke.get("f") in READS and value is not None:
+            raise Shaped(is_share_value(value))
+
+    def finish(self) -> object:
+        """Returns None: no poll or drain carried a value."""
+        return None
+
+
+def reject_malformed(history: History) -> None:
+    """Takes a share history loaded with its events. Raises MalformedOp for the first op
+    read_share_history cannot read: a read whose value is not a list of rounds, a round
+    without its times or with deliveries not [partition, offset, message, count], an ok
+    send whose value is not [offset, message]."""
+    invocations, _ = pair_invocations(history.events)
+    for inv in invocations:
+        done, f = inv.completion, inv.invoke.get("f")
+        if done is None or done["type"] == "fail":
+            continue
+        problem = None
+        if f in READS and done.get("value") is not None:
+            problem = _reads_problem(done["value"])
+        elif f == "send" and done["type"] == "ok":
+            value = done.get("value")
+            if not (isinstance(value, list) and len(value) == 2 and type(value[0]) is int):
+                problem = f"an ok send's value must be [offset, message], not {value!r:.80}"
+            elif type(inv.invoke.get("key")) is not int:
+                problem = f"a send's key must be its partition, not {inv.invoke.get('key')!r:.40}"
+        if problem is not None:
+            raise MalformedOp(inv.invoke["index"], problem, in_value=True)
+
+
+def _reads_problem(value: Any) -> str | None:
+    if not is_share_value(value):
+        return f"a share poll or drain value must be a list of rounds, not {value!r:.80}"
+    for r in value:
+        if any(type(r.get(t)) is not int for t in ROUND_TIMES):
+            return f"a round must have integer {' and '.join(ROUND_TIMES)}: {r!r:.80}"
+        if not isinstance(r["deliveries"], list):
+            return f"a round's deliveries must be a list, not {r['deliveries']!r:.80}"
+        for d in r["deliveries"]:
+            shaped = isinstance(d, list) and len(d) == 4
+            if not (shaped and type(d[0]) is int and type(d[1]) is int):
+                return f"a delivery must be [partition, offset, message, count], not {d!r:.80}"
+    return None

@@ -9,6 +9,10 @@ from typing import Any
 from harness.cluster.config import DEFAULT_VERSION, Metadata
 from harness.cluster.layout import ClusterSpec, KraftRoles
 
+DELIVERY_LIMIT = 3
+"""The share workload's default delivery count limit: small (Kafka allows 2 to 10, and
+defaults to 5), so that records released again and again are archived within a run."""
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class TestSpec:
@@ -63,6 +67,9 @@ class TestSpec:
     """Share workload: the probability that a consumer releases a record it polled."""
     reject_p: float = 0.05
     """Share workload: the probability that it rejects the record (archived)."""
+    delivery_limit: int = DELIVERY_LIMIT
+    """Share workload: the group's share.delivery.count.limit; recorded here so that
+    `harness check` judges the history by it."""
 
     @property
     def topic(self) -> str:

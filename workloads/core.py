@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from checkers.share import BROKER_DELIVERY_LIMIT
 from history import History
 from kvstore import Timeouts
 from kvstore.topic import TopicAdmin
@@ -80,6 +81,9 @@ class Context:
     (to be delivered again) instead of accepting it."""
     reject_p: float = 0.05
     """The share workload: the probability that it rejects the record (archived) instead."""
+    delivery_limit: int = BROKER_DELIVERY_LIMIT
+    """The share workload: the group's delivery count limit (share.delivery.count.limit);
+    a run sets its own (--delivery-limit), else it is the broker's."""
 
 
 def consumer_group_name(topic: str) -> str:

@@ -34,9 +34,6 @@ from workloads.queue import create_topic, settings
 from workloads.share_client import ShareClient, ShareSettings
 
 SEND = 0.5
-DELIVERY_LIMIT = 3
-"""The group's share.delivery.count.limit: small (Kafka allows 2 to 10), so that records
-released again and again are archived within a run."""
 LOCK_MS = 5000
 """The group's share.record.lock.duration.ms: a record a crashed client held comes back
 within a run (the brokers' minimum is lowered for it: compose/share.properties.tmpl)."""
@@ -60,13 +57,14 @@ def share_ops(rng: random.Random, partitions: int) -> Iterator[OpDict]:
             yield {"f": "poll", "value": None}
 
 
-def group_configs() -> dict[str, str]:
+def group_configs(ctx: Context) -> dict[str, str]:
     """Returns the share group's settings: from the earliest offset (the default, latest,
-    would skip whatever was sent before the group first fetched), the lock, the limit."""
+    would skip whatever was sent before the group first fetched), the lock, the run's
+    delivery limit (--delivery-limit, which test.json records)."""
     return {
         "share.auto.offset.reset": "earliest",
         "share.record.lock.duration.ms": str(LOCK_MS),
-        "share.delivery.count.limit": str(DELIVERY_LIMIT),
+        "share.delivery.count.limit": str(ctx.delivery_limit),
     }
 
 
@@ -76,7 +74,7 @@ def create_topic_and_group(admin: TopicAdmin, ctx: Context) -> None:
     create_topic(admin, ctx)
     entries = [
         ConfigEntry(name, value, incremental_operation=AlterConfigOpType.SET)
-        for name, value in group_configs().items()
+        for name, value in group_configs(ctx).items()
     ]
     resource = ConfigResource(ResourceType.GROUP, group_name(ctx), incremental_configs=entries)
     client = AdminClient({"bootstrap.servers": ctx.bootstrap})
@@ -102,7 +100,7 @@ def open_client(ctx: Context, client_id: str) -> Client:
 
 def check(history: History, ctx: Context) -> dict[str, dict[str, Any]]:
     """Returns the share section (checkers/share.py)."""
-    rules = ShareRules(delivery_limit=DELIVERY_LIMIT)
+    rules = ShareRules(delivery_limit=ctx.delivery_limit)
     return {"share": check_safe(check_share, history.events, rules)}
 
 

@@ -3,11 +3,12 @@ folders, folders of them) with no cluster, one line per history and a summary.
 
 Runs the linearizability search for register, cas-register, map and kv-append histories
 and for a user's model (`--model FILE.py:NAME`, loaded once before any history is
-checked), the lost-acknowledged-writes check for sets, or the Kafka queue catalogue for
-queue histories. Exits 255 when checking any history broke (one line; the traceback goes to a
-log file), else 254 for bad arguments or when any history is malformed (one line each,
-`FILE:LINE: problem`; the others are still checked), else 1 when any history is invalid
-(only ever a checker's verdict), else 2 when any is unknown, else 0.
+checked), the lost-acknowledged-writes check for sets, the Kafka queue catalogue for
+queue histories, or the share group checks for a share workload's. Exits 255 when
+checking any history broke (one line; the traceback goes to a log file), else 254 for bad
+arguments or when any history is malformed (one line each, `FILE:LINE: problem`; the
+others are still checked), else 1 when any history is invalid (only ever a checker's
+verdict), else 2 when any is unknown, else 0.
 """
 
 from __future__ import annotations
@@ -57,8 +58,9 @@ def add_parser(subparsers: Any) -> None:
         metavar="MODEL",
         help=f"what each history is checked against: {', '.join(sorted(CHECKERS))}, or a "
         "model of your own, FILE.py:NAME or package.module:NAME (see README); default: "
-        "guessed from its operations (queue for poll/drain, kv-append for append, map for "
-        "get/put/..., set for add/send, else cas-register)",
+        "guessed from its operations (queue for poll/drain, share when they carry a share "
+        "group's rounds, kv-append for append, map for get/put/..., set for add/send, else "
+        "cas-register)",
     )
     parser.add_argument(
         "--sub-via",

@@ -36,6 +36,8 @@ from checkers.registry import (
     default_model,
 )
 from checkers.result import UNKNOWN, Result, check_safe, merge_valid
+from checkers.share import BROKER_DELIVERY_LIMIT
+from checkers.share_history import Shaped, ShapeProbe
 from harness.results import TEST
 from history import History, HistoryError, MalformedOp, OpFound, collector_paused, load
 from history.formats import short
@@ -88,6 +90,7 @@ def _check(path: str, asked: Asked, drawings: Path) -> Outcome:
         jobs=asked.jobs,
         sub_via=asked.sub_via or run_sub_via,
         ignore=run_ignore if asked.ignore is None else asked.ignore,
+        delivery_limit=run_delivery_limit(history),
     )
     result = check_history(history, model, options)
     result.setdefault("ops", history.invocations - history.fails)
@@ -96,6 +99,11 @@ def _check(path: str, asked: Asked, drawings: Path) -> Outcome:
         result["valid"] = merge_valid(result["valid"], groups["valid"])
     warnings: list[str] = []
     name = Path(history.path).name
+    if model == "share" and options.delivery_limit is None:
+        warnings.append(
+            f"{history.path}: its run records no delivery limit (test.json's "
+            f"delivery_limit): checked against the broker's default, {BROKER_DELIVERY_LIMIT}"
+        )
     drawn = draw_counterexamples(result, drawings, warnings, name, windows(history.nemesis))
     return {
         "path": history.path,
@@ -120,7 +128,8 @@ def load_for_check(path: str, model: ModelChoice | None) -> tuple[History, Model
             # The first rule of default_model, decided at the first poll or drain.
             history = load(path, keep_events=False, stop_at=QUEUE_FS)
         except OpFound:
-            history = _load_for(path, CHECKERS["queue"])
+            model = "share" if share_shaped(path) else "queue"
+            history = _load_for(path, CHECKERS[model])
     if history.invocations == 0:
         raise HistoryError(history.path, 0, "no client operations")
     model = model or default_model(history)
@@ -134,6 +143,16 @@ def load_for_check(path: str, model: ModelChoice | None) -> tuple[History, Model
     except MalformedOp as bad:
         raise history.error(bad) from None
     return history, model
+
+
+def share_shaped(path: str) -> bool:
+    """Takes a history file with polls or drains. Returns whether the first that carries a
+    value is a share workload's (checkers/share_history.py), reading no further."""
+    try:
+        load(path, keep_events=False, reader=ShapeProbe())
+    except Shaped as shaped:
+        return shaped.share
+    return False
 
 
 def _load_for(path: str, checker: Checker) -> History:
@@ -171,6 +190,13 @@ def run_spec(history: History) -> dict[str, Any]:
     except (OSError, ValueError, KeyError, TypeError):
         return {}
     return spec if isinstance(spec, dict) else {}
+
+
+def run_delivery_limit(history: History) -> int | None:
+    """Returns the share group's delivery count limit as the test.json beside the history
+    records it (its spec's delivery_limit), or None when it does not."""
+    limit = run_spec(history).get("delivery_limit")
+    return limit if type(limit) is int and limit > 0 else None
 
 
 def run_policy(history: History) -> tuple[SubVia | None, frozenset[str]]:

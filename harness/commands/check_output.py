@@ -93,7 +93,8 @@ def sentences(outcome: Outcome) -> list[str]:
     """Takes a checked history's Outcome. Returns the report's sentences on it (what
     failed, where and why, or what was checked), with the faults and the configuration of
     the run folder it lies in, when its test.json and results.json are there."""
-    section = {"queue": "queue", "set": "lost-acks"}.get(str(outcome.get("model")), "linearizable")
+    sections = {"queue": "queue", "set": "lost-acks", "share": "share"}
+    section = sections.get(str(outcome.get("model")), "linearizable")
     results: dict[str, Any] = {
         "valid": outcome["valid"],
         "stats": {"count": outcome.get("ops", 0)},

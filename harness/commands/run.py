@@ -17,7 +17,7 @@ from harness.commands.argtypes import IGNORE_HELP, positive, probability, queue_
 from harness.commands.cluster import add_cluster_options, cluster_spec
 from harness.exit_codes import EXIT_BAD_INPUT, EXIT_INTERRUPTED, EXIT_INVALID
 from harness.progress import StatusLine
-from harness.spec import TestSpec, default_name
+from harness.spec import DELIVERY_LIMIT, TestSpec, default_name
 from nemesis.names import NEMESES
 from workloads.names import STORES, WORKLOAD_NAMES
 
@@ -179,6 +179,15 @@ def add_parser(sub: Any) -> None:
         metavar="P",
         help="share workload: the probability that it rejects the record (archived) (default 0.05)",
     )
+    p.add_argument(
+        "--delivery-limit",
+        type=int,
+        choices=range(2, 11),
+        default=DELIVERY_LIMIT,
+        metavar="N",
+        help="share workload: the group's delivery count limit, 2 to 10 (a record delivered N "
+        f"times is archived; default {DELIVERY_LIMIT}, Kafka's is 5)",
+    )
     p.add_argument("--ignore", type=queue_kinds, metavar="KIND,...", help=IGNORE_HELP)
     p.add_argument(
         "--leave-cluster-running",
@@ -260,6 +269,7 @@ def spec_from_args(args: argparse.Namespace, seed: int) -> TestSpec:
         client=args.client,
         release_p=args.release_p,
         reject_p=args.reject_p,
+        delivery_limit=args.delivery_limit,
     )
 
 

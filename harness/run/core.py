@@ -108,6 +108,7 @@ class TestRun:
             client=spec.client,
             release_p=spec.release_p,
             reject_p=spec.reject_p,
+            delivery_limit=spec.delivery_limit,
         )
         self.faults = plan_faults(
             spec.nemesis,

@@ -17,8 +17,9 @@ from harness.cli import build_parser
 from harness.cluster import config
 from harness.commands.run import spec_from_args
 from kvstore import DEFAULT_TIMEOUTS
+from workloads.core import Context
 from workloads.queue_client import QueueSettings
-from workloads.share import DELIVERY_LIMIT, LOCK_MS, group_configs, share_ops
+from workloads.share import LOCK_MS, group_configs, share_ops
 from workloads.share_client import ShareClient, ShareSettings, choose_ack
 
 SETTINGS = ShareSettings(
@@ -55,11 +56,23 @@ def test_acknowledgements_follow_the_probabilities() -> None:
     assert drawn.count("accept") == 10_000 - drawn.count("release") - drawn.count("reject")
 
 
-def test_the_group_starts_at_the_earliest_offset_with_a_short_lock_and_a_small_limit() -> None:
-    assert group_configs() == {
+def test_the_group_starts_at_the_earliest_offset_with_a_short_lock_and_the_run_limit() -> None:
+    ctx = Context(
+        bootstrap="127.0.0.1:1",
+        topic="t",
+        kafka_config="safe",
+        store="linearizable",
+        keys=2,
+        partitions=1,
+        replication_factor=3,
+        timeouts=DEFAULT_TIMEOUTS,
+        check_time_limit=10.0,
+        delivery_limit=4,
+    )
+    assert group_configs(ctx) == {
         "share.auto.offset.reset": "earliest",
         "share.record.lock.duration.ms": str(LOCK_MS),
-        "share.delivery.count.limit": str(DELIVERY_LIMIT),
+        "share.delivery.count.limit": "4",
     }
 
 
@@ -88,6 +101,9 @@ def test_run_takes_the_share_options_on_4_4_0() -> None:
     spec = spec_from_args(args, seed=1)
     assert (spec.workload, spec.release_p, spec.reject_p) == ("share", 0.3, 0.1)
     assert spec.crash_clients == 20
+    assert spec.delivery_limit == 3 and spec.to_json()["delivery_limit"] == 3  # test.json's
+    limited = build_parser().parse_args([*argv, "--delivery-limit", "7"])
+    assert spec_from_args(limited, seed=1).delivery_limit == 7
 
 
 class FakeMessage:
