@@ -1,0 +1,37 @@
+"""One colour per fault kind, the same in every plot of every run (and for any page that
+draws faults), keyed by the names `--nemesis` takes (nemesis/names.py).
+
+A fault's colour never depends on which other faults share the run. Families share a
+hue: network faults blue to purple, kills brown, pauses pink, isr-shrink olive, the
+group coordinator's faults gold to teal. None is the red, green or orange that mean
+lost, ok and info in the plots.
+"""
+
+from __future__ import annotations
+
+FAULT_COLOURS: dict[str, str] = {
+    "partition-leader": "#1f77b4",
+    "partition-random-halves": "#9ecae1",
+    "partition-majorities-ring": "#17becf",
+    "partition-zookeeper": "#08306b",
+    "flaky-leader": "#6a51a3",
+    "partition-controller-quorum": "#bcbddc",
+    "partition-brokers-from-controllers": "#3f007d",
+    "kill-leader": "#8c564b",
+    "kill-random": "#c49c94",
+    "kill-active-controller": "#543005",
+    "pause-leader": "#e377c2",
+    "pause-random": "#f7b6d2",
+    "pause-active-controller": "#ae017e",
+    "isr-shrink": "#bcbd22",
+    "kill-coordinator": "#a6761d",
+    "pause-coordinator": "#e6ab02",
+    "partition-coordinator": "#01665e",
+}
+OTHER_FAULT = "#7f7f7f"
+"""A fault the table does not name: one recorded elsewhere, or by an older harness."""
+
+
+def fault_colour(fault: str) -> str:
+    """Takes a fault's name (a window's "fault"). Returns its colour."""
+    return FAULT_COLOURS.get(fault, OTHER_FAULT)

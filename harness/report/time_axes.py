@@ -1,0 +1,211 @@
+"""The frame every time plot of a run shares: x from 0 to the test's end at the same left
+and right edges, the faults as a strip of coloured bands above the data, named in a legend.
+
+Every time plot is FIG_WIDTH wide with its data between LEFT and RIGHT, so that shown at
+one width in report.html their x axes line up; legends go in the margin right of RIGHT.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import matplotlib
+
+matplotlib.use("Agg")  # no display here; must precede pyplot
+import matplotlib.pyplot as plt
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+from matplotlib.patches import Patch, Rectangle
+
+from harness.report.fault_colours import fault_colour
+from history import Event
+
+FIG_WIDTH, DPI = 11.0, 110
+LEFT, RIGHT = 0.075, 0.77
+"""The data area's edges, as fractions of the width, on every time plot."""
+# Heights in inches, from the top down: the title, the fault legend's rows, the line
+# naming a fault's steps, the strip's lanes, the gap above the data; below, the x label.
+TITLE_IN, LEGEND_ROW_IN, STEPS_IN, LANE_IN, GAP_IN = 0.4, 0.2, 0.2, 0.17, 0.06
+BETWEEN_IN, BOTTOM_IN = 0.2, 0.55
+SHADE_ALPHA = 0.08
+"""The faint shading of each fault window over the data, under everything drawn there."""
+X_LABEL = "time since the test began (s)"
+
+
+@dataclass(frozen=True)
+class Frame:
+    """A time plot's figure, its data axes top down (sharing x), the fault strip above the
+    first (None without faults) and the test's end (s): the x range is 0 to end."""
+
+    fig: Figure
+    axes: list[Axes]
+    strip: Axes | None
+    end: float
+
+
+def run_end(events: Sequence[Event], windows: Sequence[dict[str, Any]] = ()) -> float:
+    """Takes a history's events and its fault windows. Returns the test's end in seconds
+    since it began: its last event, or a window's end if later (at least 1 s)."""
+    times = [float(e["time"]) / 1e9 for e in events if isinstance(e.get("time"), int | float)]
+    edges = [float(w["stop"] if w.get("stop") is not None else w["start"]) for w in windows]
+    return max([1.0, *times, *edges])
+
+
+def time_figure(
+    heights: Sequence[float], windows: Sequence[dict[str, Any]], end: float, title: str
+) -> Frame:
+    """Takes the data axes' heights (inches, top down), the fault windows (checkers.faults:
+    "fault", "start", "stop" in s, None if never healed, "steps"), the test's end and a
+    title. Returns a Frame: the axes laid out at LEFT..RIGHT with x from 0 to end, each
+    fault window shaded faintly, a strip of bands above them and a legend naming them."""
+    lanes = _lanes(windows)
+    kinds = list(dict.fromkeys(w["fault"] for w in windows))
+    steps = step_names(windows)
+    columns = _columns(kinds)
+    legend_in = LEGEND_ROW_IN * math.ceil(len(kinds) / columns)
+    strip_in = LANE_IN * (max(lanes, default=-1) + 1)
+    top_in = TITLE_IN + legend_in + (STEPS_IN if steps else 0) + strip_in + GAP_IN * bool(kinds)
+    height = top_in + sum(heights) + BETWEEN_IN * (len(heights) - 1) + BOTTOM_IN
+    fig = plt.figure(figsize=(FIG_WIDTH, height))
+    axes: list[Axes] = []
+    bottom = height - top_in
+    for h in heights:
+        bottom -= h
+        rect = (LEFT, bottom / height, RIGHT - LEFT, h / height)
+        axes.append(fig.add_axes(rect, sharex=axes[0] if axes else None))
+        bottom -= BETWEEN_IN
+    for ax in axes[:-1]:
+        ax.tick_params(labelbottom=False)
+    axes[-1].set_xlabel(X_LABEL)
+    for ax in axes:
+        for w in windows:
+            stop = w["stop"] if w.get("stop") is not None else end
+            colour = fault_colour(w["fault"])
+            ax.axvspan(w["start"], stop, color=colour, alpha=SHADE_ALPHA, lw=0, zorder=0)
+    fig.text((LEFT + RIGHT) / 2, 1 - 0.08 / height, title, ha="center", va="top", fontsize=12)
+    strip = None
+    if kinds:
+        strip_bottom = (height - top_in + GAP_IN) / height
+        strip = fig.add_axes((LEFT, strip_bottom, RIGHT - LEFT, strip_in / height), sharex=axes[0])
+        _draw_strip(strip, windows, lanes, end, steps)
+        legend_bottom = (height - TITLE_IN - legend_in) / height
+        fig.legend(
+            handles=[_fault_handle(kind, windows) for kind in kinds],
+            loc="lower left",
+            bbox_to_anchor=(LEFT, legend_bottom),
+            ncol=columns,
+            fontsize=8,
+            frameon=False,
+            borderaxespad=0,
+            borderpad=0.1,
+            handlelength=1.5,
+            columnspacing=1.5,
+        )
+        if steps:
+            said = ", ".join(f"{n} {name}" for n, name in enumerate(steps, 1))
+            fig.text(LEFT, legend_bottom - 0.03 / height, f"steps: {said}", va="top", fontsize=7.5)
+    axes[0].set_xlim(0, end)
+    return Frame(fig, axes, strip, end)
+
+
+def side_legend(ax: Axes, handles: Sequence[Any] | None = None, **style: Any) -> None:
+    """Puts ax's legend (its labelled artists, or handles) in the margin right of the data,
+    where every time plot has room for it."""
+    options: dict[str, Any] = {"fontsize": 8, "loc": "upper left", "bbox_to_anchor": (1.01, 1.0)}
+    if handles is not None:
+        options["handles"] = list(handles)
+    ax.legend(borderaxespad=0, **(options | style))
+
+
+def save(frame: Frame, path: Path) -> Path:
+    """Saves a time plot at its laid out size (no tight layout: it would move the edges
+    that line the plots up) with x from 0 to the test's end. Returns the file."""
+    frame.axes[0].set_xlim(0, frame.end)  # a collection added late may have widened it
+    frame.fig.savefig(path, dpi=DPI)
+    plt.close(frame.fig)
+    return path
+
+
+def step_names(windows: Sequence[dict[str, Any]]) -> list[str]:
+    """Returns the names of the steps the faults recorded (isr-shrink's), in the order
+    first met: the strip numbers each step by its place here."""
+    return list(dict.fromkeys(s["step"] for w in windows for s in w.get("steps", ())))
+
+
+def _lanes(windows: Sequence[dict[str, Any]]) -> list[int]:
+    # Each window's lane in the strip: the first whose last window ended before it began,
+    # so that faults in force at once are drawn one above the other, not over each other.
+    ends: list[float] = []
+    lanes = []
+    for w in windows:
+        free = [i for i, stop in enumerate(ends) if stop <= w["start"]]
+        lane = free[0] if free else len(ends)
+        if lane == len(ends):
+            ends.append(0.0)
+        ends[lane] = math.inf if w.get("stop") is None else w["stop"]
+        lanes.append(lane)
+    return lanes
+
+
+def _columns(kinds: Sequence[str]) -> int:
+    # As many legend columns as the widest name allows across the data's width: at 8 pt a
+    # character is about 0.065 in, and a handle and the space after it about 0.5 in.
+    if not kinds:
+        return 1
+    widest = 0.5 + 0.065 * max(len(k) + len(" (never healed)") for k in kinds)
+    return max(1, min(len(kinds), int((RIGHT - LEFT) * FIG_WIDTH / widest)))
+
+
+def _fault_handle(kind: str, windows: Sequence[dict[str, Any]]) -> Patch:
+    never = any(w["fault"] == kind and w.get("stop") is None for w in windows)
+    label = f"{kind} (never healed)" if never else kind
+    return Patch(facecolor=fault_colour(kind), edgecolor="none", label=label)
+
+
+def _draw_strip(
+    strip: Axes,
+    windows: Sequence[dict[str, Any]],
+    lanes: Sequence[int],
+    end: float,
+    steps: Sequence[str],
+) -> None:
+    count = max(lanes) + 1
+    for w, lane in zip(windows, lanes, strict=True):
+        stop = w["stop"] if w.get("stop") is not None else end
+        colour = fault_colour(w["fault"])
+        row = count - 1 - lane  # lane 0 on top
+        strip.add_patch(Rectangle((w["start"], row + 0.1), stop - w["start"], 0.8, color=colour))
+        ink = _ink(colour)
+        last = -math.inf
+        for step in w.get("steps", ()):
+            strip.vlines(step["time"], row + 0.1, row + 0.9, color=ink, lw=1)
+            # A number needs about 0.6 % of the width; one that would touch the last is left
+            # out (the tick stays): two steps a moment apart share a place.
+            if step["time"] - last > 0.012 * end:
+                number = steps.index(step["step"]) + 1
+                strip.text(
+                    step["time"],
+                    row + 0.5,
+                    f" {number}",
+                    color=ink,
+                    fontsize=6.5,
+                    va="center",
+                    ha="left",
+                    clip_on=True,
+                )
+                last = step["time"]
+    strip.set_ylim(0, count)
+    strip.set_yticks([])
+    strip.tick_params(axis="x", bottom=False, labelbottom=False)
+    for spine in strip.spines.values():
+        spine.set_color("#cccccc")
+
+
+def _ink(colour: str) -> str:
+    # Black on a light band, white on a dark one (relative luminance, roughly).
+    r, g, b = (int(colour[i : i + 2], 16) / 255 for i in (1, 3, 5))
+    return "black" if 0.2126 * r + 0.7152 * g + 0.0722 * b > 0.45 else "white"
