@@ -1,7 +1,7 @@
 """The queue workload's plots of consumers falling behind, the two Jepsen's Kafka analysis
 draws: realtime-lag.png (each consumer's lag over time, as checkers/queue_lag.py defines
-it) and unseen.png (acknowledged sends no poll had received yet, over time). Fault
-windows are shaded as in every plot of a run. matplotlib is imported only to draw.
+it) and unseen.png (acknowledged sends no poll had received yet, over time), in the frame
+of every time plot (time_axes). matplotlib is imported only to draw.
 """
 
 from __future__ import annotations
@@ -29,45 +29,49 @@ OTHERS_COLOUR = "#c7c7c7"
 NAMED_COLOURS = ("#1b9e77", "#d95f02", "#7570b3", "#e7298a", "#66a61e", "#e6ab02", "#a6761d")
 BUCKETS = 1500
 """At most this many points per consumer: the worst of each slice of the run."""
-LABEL_ROOM = 1.8
-"""The y range over the data's highest value, so that the fault labels drawn down from
-the top of the axis (plots.shade_faults) fall above the data, not across it."""
-STEP_ROOM = 0.3
-"""The share of the y range below zero when a fault has steps: their labels go there."""
+HEADROOM = 1.08
+"""The y range over the data's highest value."""
 
 
 def realtime_lag_plot(
-    events: Sequence[Event], windows: Sequence[dict[str, Any]], out: Path
+    events: Sequence[Event], windows: Sequence[dict[str, Any]], out: Path, end: float | None = None
 ) -> Path:
-    """Takes a queue history's events, the run's fault windows (checkers.faults) and a file.
-    Draws each consumer's realtime lag and offsets behind over time. Returns the file."""
+    """Takes a queue history's events, the run's fault windows (checkers.faults), a file and
+    the test's end (s; None: the last poll's or window's). Draws each consumer's realtime
+    lag and offsets behind over time. Returns the file."""
     history = read_queue_history(events)
-    return draw_lag(realtime_lag(history, poll_invocations(events, history)), windows, out)
+    return draw_lag(realtime_lag(history, poll_invocations(events, history)), windows, out, end)
 
 
-def draw_lag(points: Sequence[LagPoint], windows: Sequence[dict[str, Any]], out: Path) -> Path:
-    """Takes LagPoints, fault windows and a file. Draws lag (s) above and offsets behind
-    below, a line per consumer, the worst ones named. Returns the file written."""
-    import matplotlib.pyplot as plt
+def draw_lag(
+    points: Sequence[LagPoint],
+    windows: Sequence[dict[str, Any]],
+    out: Path,
+    end: float | None = None,
+) -> Path:
+    """Takes LagPoints, fault windows, a file and the test's end (s; None: the last point's
+    or window's). Draws lag (s) above and offsets behind below, a line per consumer, the
+    worst ones named. Returns the file written."""
+    from matplotlib.ticker import MaxNLocator
 
-    from harness.report import plots  # brings matplotlib (Agg): only when drawing
+    from harness.report import time_axes  # brings matplotlib (Agg): only when drawing
 
     ranked = sorted(worst_lags(points).values(), key=lambda p: -p.lag)
-    end = max([p.time / 1e9 for p in points] + [w["stop"] or w["start"] for w in windows] + [1.0])
-    fig, (lag_ax, behind_ax) = plt.subplots(2, 1, figsize=(11, 7.5), sharex=True)
+    if end is None:
+        edges = [w["stop"] or w["start"] for w in windows]
+        end = max([p.time / 1e9 for p in points] + edges + [1.0])
+    frame = time_axes.time_figure([2.8, 2.8], windows, end, _lag_title(ranked))
+    lag_ax, behind_ax = frame.axes
     _draw_consumers((lag_ax, behind_ax), points, ranked, end)
-    lag_ax.set_title(_lag_title(ranked))
     lag_ax.set_ylabel("lag (s)")
     behind_ax.set_ylabel("offsets behind the newest known")
     behind_ax.set_xlabel("poll invoked (s since the test began)")
-    behind_ax.yaxis.get_major_locator().set_params(integer=True)
+    behind_ax.yaxis.set_major_locator(MaxNLocator(integer=True))
     top_lag = max((p.lag / 1e9 for p in points), default=0.0)
     top_behind = max((p.behind for p in points), default=0)
     for ax, top in ((lag_ax, top_lag), (behind_ax, float(top_behind))):
-        plots.shade_faults(ax, windows, end)
-        leave_room_for_labels(ax, top, windows)
-        ax.set_xlim(0, end)
-    return plots.save(fig, out)
+        ax.set_ylim(0, (top or 1.0) * HEADROOM)
+    return time_axes.save(frame, out)
 
 
 def _draw_consumers(
@@ -111,7 +115,14 @@ def _draw_consumers(
         legend.insert(rank, (line, f"process {worst.process}: worst {worst.lag / 1e9:.2f} s"))
     if legend:
         handles, labels = zip(*legend, strict=True)
-        axes[0].legend(handles, labels, fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+        axes[0].legend(
+            handles,
+            labels,
+            fontsize=8,
+            loc="upper left",
+            bbox_to_anchor=(1.01, 1.0),
+            borderaxespad=0,
+        )
 
 
 def _lag_title(ranked: Sequence[LagPoint]) -> str:
@@ -144,38 +155,25 @@ def _thin(points: Sequence[LagPoint], end: float) -> tuple[list[float], list[flo
     )
 
 
-def unseen_plot(queue: dict[str, Any], windows: Sequence[dict[str, Any]], out: Path) -> Path:
-    """Takes the queue checker's result (its `unseen_over_time`), fault windows and a file.
-    Draws how many acknowledged sends no poll had received yet, over time. Returns the file."""
-    import matplotlib.pyplot as plt
-
-    from harness.report import plots  # brings matplotlib (Agg): only when drawing
+def unseen_plot(
+    queue: dict[str, Any], windows: Sequence[dict[str, Any]], out: Path, end: float | None = None
+) -> Path:
+    """Takes the queue checker's result (its `unseen_over_time`), fault windows, a file and
+    the test's end (s; None: the last count's or window's). Draws how many acknowledged
+    sends no poll had received yet, over time. Returns the file."""
+    from harness.report import time_axes  # brings matplotlib (Agg): only when drawing
 
     series = [(0.0, 0)] + [(t / 1e9, count) for t, count in queue.get("unseen_over_time", [])]
     times, counts = [t for t, _ in series], [c for _, c in series]
-    end = max([times[-1]] + [w["stop"] or w["start"] for w in windows] + [1.0])
-    fig, ax = plt.subplots(figsize=(11, 4))
+    if end is None:
+        end = max([times[-1]] + [w["stop"] or w["start"] for w in windows] + [1.0])
+    peak = max(series, key=lambda point: point[1])
+    title = f"Unseen messages: {counts[-1]:,} at the end, at most {peak[1]:,} (at {peak[0]:.1f} s)"
+    frame = time_axes.time_figure([3.0], windows, end, title)
+    (ax,) = frame.axes
     ax.plot(times, counts, color=UNSEEN_COLOUR, lw=1.2, label="acknowledged, not yet polled")
     ax.fill_between(times, counts, color=UNSEEN_COLOUR, alpha=0.25, lw=0)
-    peak = max(series, key=lambda point: point[1])
-    ax.set_title(
-        f"Unseen messages: {counts[-1]:,} at the end, at most {peak[1]:,} (at {peak[0]:.1f} s)"
-    )
     ax.set_ylabel("unseen messages")
-    ax.set_xlabel("time since the test began (s)")
-    plots.shade_faults(ax, windows, end)
-    leave_room_for_labels(ax, float(peak[1]), windows)
-    ax.set_xlim(0, end)
-    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))
-    return plots.save(fig, out)
-
-
-def leave_room_for_labels(ax: Any, top: float, windows: Sequence[dict[str, Any]]) -> None:
-    """Takes an axis, its data's highest value and the fault windows drawn on it. Sets the
-    y range so that the fault labels fall clear of the data; ticks only where data can be."""
-    top = top or 1.0
-    upper = top * (LABEL_ROOM if windows else 1.08)
-    lower = -upper * STEP_ROOM if any(w.get("steps") for w in windows) else 0.0
-    ax.set_ylim(lower, upper)
-    ax.set_yticks([t for t in ax.get_yticks() if 0 <= t <= top * 1.05])
-    ax.set_ylim(lower, upper)  # set_yticks may widen the range to its ticks
+    ax.set_ylim(0, (peak[1] or 1) * HEADROOM)
+    time_axes.side_legend(ax)
+    return time_axes.save(frame, out)

@@ -128,10 +128,8 @@ def _queue(results: dict[str, Any], folder: Path) -> str:
     if not isinstance(queue, dict):
         return ""
     items = "".join(f"<li>{_e(line)}</li>" for line in queue_lines(queue))
-    plots = "".join(
-        f'<img src="{html.escape(p.name)}" alt="{html.escape(p.stem)}">'
-        for p in sorted(folder.glob("offsets-*.png"))
-    )
+    drawn = sorted(folder.glob("offsets-*.png"))
+    plots = "".join(f'<img src="{html.escape(p.name)}" alt="{html.escape(p.stem)}">' for p in drawn)
     return (
         f"<h2>Queue</h2><ul>{items}</ul>"
         + "".join(
@@ -139,8 +137,29 @@ def _queue(results: dict[str, Any], folder: Path) -> str:
             for name, title, caption in LAG_PLOTS
             if (folder / name).exists()
         )
+        + offsets_line(queue, len(drawn))
         + plots
     )
+
+
+def offsets_line(queue: dict[str, Any], drawn: int) -> str:
+    """Takes the queue checker's section and how many offsets plots the run drew (one per
+    partition with an anomaly). Returns a heading and a line saying how many partitions
+    had none and so are not drawn ("" when the section does not count its partitions)."""
+    total = queue.get("partitions")
+    if not isinstance(total, int) or "error" in queue:
+        return ""
+    none = total - drawn
+    if not drawn:
+        said = f"No offsets plot: none of the {total} partitions had an anomaly that counts"
+        return f"<h3>offsets</h3><p>{said} against the run.</p>"
+    which = "the partition" if drawn == 1 else f"each of the {drawn} partitions"
+    rest = "" if none <= 0 else f"; the other {none} had none and are not drawn"
+    said = (
+        f"The message at each offset, for {which} with an anomaly that counts against the "
+        f"run, zoomed around its anomalies{rest}."
+    )
+    return f"<h3>offsets</h3><p>{_e(said)}</p>"
 
 
 CASES_SHOWN = 3

@@ -1,5 +1,5 @@
 """The run's plots: latency.png (every op's latency over time, by outcome) and rate.png
-(throughput by outcome), both with the fault windows shaded and labelled.
+(throughput by outcome), in the frame of every time plot, with the anomalies marked.
 """
 
 from __future__ import annotations
@@ -8,61 +8,32 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import matplotlib
-
-matplotlib.use("Agg")  # no display here; must precede pyplot
-import matplotlib.pyplot as plt
 from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
 
 from checkers.perf import Sample
+from harness.report import time_axes
+from harness.report.anomaly_marks import Mark, draw_on_latency, draw_on_rate
+from harness.report.time_axes import Frame, side_legend, time_figure
 
 OUTCOME_COLOURS = {"ok": "#2ca02c", "fail": "#d62728", "info": "#ff7f0e"}
-FAULT_COLOURS = ("#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf", "#1f77b4")
 MARKERS = ("o", "s", "^", "D", "v", "P", "X")
+MARK_ROOM = 1.2
+"""The rate plot's y range over its highest count when anomalies are marked near the top."""
 
 
-def _fault_colour(fault: str, faults: list[str]) -> str:
-    return FAULT_COLOURS[faults.index(fault) % len(FAULT_COLOURS)]
-
-
-def shade_faults(ax: Axes, windows: Sequence[dict[str, Any]], end: float) -> None:
-    """Takes an axis and fault windows. Shades each window and labels it at the top; a
-    fault made of steps (isr-shrink) gets a dashed line and a label at each step."""
-    faults = sorted({w["fault"] for w in windows})
-    for w in windows:
-        stop = w["stop"] if w["stop"] is not None else end
-        colour = _fault_colour(w["fault"], faults)
-        ax.axvspan(w["start"], stop, color=colour, alpha=0.15, lw=0)
-        for step in w.get("steps", ()):
-            ax.axvline(step["time"], color=colour, lw=0.8, ls="--", alpha=0.7)
-            ax.text(
-                step["time"],
-                0.0,
-                f" {step['step']}",
-                transform=ax.get_xaxis_transform(),
-                fontsize=6,
-                va="bottom",
-                ha="left",
-                color=colour,
-                rotation=90,
-            )
-        ax.text(
-            w["start"],
-            1.0,
-            f" {w['fault']}",
-            transform=ax.get_xaxis_transform(),
-            fontsize=7,
-            va="top",
-            ha="left",
-            color=colour,
-            rotation=90,
-        )
-
-
-def latency_plot(samples: Sequence[Sample], windows: Sequence[dict[str, Any]], path: Path) -> Path:
-    """Draws each op's latency against the time it was invoked, coloured by outcome and
-    marked by f, with the fault windows shaded. Returns the file written."""
-    fig, ax = plt.subplots(figsize=(11, 5))
+def latency_figure(
+    samples: Sequence[Sample],
+    windows: Sequence[dict[str, Any]],
+    end: float | None = None,
+    marks: Sequence[Mark] = (),
+) -> Frame:
+    """Takes the ops' samples, the fault windows, the test's end (s; None: the last
+    sample's or window's) and the anomalies. Returns the latency plot's Frame: each op at
+    its invocation and latency, coloured by outcome and shaped by f, the anomalies ringed."""
+    frame = time_figure([4.2], windows, _end(samples, windows, end), "Latency of every operation")
+    (ax,) = frame.axes
     fs = sorted({s.f for s in samples})
     for i, f in enumerate(fs):
         for outcome, colour in OUTCOME_COLOURS.items():
@@ -75,31 +46,47 @@ def latency_plot(samples: Sequence[Sample], windows: Sequence[dict[str, Any]], p
                     color=colour,
                     marker=MARKERS[i % len(MARKERS)],
                     alpha=0.6,
-                    label=f"{f} {outcome}",
                     linewidths=0,
+                    rasterized=len(picked) > 5000,
                 )
-    shade_faults(ax, windows, _end(samples))
+    draw_on_latency(ax, marks)
     ax.set_yscale("log")
-    ax.set_xlabel("time since the test began (s)")
     ax.set_ylabel("latency (ms)")
-    ax.set_title("Latency of every operation")
     if samples:
-        ax.legend(fontsize=7, markerscale=2, loc="upper left", bbox_to_anchor=(1.0, 1.0))
-    return save(fig, path)
+        # Colour says the outcome and shape the f: a key of each, not of every pair.
+        outcomes = sorted({s.outcome for s in samples}, key=list(OUTCOME_COLOURS).index)
+        handles = [_dot(OUTCOME_COLOURS[o], "o", o) for o in outcomes]
+        handles += [_dot("#555555", MARKERS[i % len(MARKERS)], f) for i, f in enumerate(fs)]
+        side_legend(ax, handles + ax.get_legend_handles_labels()[0])
+    return frame
 
 
-def rate_plot(
+def latency_plot(
     samples: Sequence[Sample],
     windows: Sequence[dict[str, Any]],
     path: Path,
-    recovered: Sequence[dict[str, Any]] = (),
+    end: float | None = None,
+    marks: Sequence[Mark] = (),
 ) -> Path:
-    """Draws completed ops per second by outcome (one-second buckets by completion time)
-    with the fault windows shaded, and when each fault's partitions got a new leader and
-    their first ok op (checkers/recovery.py rows). Returns the file written."""
-    fig, ax = plt.subplots(figsize=(11, 4))
-    end = _end(samples)
-    buckets = int(end) + 1
+    """Draws latency_figure into path. Returns the file written."""
+    return time_axes.save(latency_figure(samples, windows, end, marks), path)
+
+
+def rate_figure(
+    samples: Sequence[Sample],
+    windows: Sequence[dict[str, Any]],
+    recovered: Sequence[dict[str, Any]] = (),
+    end: float | None = None,
+    marks: Sequence[Mark] = (),
+) -> Frame:
+    """Takes what latency_figure does and the recovery rows (checkers/recovery.py).
+    Returns the rate plot's Frame: completed ops per second by outcome (one-second buckets
+    by completion time), when each fault's partitions got a new leader and their first ok
+    op, and a line at each anomaly."""
+    frame = time_figure([3.2], windows, _end(samples, windows, end), "Throughput by outcome")
+    (ax,) = frame.axes
+    buckets = int(frame.end) + 1
+    top = 0
     for outcome, colour in OUTCOME_COLOURS.items():
         counts = [0] * buckets
         for s in samples:
@@ -107,14 +94,27 @@ def rate_plot(
                 counts[min(buckets - 1, int(s.time_s + s.latency_ms / 1000))] += 1
         if any(counts):
             ax.plot(range(buckets), counts, color=colour, label=outcome, lw=1.2)
-    shade_faults(ax, windows, end)
+            top = max(top, *counts)
     mark_recovery(ax, recovered)
-    ax.set_xlabel("time since the test began (s)")
+    draw_on_rate(ax, marks)
+    if marks:
+        ax.set_ylim(0, max(top, 1) * MARK_ROOM)
     ax.set_ylabel("operations per second")
-    ax.set_title("Throughput by outcome")
     if samples:
-        ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))
-    return save(fig, path)
+        side_legend(ax)
+    return frame
+
+
+def rate_plot(
+    samples: Sequence[Sample],
+    windows: Sequence[dict[str, Any]],
+    path: Path,
+    recovered: Sequence[dict[str, Any]] = (),
+    end: float | None = None,
+    marks: Sequence[Mark] = (),
+) -> Path:
+    """Draws rate_figure into path. Returns the file written."""
+    return time_axes.save(rate_figure(samples, windows, recovered, end, marks), path)
 
 
 def mark_recovery(ax: Axes, recovered: Sequence[dict[str, Any]]) -> None:
@@ -138,13 +138,22 @@ def mark_recovery(ax: Axes, recovered: Sequence[dict[str, Any]]) -> None:
             )
 
 
-def _end(samples: Sequence[Sample]) -> float:
-    return max((s.time_s + s.latency_ms / 1000 for s in samples), default=1.0)
+def _dot(colour: str, marker: str, label: str) -> Line2D:
+    return Line2D([], [], color=colour, marker=marker, ls="", ms=5, label=label)
 
 
-def save(fig: Any, path: Path) -> Path:
-    """Saves a figure as every plot of a run is saved; returns the file."""
+def _end(samples: Sequence[Sample], windows: Sequence[dict[str, Any]], end: float | None) -> float:
+    if end is not None:
+        return end
+    last = max((s.time_s + s.latency_ms / 1000 for s in samples), default=1.0)
+    return max([last, *(float(w["stop"] or w["start"]) for w in windows)])
+
+
+def save(fig: Figure, path: Path) -> Path:
+    """Saves a plot that is not a time plot (tightly laid out). Returns the file."""
+    import matplotlib.pyplot as plt
+
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    fig.savefig(path, dpi=time_axes.DPI)
     plt.close(fig)
     return path

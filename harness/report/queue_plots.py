@@ -1,11 +1,12 @@
 """The queue workload's plots: lost-acks.png (acknowledged sends over time, the lost ones
-marked, fault windows shaded) and offsets-<partition>.png (the message at each offset as
-each observer saw it, inconsistencies marked). matplotlib is imported only to draw.
+marked, in the frame of every time plot) and offsets-<partition>.png for each partition
+with an anomaly (the message at each offset as each observer saw it, zoomed around the
+anomalies). matplotlib is imported only to draw.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -35,33 +36,34 @@ def lost_acks_plot(
     result: dict[str, Any],
     fault_windows: Sequence[dict[str, Any]],
     out_path: Path,
+    end: float | None = None,
 ) -> Path:
     """Takes a queue history's events, the queue checker's result on it, the run's fault
     windows (checkers.faults: "fault", "start", "stop" in s since the test began, stop
-    None if never healed, and the steps of a fault made of steps) and a file. Draws
-    acknowledged and lost sends per second above, and each acknowledged send by
-    partition below, the lost ones marked, with the faults shaded. Returns the file."""
-    import matplotlib.pyplot as plt
-
-    from harness.report import plots  # brings matplotlib (Agg): only when drawing
+    None if never healed, and the steps of a fault made of steps), a file and the test's
+    end (s; None: the last send's or window's). Draws acknowledged and lost sends per
+    second above, and each acknowledged send by partition below, the lost ones marked.
+    Returns the file."""
+    from harness.report import time_axes  # brings matplotlib (Agg): only when drawing
 
     acked = [s for s in read_queue_history(events).sends if s.acked is not None]
     lost = set(result["lost_messages"])
     lost_sends = [s for s in acked if s.value in lost]
-    end = max([_seconds(s) for s in acked] + [w["stop"] or 0 for w in fault_windows] + [1.0])
-    fig, (rate, where) = plt.subplots(2, 1, figsize=(11, 6.5), sharex=True, height_ratios=(1, 1.4))
-    _draw_rates(rate, acked, lost_sends, end)
+    if end is None:
+        edges = [w["stop"] or 0 for w in fault_windows]
+        end = max([_seconds(s) for s in acked] + edges + [1.0])
     fraction = 100 * result["lost_fraction"]
-    rate.set_title(
-        f"{result['acknowledged']:,} acknowledged, {result['lost']:,} lost ({fraction:.1f}%)"
-    )
+    title = f"{result['acknowledged']:,} acknowledged, {result['lost']:,} lost ({fraction:.1f}%)"
+    frame = time_axes.time_figure([2.2, 3.0], fault_windows, end, title)
+    rate, where = frame.axes
+    _draw_rates(rate, acked, lost_sends, end)
     _draw_by_partition(where, acked, lost_sends)
-    for ax in (rate, where):
-        plots.shade_faults(ax, fault_windows, end)
-    return plots.save(fig, out_path)
+    return time_axes.save(frame, out_path)
 
 
 def _draw_rates(ax: Any, acked: list[Send], lost: list[Send], end: float) -> None:
+    from harness.report.time_axes import side_legend
+
     buckets = int(end) + 1
     for sends, colour, label in (
         (acked, ACKED_COLOUR, "acknowledged"),
@@ -69,13 +71,15 @@ def _draw_rates(ax: Any, acked: list[Send], lost: list[Send], end: float) -> Non
     ):
         counts = [0] * buckets
         for s in sends:
-            counts[int(_seconds(s))] += 1
+            counts[min(buckets - 1, int(_seconds(s)))] += 1
         ax.plot(range(buckets), counts, color=colour, lw=1.2, label=f"{label} ({len(sends):,})")
     ax.set_ylabel("sends per second")
-    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    side_legend(ax)
 
 
 def _draw_by_partition(ax: Any, acked: list[Send], lost: list[Send]) -> None:
+    from harness.report.time_axes import side_legend
+
     for sends, colour, marker, size, label in (
         (acked, ACKED_COLOUR, "|", 4, "acknowledged"),
         (lost, LOST_COLOUR, "x", 18, "lost"),
@@ -93,22 +97,84 @@ def _draw_by_partition(ax: Any, acked: list[Send], lost: list[Send]) -> None:
     ax.set_ylabel("partition")
     ax.set_xlabel("time acknowledged (s since the test began)")
     ax.yaxis.get_major_locator().set_params(integer=True)
-    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    side_legend(ax)
+
+
+ZOOM_CONTEXT = 10
+"""The fewest offsets shown either side of a partition's anomalies (a quarter of their
+span when that is more): enough to see the log run on as it should around them."""
+
+
+def anomaly_offsets(events: Sequence[Event], result: dict[str, Any]) -> dict[Any, list[int]]:
+    """Takes a queue history's events and the queue checker's result on it. Returns, for
+    each partition with an anomaly that counts against the run, the offsets involved: every
+    lost send's, and those the kept cases of the other invalidating kinds name."""
+    found: dict[Any, list[int]] = {}
+    kinds = result.get("kinds", {})
+    for kind, entry in kinds.items():
+        if entry.get("invalidating") and kind != "lost-write":
+            for case in entry.get("cases", []):
+                for partition, offset in case_offsets(case):
+                    found.setdefault(partition, []).append(offset)
+    lost = set(result.get("lost_messages") or ())
+    if lost and kinds.get("lost-write", {}).get("invalidating", True):
+        for s in read_queue_history(events).sends:
+            if s.value in lost and s.offset is not None and s.acked is not None:
+                found.setdefault(s.partition, []).append(s.offset)
+    return {p: sorted(set(offsets)) for p, offsets in found.items()}
+
+
+def case_offsets(case: Any, partition: Any = None) -> Iterator[tuple[Any, int]]:
+    """Takes a queue or transaction case (any of checkers.queue's and checkers.txn_reads's
+    shapes). Yields each (partition, offset) it names, its steps' and observations' too."""
+    if isinstance(case, list):
+        for item in case:
+            yield from case_offsets(item, partition)
+        return
+    if not isinstance(case, dict):
+        return
+    partition = case.get("partition", partition)
+    for key in ("offset", "prior_offset"):
+        if isinstance(case.get(key), int) and partition is not None:
+            yield partition, case[key]
+    for key in ("offsets", "skipped"):
+        for item in case.get(key) or ():
+            if isinstance(item, int) and partition is not None:
+                yield partition, item
+    for pair in case.get("positions") or ():
+        if isinstance(pair, list | tuple) and len(pair) == 2 and isinstance(pair[1], int):
+            yield pair[0], pair[1]
+    for key in ("observed", "steps", "skipped"):
+        if isinstance(case.get(key), list):
+            yield from case_offsets([i for i in case[key] if isinstance(i, dict)], partition)
+
+
+def zoom(offsets: Sequence[int]) -> tuple[int, int]:
+    """Takes a partition's anomalous offsets. Returns the first and last offset to draw."""
+    low, high = min(offsets), max(offsets)
+    context = max(ZOOM_CONTEXT, (high - low) // 4)
+    return max(0, low - context), high + context
 
 
 def offsets_plot(
-    events: Sequence[Event], result: dict[str, Any], partition: int, out_path: Path
+    events: Sequence[Event],
+    result: dict[str, Any],
+    partition: int,
+    out_path: Path,
+    shown: tuple[int, int] | None = None,
 ) -> Path:
-    """Takes a queue history's events, the queue checker's result on it, a partition and a
-    file. Draws the message at each offset of the partition as each observer (send
-    acknowledgement, poll, final drain) saw it, marking offsets seen holding different
-    messages and the acknowledged sends that were lost. Returns the file written."""
+    """Takes a queue history's events, the queue checker's result on it, a partition, a
+    file and the offsets to draw (first, last; None: all). Draws the message at each of
+    those offsets as each observer (send acknowledgement, poll, final drain) saw it,
+    marking offsets seen holding different messages and the acknowledged sends that were
+    lost. Returns the file written."""
     import matplotlib.pyplot as plt
 
     from harness.report import plots  # brings matplotlib (Agg): only when drawing
 
+    low, high = shown if shown is not None else (-1, float("inf"))
     history = read_queue_history(events)
-    mine = [o for o in observations(history) if o[0] == partition]
+    mine = [o for o in observations(history) if o[0] == partition and low <= o[1] <= high]
     fig, ax = plt.subplots(figsize=(11, 5.5))
     for by, (colour, marker, size, label) in OBSERVER_STYLE.items():
         seen = sorted({(o[1], o[2]) for o in mine if o[3] == by and isinstance(o[2], int)})
@@ -125,7 +191,11 @@ def offsets_plot(
                 rasterized=len(seen) > 5000,
             )
     batches = (b for b in observed_batches(history) if b[0] == partition)
-    conflicts = inconsistent_offset_cases(index_observations(batches))
+    conflicts = [
+        c
+        for c in inconsistent_offset_cases(index_observations(batches))
+        if low <= c["offset"] <= high
+    ]
     for case in conflicts:
         ax.axvline(case["offset"], color=LOST_COLOUR, lw=0.8, alpha=0.4)
     held = [(c["offset"], v) for c in conflicts for v in c["values"] if isinstance(v, int)]
@@ -143,7 +213,10 @@ def offsets_plot(
     gone = [
         (s.offset, s.value)
         for s in history.sends
-        if s.partition == partition and s.offset is not None and s.value in lost
+        if s.partition == partition
+        and s.offset is not None
+        and s.value in lost
+        and low <= s.offset <= high
     ]
     if gone:
         _mark(
@@ -158,7 +231,10 @@ def offsets_plot(
         )
     ax.set_xlabel("offset")
     ax.set_ylabel("message")
-    ax.set_title(f"Partition {partition}: the message at each offset, by observer")
+    where = "" if shown is None else f", offsets {shown[0]} to {shown[1]}, around its anomalies"
+    ax.set_title(f"Partition {partition}{where}: the message at each offset, by observer")
+    if shown is not None:
+        ax.set_xlim(shown[0] - 0.5, shown[1] + 0.5)
     if mine:
         ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     return plots.save(fig, out_path)

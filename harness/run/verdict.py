@@ -54,42 +54,49 @@ def write_outputs(
     drawings: dict[str, list[Path]] = {}
     try:
         from checkers.timeline import render_counterexample
+        from harness.report.anomaly_marks import anomaly_marks
         from harness.report.plots import latency_plot, rate_plot
+        from harness.report.time_axes import run_end
 
         samples = perf.samples(history.events)
         windows = results.get("nemesis", {}).get("windows", [])
-        latency_plot(samples, windows, folder / "latency.png")
+        end = run_end(history.events, windows)  # every time plot's x range: they line up
+        marks = anomaly_marks(results, without_commits(history).events)
+        latency_plot(samples, windows, folder / "latency.png", end, marks)
         recovered = results.get("recovery", {}).get("partitions", [])
-        rate_plot(samples, windows, folder / "rate.png", recovered)
+        rate_plot(samples, windows, folder / "rate.png", recovered, end, marks)
         for failure in results.get("linearizable", {}).get("failures", []):
             drawn = render_counterexample(failure, folder, windows=windows)
             drawings[str(failure.get("key"))] = drawn
         if isinstance(results.get("queue"), dict) and "error" not in results["queue"]:
-            _queue_plots(folder, without_commits(history), results["queue"], windows)
+            _queue_plots(folder, without_commits(history), results["queue"], windows, end)
         if metadata := read_samples(folder):
             from harness.report.metadata_plot import metadata_plot
 
-            metadata_plot(metadata, windows, folder / "metadata.png")
+            metadata_plot(metadata, windows, folder / "metadata.png", end)
     except Exception:  # a drawing must never cost the run its verdict
         LOG.exception("drawing the plots failed")
     return write_report(folder, test, results, drawings, invoke_times(history.events))
 
 
 def _queue_plots(
-    folder: Path, history: History, queue: dict[str, Any], windows: list[dict[str, Any]]
+    folder: Path,
+    history: History,
+    queue: dict[str, Any],
+    windows: list[dict[str, Any]],
+    end: float,
 ) -> None:
     from harness.report.lag_plots import LAG_FILE, UNSEEN_FILE, realtime_lag_plot, unseen_plot
-    from harness.report.queue_plots import lost_acks_plot, offsets_plot
+    from harness.report.queue_plots import anomaly_offsets, lost_acks_plot, offsets_plot, zoom
 
-    lost_acks_plot(history.events, queue, windows, folder / "lost-acks.png")
-    realtime_lag_plot(history.events, windows, folder / LAG_FILE)
-    unseen_plot(queue, windows, folder / UNSEEN_FILE)
-    partitions = sorted(
-        {e["key"] for e in history.events if e.get("f") in ("send", "drain") and "key" in e},
-        key=repr,
-    )
-    for p in partitions[:MAX_OFFSET_PLOTS]:
-        offsets_plot(history.events, queue, p, folder / f"offsets-{p}.png")
+    lost_acks_plot(history.events, queue, windows, folder / "lost-acks.png", end)
+    realtime_lag_plot(history.events, windows, folder / LAG_FILE, end)
+    unseen_plot(queue, windows, folder / UNSEEN_FILE, end)
+    # Only the partitions with an anomaly, zoomed around it: the others' plots show a
+    # straight line each, and pushed the anomalies' down the page.
+    found = anomaly_offsets(history.events, queue)
+    for p in sorted(found, key=repr)[:MAX_OFFSET_PLOTS]:
+        offsets_plot(history.events, queue, p, folder / f"offsets-{p}.png", zoom(found[p]))
 
 
 def queue_policy_lines(queue: dict[str, Any]) -> list[str]:
