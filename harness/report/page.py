@@ -15,6 +15,7 @@ from checkers.queue_policy import effect
 from harness.cluster.config import PROFILES
 from harness.report.cycle_drawings import cycle_svg
 from harness.report.explain import explain
+from harness.report.groups_section import groups_html
 from harness.report.lag_plots import LAG_FILE, UNSEEN_FILE
 from harness.report.nemesis_table import story_table, time_zero
 from harness.verdicts import run_verdict, verdict_word
@@ -363,6 +364,7 @@ def write_report(
 <h2 id="nemesis">Nemesis</h2>{nemesis}
 {_recovery(results)}
 {_queue(results, folder)}
+{groups_html(results, folder)}
 <h2>Options</h2>{_table(sorted(spec.items()))}
 <h2>Versions</h2>{_table(sorted(test.get("versions", {}).items()))}
 <h2>Files</h2><ul>{"".join(f"<li>{_link(folder, p)}</li>" for p in files)}</ul>

@@ -76,6 +76,12 @@ def write_outputs(
             metadata_plot(metadata, windows, folder / "metadata.png", end)
     except Exception:  # a drawing must never cost the run its verdict
         LOG.exception("drawing the plots failed")
+    try:  # report.html's Groups section: groups.png, share-deliveries.png
+        from harness.report.groups_plots import draw_groups
+
+        draw_groups(folder, history.events, results)
+    except Exception:  # nor the other drawings
+        LOG.exception("drawing the groups plots failed")
     return write_report(folder, test, results, drawings, invoke_times(history.events))
 
 
