@@ -40,7 +40,7 @@ def groups_html(results: dict[str, Any], folder: Path) -> str:
         parts.append(consumer_group_html(groups, folder))
     if isinstance(share := results.get("share"), dict):
         parts.append(share_group_html(share, folder))
-    return '<h2 id="groups">Groups</h2>' + "".join(parts) if parts else ""
+    return f'<section id="groups"><h2>Groups</h2>{"".join(parts)}</section>' if parts else ""
 
 
 def consumer_group_html(section: dict[str, Any], folder: Path) -> str:

@@ -27,6 +27,7 @@ from harness.run.verdict import check_run, write_outputs
 from harness.spec import TestSpec
 from history import HistoryWriter, load
 from kvstore import DEFAULT_TIMEOUTS
+from tests.unit.browser import Browser, chromium
 from tests.unit.group_sim import GroupSimConfig, GroupSimulation
 from tests.unit.queue_sim import SimConfig, simulate
 from tests.unit.test_share import Poll, Share, clean
@@ -34,7 +35,7 @@ from workloads.core import Context
 from workloads.registry import WORKLOADS
 
 S = 1_000_000_000
-SECTION = '<h2 id="groups">Groups</h2>'
+SECTION = '<section id="groups"><h2>Groups</h2>'
 
 
 def _run(folder: Path, spec: TestSpec, events: list[dict[str, Any]], **ctx: Any) -> str:
@@ -89,6 +90,29 @@ def test_the_section_is_there_for_a_share_run_with_its_counts(tmp_path: Path) ->
     assert "2 accepted, 1 rejected, 1 archived by the limit" in page
     assert "2 accept, 4 release, 1 reject; 0 of unknown outcome" in page
     assert "Consumer group" not in page
+
+
+@pytest.mark.skipif(chromium() is None, reason="chromium is not installed (make test installs it)")
+@pytest.mark.parametrize("width", [1400, 800])
+def test_in_chromium_the_section_shows_its_drawings_and_never_scrolls_sideways(
+    tmp_path: Path, width: int
+) -> None:
+    group = GroupSimulation(random.Random(6), GroupSimConfig(partitions=2)).run()
+    spec = TestSpec(name="queue-group", workload="queue", nemesis=(), consumer_group=True)
+    _run(tmp_path / "group", spec, group, consumer_group=True)
+    spec = TestSpec(name="share", workload="share", nemesis=("kill-leader",))
+    _run(tmp_path / "share", spec, _share_with_fault().events(), delivery_limit=3)
+    with Browser(tmp_path / "profile", width, 900) as page:
+        for run, drawing in (("group", GROUPS_FILE), ("share", SHARE_FILE)):
+            page.open((tmp_path / run / "report.html").as_uri())
+            shown = page.evaluate(
+                f"(()=>{{const i=document.querySelector('img[src=\"{drawing}\"]');"
+                "return [i.naturalWidth, i.getBoundingClientRect().right,"
+                " document.getElementById('groups').textContent]})()"
+            )
+            assert shown[0] > 0 and shown[1] <= width, (run, shown[:2])  # loaded, fits
+            assert page.evaluate("document.documentElement.scrollWidth") <= width
+            assert "None found of:" in shown[2]
 
 
 def test_there_is_no_section_for_a_plain_queue_run(tmp_path: Path) -> None:
