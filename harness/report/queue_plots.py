@@ -53,7 +53,8 @@ def lost_acks_plot(
         edges = [w["stop"] or 0 for w in fault_windows]
         end = max([_seconds(s) for s in acked] + edges + [1.0])
     fraction = 100 * result["lost_fraction"]
-    title = f"{result['acknowledged']:,} acknowledged, {result['lost']:,} lost ({fraction:.1f}%)"
+    share = f"{fraction:.1f}%" if fraction >= 0.1 or not fraction else f"{fraction:.2g}%"
+    title = f"{result['acknowledged']:,} acknowledged, {result['lost']:,} lost ({share})"
     frame = time_axes.time_figure([2.2, 3.0], fault_windows, end, title)
     rate, where = frame.axes
     _draw_rates(rate, acked, lost_sends, end)
@@ -169,12 +170,18 @@ def offsets_plot(
     marking offsets seen holding different messages and the acknowledged sends that were
     lost. Returns the file written."""
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import MaxNLocator
 
     from harness.report import plots  # brings matplotlib (Agg): only when drawing
 
-    low, high = shown if shown is not None else (-1, float("inf"))
     history = read_queue_history(events)
-    mine = [o for o in observations(history) if o[0] == partition and low <= o[1] <= high]
+    everything = [o for o in observations(history) if o[0] == partition]
+    low, high = shown if shown is not None else (-1, float("inf"))
+    if shown is not None and everything:
+        # Context past the partition's last offset would be empty: stop at the log's end.
+        shown = (low, int(min(high, max(o[1] for o in everything) + 1)))
+        high = shown[1]
+    mine = [o for o in everything if low <= o[1] <= high]
     fig, ax = plt.subplots(figsize=(11, 5.5))
     for by, (colour, marker, size, label) in OBSERVER_STYLE.items():
         seen = sorted({(o[1], o[2]) for o in mine if o[3] == by and isinstance(o[2], int)})
@@ -235,6 +242,7 @@ def offsets_plot(
     ax.set_title(f"Partition {partition}{where}: the message at each offset, by observer")
     if shown is not None:
         ax.set_xlim(shown[0] - 0.5, shown[1] + 0.5)
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     if mine:
         ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     return plots.save(fig, out_path)

@@ -29,8 +29,10 @@ LEFT, RIGHT = 0.075, 0.77
 """The data area's edges, as fractions of the width, on every time plot."""
 # Heights in inches, from the top down: the title, the fault legend's rows, the line
 # naming a fault's steps, the strip's lanes, the gap above the data; below, the x label.
-TITLE_IN, LEGEND_ROW_IN, STEPS_IN, LANE_IN, GAP_IN = 0.4, 0.2, 0.2, 0.17, 0.06
+TITLE_IN, LEGEND_ROW_IN, STEPS_IN, LANE_IN, GAP_IN = 0.4, 0.22, 0.2, 0.17, 0.06
 BETWEEN_IN, BOTTOM_IN = 0.2, 0.55
+FAULT_FONT = 9
+"""The fault legend's size (pt): the strip's key, read on a page narrower than the plot."""
 SHADE_ALPHA = 0.08
 """The faint shading of each fault window over the data, under everything drawn there."""
 X_LABEL = "time since the test began (s)"
@@ -64,8 +66,9 @@ def time_figure(
     fault window shaded faintly, a strip of bands above them and a legend naming them."""
     lanes = _lanes(windows)
     kinds = list(dict.fromkeys(w["fault"] for w in windows))
+    handles = [_fault_handle(kind, windows) for kind in kinds]
     steps = step_names(windows)
-    columns = _columns(kinds)
+    columns = _columns([str(h.get_label()) for h in handles])
     legend_in = LEGEND_ROW_IN * math.ceil(len(kinds) / columns)
     strip_in = LANE_IN * (max(lanes, default=-1) + 1)
     top_in = TITLE_IN + legend_in + (STEPS_IN if steps else 0) + strip_in + GAP_IN * bool(kinds)
@@ -94,11 +97,11 @@ def time_figure(
         _draw_strip(strip, windows, lanes, end, steps)
         legend_bottom = (height - TITLE_IN - legend_in) / height
         fig.legend(
-            handles=[_fault_handle(kind, windows) for kind in kinds],
+            handles=handles,
             loc="lower left",
             bbox_to_anchor=(LEFT, legend_bottom),
             ncol=columns,
-            fontsize=8,
+            fontsize=FAULT_FONT,
             frameon=False,
             borderaxespad=0,
             borderpad=0.1,
@@ -107,7 +110,7 @@ def time_figure(
         )
         if steps:
             said = ", ".join(f"{n} {name}" for n, name in enumerate(steps, 1))
-            fig.text(LEFT, legend_bottom - 0.03 / height, f"steps: {said}", va="top", fontsize=7.5)
+            fig.text(LEFT, legend_bottom - 0.03 / height, f"steps: {said}", va="top", fontsize=8)
     axes[0].set_xlim(0, end)
     return Frame(fig, axes, strip, end)
 
@@ -151,13 +154,22 @@ def _lanes(windows: Sequence[dict[str, Any]]) -> list[int]:
     return lanes
 
 
-def _columns(kinds: Sequence[str]) -> int:
-    # As many legend columns as the widest name allows across the data's width: at 8 pt a
-    # character is about 0.065 in, and a handle and the space after it about 0.5 in.
-    if not kinds:
-        return 1
-    widest = 0.5 + 0.065 * max(len(k) + len(" (never healed)") for k in kinds)
-    return max(1, min(len(kinds), int((RIGHT - LEFT) * FIG_WIDTH / widest)))
+def _columns(labels: Sequence[str]) -> int:
+    # The most legend columns whose widths add up to no more than the data's: matplotlib
+    # splits the entries into columns as numpy.array_split does, and a column is as wide
+    # as its widest label. At 9 pt a character is about 0.07 in; a handle and the space
+    # after it about 0.55 in.
+    room = (RIGHT - LEFT) * FIG_WIDTH
+    for columns in range(len(labels), 1, -1):
+        size, longer = divmod(len(labels), columns)
+        widths, first = [], 0
+        for c in range(columns):
+            last = first + size + (c < longer)
+            widths.append(0.55 + 0.07 * max(len(label) for label in labels[first:last]))
+            first = last
+        if sum(widths) <= room:
+            return columns
+    return 1
 
 
 def _fault_handle(kind: str, windows: Sequence[dict[str, Any]]) -> Patch:
