@@ -61,7 +61,11 @@ def write_outputs(
         samples = perf.samples(history.events)
         windows = results.get("nemesis", {}).get("windows", [])
         end = run_end(history.events, windows)  # every time plot's x range: they line up
-        marks = anomaly_marks(results, without_commits(history).events)
+        try:
+            marks = anomaly_marks(results, without_commits(history).events)
+        except Exception:  # the marks must not cost the plots they go on
+            LOG.exception("finding the anomalies' times failed; the plots go without them")
+            marks = []
         latency_plot(samples, windows, folder / "latency.png", end, marks)
         recovered = results.get("recovery", {}).get("partitions", [])
         rate_plot(samples, windows, folder / "rate.png", recovered, end, marks)

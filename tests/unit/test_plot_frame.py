@@ -149,6 +149,20 @@ def test_a_run_without_anomalies_draws_no_offsets_plot(tmp_path: Path) -> None:
     assert "none of the 3 partitions had an anomaly" in report.read_text(encoding="utf-8")
 
 
+def test_anomalies_that_cannot_be_timed_cost_the_plots_only_their_marks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def broken(*_: Any) -> None:
+        raise ValueError("no times")
+
+    monkeypatch.setattr("harness.report.anomaly_marks.anomaly_marks", broken)
+    events, _ = simulate(6, SimConfig(partitions=2, ops=100, losses=1))
+    write_jsonl(events, tmp_path / "history.jsonl")
+    results = {"queue": queue.check(events)}
+    write_outputs(tmp_path, load(tmp_path / "history.jsonl"), {}, results)
+    assert (tmp_path / "latency.png").exists() and (tmp_path / "rate.png").exists()
+
+
 def test_offsets_plots_only_for_partitions_with_anomalies_zoomed_around_them(
     tmp_path: Path,
 ) -> None:
