@@ -30,6 +30,8 @@ LANE_FILL = 0.8
 OUTCOME_COLOURS = {"fail": "#d62728", "info": "#ff7f0e"}
 TWO_OWNERS, FENCED = "#d62728", "black"
 UNENDED_ALPHA = 0.4
+LOG_ABOVE = 100
+"""The most records in one bar above which the histogram's scale is logarithmic."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -273,7 +275,10 @@ def draw_deliveries(ax: Any, seen: Counter[int], counted: Counter[int], limit: i
     ax.set_xticks(list(xs))
     ax.set_xlabel("deliveries of a record")
     ax.set_ylabel("records")
-    ax.set_yscale("symlog", linthresh=10)
+    if max([*seen.values(), *counted.values(), 0]) > LOG_ABOVE:  # the few redelivered show
+        ax.set_yscale("symlog", linthresh=10)
+    else:
+        ax.yaxis.get_major_locator().set_params(integer=True)
     ax.legend(fontsize=8, loc="upper right")
 
 

@@ -121,7 +121,7 @@ def share_group_html(section: dict[str, Any], folder: Path) -> str:
     kinds = section.get("kinds", {})
     overlap = kinds.get("lock-overlap", {})
     if overlap.get("count"):
-        overlaps = f"<p class=fail>{overlap['count']} acquisition overlaps:</p>" + _cases(
+        overlaps = f"<p class=fail>acquisition overlaps: {overlap['count']}</p>" + _cases(
             "lock-overlap", overlap, share_case_words
         )
     else:
