@@ -207,7 +207,9 @@ def check_share(events: list[Event], rules: ShareRules) -> dict[str, Any]:
         valid = False
     elif not share.drained and outcomes["open"] + outcomes["never-delivered"]:
         valid = "unknown"
+    partitions = {p for p, _ in share.acked} | {p for p, _ in share.deliveries}
     return {"valid": valid, "delivery_limit": limit, "drained": share.drained} | {
+        "partitions": len(partitions),
         "sends": {
             "acknowledged": len(share.acked),
             "info": share.unsure_sends,

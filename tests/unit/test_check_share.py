@@ -41,7 +41,7 @@ def test_a_clean_share_history_is_valid_and_checked_as_share(
     path = _write(tmp_path / "run", clean())
     code, out, err = _check(capsys, str(path))
     assert code == 0, out + err
-    assert out.startswith("VALID") and "share model" in out
+    assert out.startswith("VALID") and "share model, jsonl, 10 ops over 2 partitions" in out
     assert "(limit 3)" in out and "1 archived by the limit" in out
     assert err == ""
 
