@@ -18,6 +18,7 @@ from harness.report.explain import explain
 from harness.report.groups_section import groups_html
 from harness.report.lag_plots import LAG_FILE, UNSEEN_FILE
 from harness.report.nemesis_table import story_table, time_zero
+from harness.report.zip_link import zip_link
 from harness.verdicts import run_verdict, verdict_word
 
 LAG_PLOTS = (
@@ -38,7 +39,7 @@ VERDICT_COLOURS = {
 }
 STYLE = """
 body{font-family:system-ui,sans-serif;margin:2em;max-width:75em;color:#222}
-h1 .v{padding:.1em .5em;border-radius:.3em;color:#fff}
+h1 .v{padding:.1em .5em;border-radius:.3em;color:#fff}h1 .zip{font-size:.45em}
 table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #ccc;padding:.2em .6em;
 text-align:left;vertical-align:top;font-size:.9em}img{max-width:100%;border:1px solid #eee}
 code{font-size:.9em}.fail{color:#d62728}pre{white-space:pre-wrap;margin:0 0 .5em}
@@ -356,7 +357,8 @@ def write_report(
     nemesis = story_table(results.get("nemesis", {}), nemesis_invoked, time_zero(test))
     page = f"""<!doctype html><html><head><meta charset="utf-8">
 <title>{_e(spec.get("name", "run"))}: {word}</title><style>{STYLE}</style></head><body>
-<h1>{_e(spec.get("name", "run"))} <span class="v" style="background:{colour}">{word}</span></h1>
+<h1>{_e(spec.get("name", "run"))} <span class="v" style="background:{colour}">{word}</span>
+{zip_link(folder)}</h1>
 <div id="explanation" style="border-color:{colour}">{sentences}</div>
 {_table(summary)}
 <h2 id="anomalies">Anomalies</h2>{_anomalies(results, drawings, folder)}
