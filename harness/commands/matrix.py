@@ -32,6 +32,7 @@ from harness.cluster.config import (
 )
 from harness.cluster.layout import release_problem
 from harness.commands.argtypes import positive
+from harness.commands.matrix_label import label
 from harness.exit_codes import (
     EXIT_BAD_INPUT,
     EXIT_CRASH,
@@ -43,9 +44,6 @@ from harness.exit_codes import (
 )
 from nemesis.names import ISR_SHRINK, NEMESES, ONLY_ON
 from workloads.names import STORES, WORKLOAD_NAMES
-
-# Jepsen's test-all: any invalid run makes the matrix invalid, then unknown, then crashed.
-VERDICTS = {EXIT_VALID: "VALID", EXIT_INVALID: "INVALID", EXIT_UNKNOWN: "UNKNOWN"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,8 +131,9 @@ def plan(
 
 
 def worst(codes: Sequence[int]) -> int:
-    """Takes the runs' exit codes. Returns the matrix's: 1 if any run was invalid, else 2
-    if any unknown, else 255 if any did not finish with a verdict, else 0."""
+    """Takes the runs' exit codes. Returns the matrix's, as Jepsen's test-all: 1 if any
+    run was invalid, else 2 if any unknown, else 255 if any did not finish with a
+    verdict, else 0."""
     if EXIT_INVALID in codes:
         return EXIT_INVALID
     if EXIT_UNKNOWN in codes:
@@ -150,7 +149,7 @@ class _Progress:
     started: float
 
     def line(self, job: Job, code: int, took: float, log: Path, done: int) -> str:
-        verdict = VERDICTS.get(code, f"no verdict (exit {code}, see {log})")
+        verdict = label(code, log)
         left = (time.monotonic() - self.started) / done * (self.total - done)
         return (
             f"[{done}/{self.total}] {job.describe()}: {verdict} in {took:.0f} s"
