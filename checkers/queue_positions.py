@@ -87,10 +87,14 @@ class Holdings:
             more_gained, more_lost = self._jepsens(done, jepsens)
             gained |= more_gained
             lost |= more_lost
+        self.move(process, gained, lost)
+        return frozenset(gained | lost)
+
+    def move(self, process: Any, gained: set[int], lost: set[int]) -> None:
+        """Takes a process and the partitions a rebalance gave and took from its consumer."""
         held = self.held.get(process, set())
         if held is not None:
             self.held[process] = (held - lost) | gained
-        return frozenset(gained | lost)
 
     def assigned(self, process: Any, wanted: set[int], restart: bool) -> frozenset[int] | None:
         """Takes a process, the partitions an ok assign gave it, and whether it sought to

@@ -80,11 +80,11 @@ def json_cost(text: str) -> int:
 
 
 def read_jsonl_lines(
-    lines: Iterable[tuple[int, str]], path: str, budget: int
+    lines: Iterable[tuple[int, str]], path: str, budget: int, position: int = 0
 ) -> Iterator[tuple[int, Event]]:
-    """Takes numbered lines of history.jsonl and a budget in bytes for each line's value;
+    """Takes numbered lines of history.jsonl, a budget in bytes for each line's value, and
+    the position among events of the first (an event without an index takes its position);
     yields (line, event) for every non-blank one."""
-    position = 0
     for line_no, line in lines:
         # The common line, read here in one go: a history has millions. It is short (no
         # budget or nesting to measure), UTF-8, without long integers, and orjson reads it

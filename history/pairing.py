@@ -95,13 +95,18 @@ class Pairing:
             in_flight[process] = (slot, line, event)
             return slot, event, line, None
         if process not in in_flight:
-            self._fail(line, f"{kind} completion without an invoke on {process}")
+            return self.orphan(event, line)
         slot, invoke_line, invoke = in_flight.pop(process)
         if event["f"] != invoke["f"] or event["time"] < invoke["time"]:
             self._mismatch(event, invoke, invoke_line, line)
         if kind == "info":
             self.crashed[process] = line
         return slot, invoke, invoke_line, event
+
+    def orphan(self, event: Event, line: int) -> Step | None:
+        """Takes a completion with no invoke in flight on its process. Raises HistoryError
+        (history.halves' second half takes it instead: its invoke came before the seam)."""
+        self._fail(line, f"{event['type']} completion without an invoke on {event['process']}")
 
     def _check_shape(self, event: Event, line: int) -> None:
         if event.get("type") not in EVENT_TYPES:

@@ -18,7 +18,7 @@ import sys
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import BinaryIO, Final
+from typing import BinaryIO, Final, Protocol
 
 from history.events import VALUE_BUDGET, Event, HistoryError
 from history.formats import events_of
@@ -34,6 +34,13 @@ _LINE_END: Final = re.compile(rb"\r\n?|\n")
 _CR: Final = ord("\r")  # `int in bytes` is searched four times faster than `bytes in bytes`
 
 NumberedLines = Iterator[tuple[int, str]]
+
+
+class LineStream(Protocol):
+    """What numbered_lines reads: a binary stream's lines, each up to a size."""
+
+    def readline(self, size: int = -1, /) -> bytes:
+        """Returns the next line with its end, at most size bytes; b"" at the end."""
 
 
 def find_history_file(path: str | os.PathLike[str]) -> Path:
@@ -68,11 +75,12 @@ def open_history(path: str | os.PathLike[str]) -> Iterator[tuple[str, BinaryIO]]
         yield str(file), stream
 
 
-def numbered_lines(stream: BinaryIO, name: str) -> NumberedLines:
-    """Takes a binary stream. Yields (line number, text without its line end); a leading
-    UTF-8 byte order mark is dropped. Raises HistoryError for a line over MAX_LINE_BYTES
-    or one that is not UTF-8."""
-    line_no = 0
+def numbered_lines(stream: LineStream, name: str, first_line: int = 1) -> NumberedLines:
+    """Takes a binary stream, and the number of its first line when it starts within a
+    file (history.halves). Yields (line number, text without its line end); a leading UTF-8
+    byte order mark of line 1 is dropped. Raises HistoryError for a line over
+    MAX_LINE_BYTES or one that is not UTF-8."""
+    line_no = first_line - 1
     pending = b""  # the start of a line whose end is not read yet
     while True:
         try:

@@ -24,6 +24,7 @@ from typing import Any
 from checkers.faults import windows
 from checkers.group_history import GROUP_ONLY_FS, WithoutGroupOps, without_commits
 from checkers.groups import check_groups
+from checkers.queue_halves import load_queue_halves
 from checkers.queue_policy import POLICY, SubVia
 from checkers.registry import (
     CHECKERS,
@@ -79,7 +80,7 @@ def check_file(path: str, asked: Asked, drawings: Path) -> Outcome:
 
 def _check(path: str, asked: Asked, drawings: Path) -> Outcome:
     with collector_paused():
-        history, model = load_for_check(path, asked.model)
+        history, model = load_for_check(path, asked.model, asked.jobs or 1)
         # A history holds no cycles: set aside from the collector before it runs again,
         # its millions of containers are never walked by a collection (about 2 s for a
         # million ops), and are freed all the same when it is dropped.
@@ -114,22 +115,24 @@ def _check(path: str, asked: Asked, drawings: Path) -> Outcome:
     }
 
 
-def load_for_check(path: str, model: ModelChoice | None) -> tuple[History, ModelChoice]:
-    """Takes a history's path and the --model asked for (None: guess). Returns the History,
-    with its events only when the model's check reads them, and the model. Raises
-    HistoryError for a history that cannot be checked: malformed, with no client operation,
-    or with an op the model cannot read."""
+def load_for_check(
+    path: str, model: ModelChoice | None, jobs: int = 1
+) -> tuple[History, ModelChoice]:
+    """Takes a history's path, the --model asked for (None: guess) and how many processes
+    may read it. Returns the History, with its events only when the model's check reads
+    them, and the model. Raises HistoryError for a history that cannot be checked:
+    malformed, with no client operation, or with an op the model cannot read."""
     if path == STDIN:  # read once: everything a check may need is kept
         history = load(path)
     elif model is not None:
-        history = _load_for(path, checker_for(model))
+        history = _load_for(path, checker_for(model), jobs)
     else:
         try:
             # The first rule of default_model, decided at the first poll or drain.
             history = load(path, keep_events=False, stop_at=QUEUE_FS)
         except OpFound:
             model = "share" if share_shaped(path) else "queue"
-            history = _load_for(path, CHECKERS[model])
+            history = _load_for(path, CHECKERS[model], jobs)
     if history.invocations == 0:
         raise HistoryError(history.path, 0, "no client operations")
     model = model or default_model(history)
@@ -155,10 +158,13 @@ def share_shaped(path: str) -> bool:
     return False
 
 
-def _load_for(path: str, checker: Checker) -> History:
+def _load_for(path: str, checker: Checker, jobs: int = 1) -> History:
     if checker.reader is not None:
         reader = checker.reader(path)
         if checker is CHECKERS["queue"]:  # a consumer group's commits: not the queue's ops
+            halves = load_queue_halves(path, jobs)  # a long one, on two cores
+            if halves is not None:
+                return halves
             reader = WithoutGroupOps(reader)
         return load(path, keep_events=False, reader=reader)
     return load(path, keep_events=checker.needs_events)
