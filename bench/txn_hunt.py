@@ -24,6 +24,8 @@ ROOT = Path(__file__).resolve().parents[1]
 FAULTS = ("pause-leader", "pause-random", "kill-leader", "partition-leader")
 KRAFT_ONLY = ("pause-active-controller",)
 RELEASES = ("3.9.1", "4.4.0")  # ZooKeeper and KRaft, each release's default metadata
+BROKEN = ("no results", "no history")
+"""A run's verdict in the table when it broke before its workload ran."""
 CRASH_EVERY_S = 10.0
 """Mean seconds between one client's crashes: a third of Jepsen's default, so that a
 60 s run of 5 clients crashes about 30 of them, many inside a fault window."""
@@ -91,7 +93,10 @@ def summary(folder: Path) -> dict[str, Any]:
     queue = results.get("queue", {})
     txns = queue.get("transactions", {})
     kinds = {k: v.get("count", 0) for k, v in queue.get("kinds", {}).items() if v.get("count")}
-    history = (folder / "history.jsonl").read_text()
+    history_file = folder / "history.jsonl"
+    if not history_file.exists():  # the run broke before its workload (a cluster not up)
+        return {"verdict": "no history", "folder": str(results.get("error", ""))[:200]}
+    history = history_file.read_text()
     return {
         "verdict": {True: "valid", False: "INVALID"}.get(results.get("valid"), "unknown"),
         "committed": txns.get("committed"),
@@ -112,8 +117,8 @@ def table(rows: list[dict[str, str]]) -> str:
     for row in rows:
         by_cell[(row["release"], row["fault"], row["crash"])].append(row)
     lines = [
-        "| release | fault | crash-clients | runs | invalid | committed | aborted | unknown "
-        "| crashed | lost | kinds found (sum over the runs) |",
+        "| release | fault | crash-clients | runs | invalid / unknown | committed | aborted "
+        "| unknown | crashed | lost | kinds found (sum over the runs) |",
         "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     for (release, fault, crash), runs in sorted(by_cell.items()):
@@ -127,10 +132,11 @@ def table(rows: list[dict[str, str]]) -> str:
         def total(field: str, runs: list[dict[str, str]] = runs) -> int:
             return sum(int(r[field] or 0) for r in runs)
 
-        invalid = sum(r["verdict"] != "valid" for r in runs)
+        invalid = sum(r["verdict"] == "INVALID" for r in runs)
+        unknown = sum(r["verdict"] == "unknown" for r in runs)
         lines.append(
             f"| {release} | {fault} | {'yes' if crash == 'True' else 'no'} | {len(runs)} "
-            f"| {invalid} | {total('committed'):,} | {total('aborted'):,} "
+            f"| {invalid} / {unknown} | {total('committed'):,} | {total('aborted'):,} "
             f"| {total('unknown'):,} | {total('crashed'):,} | {total('lost')} | {found} |"
         )
     return "\n".join(lines)
@@ -172,8 +178,11 @@ def main() -> int:
                 if (release, fault, str(crash), str(seed)) in done:
                     continue  # a hunt run again goes on where it stopped
                 row = run_one(release, fault, crash, seed, args.out, args.client)
-                new = not tsv.exists()
-                with tsv.open("a", newline="") as f:
+                # A run that broke before its workload is no cell's evidence: kept apart,
+                # and the next hunt of the same table runs it again.
+                table_file = tsv if row["verdict"] not in BROKEN else args.out / "broken.tsv"
+                new = not table_file.exists()
+                with table_file.open("a", newline="") as f:
                     writer = csv.DictWriter(f, FIELDS, delimiter="\t")
                     if new:
                         writer.writeheader()
