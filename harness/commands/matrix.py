@@ -42,7 +42,7 @@ from harness.exit_codes import (
     EXIT_UNKNOWN,
     EXIT_VALID,
 )
-from nemesis.names import ISR_SHRINK, NEMESES, ONLY_ON
+from nemesis.names import GROUP_FAULTS, ISR_SHRINK, NEMESES, ONLY_ON
 from workloads.names import STORES, WORKLOAD_NAMES
 
 
@@ -103,6 +103,11 @@ def parse_kafka(text: str) -> Kafka:
     return Kafka(version, cast(Metadata, metadata))  # release_problem checked the mode
 
 
+GROUPED_WORKLOADS = ("queue", "share")
+"""The workloads whose clients can join a group (the queue one with --sub-via subscribe):
+the only ones the group faults are planned for."""
+
+
 def plan(
     kafkas: Sequence[Kafka],
     workloads: Sequence[str],
@@ -115,8 +120,9 @@ def plan(
 ) -> list[Job]:
     """Takes the matrix's axes, the rounds (1-based) and each fault's time limit. Returns
     its runs round by round, the releases of one cell next to each other; faults that do
-    not apply to a release's metadata mode, and configs the release cannot run (eligible
-    leader replicas before 4.x), are left out."""
+    not apply to a release's metadata mode, configs the release cannot run (eligible
+    leader replicas before 4.x), and group faults for workloads that join no group, are
+    left out."""
     return [
         Job(kafka, w, s, n, c, r, seed_base + r, time_limit(n))
         for r in rounds
@@ -126,6 +132,7 @@ def plan(
         for c in configs
         for kafka in kafkas
         if ONLY_ON.get(n, kafka.metadata) == kafka.metadata
+        and (n not in GROUP_FAULTS or w in GROUPED_WORKLOADS)
         and profile_problem(PROFILES[c], kafka.version, kafka.metadata) is None
     ]
 
@@ -302,7 +309,14 @@ def add_parser(sub: Any) -> None:
     )
     p.add_argument("--workloads", nargs="+", choices=sorted(WORKLOAD_NAMES), default=["kv"])
     p.add_argument("--stores", nargs="+", choices=list(STORES), default=["linearizable"])
-    p.add_argument("--nemeses", nargs="+", choices=list(NEMESES), default=list(NEMESES))
+    p.add_argument(
+        "--nemeses",
+        nargs="+",
+        choices=list(NEMESES),
+        default=[n for n in NEMESES if n not in GROUP_FAULTS],
+        help="default: every fault but the group faults, which need --workloads queue with "
+        "`-- --sub-via subscribe`, or share",
+    )
     p.add_argument("--configs", nargs="+", choices=sorted(PROFILES), default=["safe"])
     p.add_argument("--runs", type=positive(int), default=1, help="rounds (default 1)")
     p.add_argument(
