@@ -198,10 +198,19 @@ def run_spec(history: History) -> dict[str, Any]:
     return spec if isinstance(spec, dict) else {}
 
 
+LIMIT_BEFORE_THE_OPTION = 3
+"""The delivery limit every share run had before --delivery-limit (2026-11-26): the
+workload set it on the group, and test.json did not record it."""
+
+
 def run_delivery_limit(history: History) -> int | None:
     """Returns the share group's delivery count limit as the test.json beside the history
-    records it (its spec's delivery_limit), or None when it does not."""
-    limit = run_spec(history).get("delivery_limit")
+    records it (its spec's delivery_limit; a share run's from before the option, 3), or
+    None when there is no run's test.json to say."""
+    spec = run_spec(history)
+    limit = spec.get("delivery_limit")
+    if limit is None and spec.get("workload") == "share":
+        return LIMIT_BEFORE_THE_OPTION
     return limit if type(limit) is int and limit > 0 else None
 
 

@@ -78,11 +78,19 @@ def test_the_limit_is_the_runs_else_the_brokers_default_said_on_stderr(
     h.poll(Poll(4, 6.0, [(1, 1, 4, 4)], ["accept"]))  # a fourth delivery: over a limit of 3
     h.poll(Poll(9, 10.0, [], [], f="drain"))
     verdicts = {}
-    for limit in (3, 4, None):
-        path = _write(tmp_path / str(limit), h, limit)
+    for case, limit in (("3", 3), ("4", 4), ("before the option", None), ("no run", None)):
+        path = _write(tmp_path / case, h, limit)
+        if case == "no run":
+            (path.parent / "test.json").unlink()
         code, out, err = _check(capsys, "--json", str(path))
-        verdicts[limit] = (code, json.loads(out)["delivery_limit"], "broker's default" in err)
-    assert verdicts == {3: (1, 3, False), 4: (0, 4, False), None: (0, BROKER_DELIVERY_LIMIT, True)}
+        verdicts[case] = (code, json.loads(out)["delivery_limit"], "broker's default" in err)
+    assert verdicts == {
+        "3": (1, 3, False),
+        "4": (0, 4, False),
+        # A share run's test.json from before --delivery-limit: every such run had 3.
+        "before the option": (1, 3, False),
+        "no run": (0, BROKER_DELIVERY_LIMIT, True),
+    }
 
 
 def test_a_share_history_on_stdin_is_told_from_its_polls(
