@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 NS = 1e9
+HISTORY = "history.jsonl"
 CHECKED_SECTIONS = ("queue", "groups", "share")
 CRASH_MARK = "crashed on purpose"
 """How a client's completion says --crash-clients crashed it (workloads/queue_client.py)."""
@@ -43,10 +44,11 @@ class Tally:
 
 
 def run_folders(roots: Sequence[Path]) -> Iterator[Path]:
-    """Yields every finished run folder under the roots, in name order."""
+    """Yields every run folder under the roots with a history and its results, in name
+    order: a run that broke before its workload (a cluster not up) is no evidence."""
     for root in roots:
         for test in sorted(root.rglob("test.json")):
-            if (test.parent / "results.json").is_file():
+            if (test.parent / "results.json").is_file() and (test.parent / HISTORY).is_file():
                 yield test.parent
 
 
@@ -90,7 +92,7 @@ def add_run(tally: Tally, folder: Path) -> None:
     groups = results.get("groups") or {}
     tally.commits.update(groups.get("commits", {}))
     tally.callbacks.update(groups.get("callbacks", {}))
-    times, crashes = ok_times(folder / "history.jsonl")
+    times, crashes = ok_times(folder / HISTORY)
     tally.crashes += crashes
     windows = [(w["start"], w["stop"]) for w in results.get("nemesis", {}).get("windows", [])]
     ran = results.get("duration", {}).get("ran_s") or max(times, default=0.0)
