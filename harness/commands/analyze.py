@@ -25,7 +25,9 @@ def add_parser(subparsers: Any) -> None:
         help="analyse every run under a results directory with Spark",
         description="Read every run folder (test.json, results.json, history.jsonl) with "
         "Spark and write per-run and per-configuration tables (Parquet and CSV), "
-        "fault-window figures, trend plots, summary.md and results/index.html.",
+        "fault-window figures, trend plots (when the runs span two days or more), "
+        "summary.md (the runs new since the last analysis into the same folder, every "
+        "INVALID run linked to its report) and results/index.html.",
     )
     parser.add_argument("results", nargs="?", default="results", help="default: results")
     parser.add_argument(
@@ -93,5 +95,6 @@ def report_lines(found: Analysis) -> list[str]:
     lines += [f"  left out {b['run']}: {b['reason']}" for b in found.broken[:5]]
     if len(found.broken) > 5:
         lines.append(f"  ... and {len(found.broken) - 5} more (see summary.md)")
+    lines.append(found.news)
     lines.append(f"summary: {found.out / 'summary.md'}")
     return lines

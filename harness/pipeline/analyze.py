@@ -5,6 +5,7 @@ plots and summary.md; broken run folders are listed with the reason, never fatal
 
 from __future__ import annotations
 
+import datetime
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -16,13 +17,16 @@ from harness.results import Listing, list_runs
 
 @dataclass(frozen=True, slots=True)
 class Analysis:
-    """What an analysis found: runs used, configurations, invalid runs, folders left out."""
+    """What an analysis found: runs used, configurations, invalid runs, folders left out,
+    and what is new."""
 
     out: Path
     runs: int
     configurations: int
     invalid: int
     broken: list[dict[str, Any]]
+    news: str
+    """What is new since the last analysis into the same folder, in one line."""
 
 
 def analyze(root: Path, out: Path, master: str, line: StatusLine) -> Analysis:
@@ -37,6 +41,7 @@ def analyze(root: Path, out: Path, master: str, line: StatusLine) -> Analysis:
 
 def analyze_with(spark: Any, root: Path, out: Path, line: StatusLine) -> Analysis:
     """Like analyze, on a running SparkSession."""
+    from harness.pipeline import run_links
     from harness.pipeline.summary import render
     from harness.report.index import write_index
 
@@ -46,9 +51,14 @@ def analyze_with(spark: Any, root: Path, out: Path, line: StatusLine) -> Analysi
     broken.sort(key=lambda b: b["run"])
     line.update("writing the tables")
     _write_broken(spark, broken, out)
-    aggregates, figures = found["aggregates"], found["figures"]
-    summary = render(found["runs"], aggregates, figures, broken)
+    aggregates, figures, runs = found["aggregates"], found["figures"], found["run_rows"]
+    previous = run_links.read_previous(out)
+    about_runs = run_links.new_section(runs, previous, root, out)
+    about_runs += run_links.invalid_section(runs, root, out)
+    summary = render(found["runs"], aggregates, figures, broken, about_runs, found["trends"])
     (out / "summary.md").write_text(summary, encoding="utf-8")
+    # Recorded once summary.md says what was new: an analysis that broke off marks nothing seen.
+    run_links.write_previous(out, runs, datetime.datetime.now(datetime.UTC))
     write_index(root, analysis=out)
     return Analysis(
         out=out,
@@ -56,7 +66,12 @@ def analyze_with(spark: Any, root: Path, out: Path, line: StatusLine) -> Analysi
         configurations=len(aggregates),
         invalid=sum(r["invalid"] for r in aggregates),
         broken=broken,
+        news=run_links.new_line(runs, previous),
     )
+
+
+SUMMARY_COLUMNS = ("verdict", "lost", "nonlinearizable_keys", "anomalies")
+"""What summary.md says of a single run beside its configuration (run_links)."""
 
 
 def _tables(spark: Any, listing: Listing, out: Path, line: StatusLine) -> dict[str, Any]:
@@ -68,9 +83,14 @@ def _tables(spark: Any, listing: Listing, out: Path, line: StatusLine) -> dict[s
     from harness.pipeline.recovery import recovery_figures
 
     if not listing.complete:
-        trend_plots.config_trends([], out)
-        trend_plots.latency_trends([], out)
-        return {"runs": 0, "aggregates": [], "figures": [], "broken": []}
+        return {
+            "runs": 0,
+            "aggregates": [],
+            "figures": [],
+            "broken": [],
+            "run_rows": [],
+            "trends": trend_plots.draw([], [], out),
+        }
     results, completions, rows = _read(spark, listing, line)
     bad = [
         {"run": r["run"], "reason": r["broken"]}
@@ -86,14 +106,15 @@ def _tables(spark: Any, listing: Listing, out: Path, line: StatusLine) -> dict[s
     line.update("recovery per fault")
     write_table(recovery_figures(runs, results).orderBy(*tables.CONFIG, "fault"), out, "recovery")
     line.update("trend plots")
-    by_config, by_nemesis = windows.trends(tables.rated(runs), completions)
-    trend_plots.config_trends(_collect(by_config), out)
-    trend_plots.latency_trends(_collect(by_nemesis), out)
+    by_config, by_workload = windows.trends(tables.rated(runs), completions)
+    run_rows = _collect(runs.select("run", *tables.CONFIG, *SUMMARY_COLUMNS))
     return {
-        "runs": runs.count(),
+        "runs": len(run_rows),
         "aggregates": _collect(aggregates.orderBy(*tables.CONFIG)),
         "figures": _collect(figures.orderBy(*tables.CONFIG, "fault")),
         "broken": bad,
+        "run_rows": run_rows,
+        "trends": trend_plots.draw(_collect(by_config), _collect(by_workload), out),
     }
 
 

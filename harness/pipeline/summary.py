@@ -5,7 +5,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from harness.pipeline.trend_plots import TEST, cluster_label, config_label, test_label
+from harness.pipeline.trend_plots import (
+    MIN_DAYS,
+    TEST,
+    Trends,
+    cluster_label,
+    config_label,
+    test_label,
+)
 
 Row = dict[str, Any]
 BROKEN_SHOWN = 50
@@ -51,10 +58,16 @@ def _windows(figures: Sequence[Row]) -> list[Row]:
 
 
 def render(
-    runs: int, aggregates: Sequence[Row], figures: Sequence[Row], broken: Sequence[Row]
+    runs: int,
+    aggregates: Sequence[Row],
+    figures: Sequence[Row],
+    broken: Sequence[Row],
+    about_runs: Sequence[str],
+    trends: Trends,
 ) -> str:
-    """Takes the count of runs analysed, the aggregates, the fault-window figures and the
-    broken runs. Returns summary.md's text."""
+    """Takes the count of runs analysed, the aggregates, the fault-window figures, the
+    broken runs, the sections on single runs (harness.pipeline.run_links) and the trend
+    plots drawn. Returns summary.md's text."""
     invalid = sum(r["invalid"] for r in aggregates)
     incomplete = sum(r.get("incomplete") or 0 for r in aggregates)
     lines = [
@@ -64,6 +77,7 @@ def render(
         + (f"{incomplete} incomplete (left out of the rates); " if incomplete else "")
         + f"{len(broken)} run folders left out (listed below).",
         "",
+        *about_runs,
         "## Per configuration",
         "",
         *markdown_table(
@@ -77,15 +91,13 @@ def render(
                 "invalid rate (95% CI)",
                 "lost_mean",
                 "lost_max",
-                "p50_ms",
-                "p95_ms",
-                "p99_ms",
             ),
         ),
         "",
         "Lost: acknowledged writes absent from the final reads, per run (blank: the workload",
-        "does not count them). Latencies are of ok ops, over every run of the configuration.",
+        "does not count them).",
         "",
+        *latency_by_workload(aggregates),
         *side_by_side(aggregates, figures),
         "## Inside fault windows against outside",
         "",
@@ -105,9 +117,7 @@ def render(
         "",
         "## Trends",
         "",
-        "![invalid rate](invalid-rate.png)",
-        "![lost writes](lost-writes.png)",
-        "![latency](latency.png)",
+        *trend_lines(trends),
         "",
         "## Run folders left out",
         "",
@@ -118,6 +128,36 @@ def render(
     if len(broken) > BROKEN_SHOWN:
         lines.append(f"- ... and {len(broken) - BROKEN_SHOWN} more (broken.csv)")
     return "\n".join(lines) + "\n"
+
+
+def latency_by_workload(aggregates: Sequence[Row]) -> list[str]:
+    """Takes the aggregates. Returns a latency table per workload, a row per cluster and
+    test: a queue's sends and a kv store's reads are not one population."""
+    lines = ["## Latency per workload", ""]
+    for workload in sorted({str(r["workload"]) for r in aggregates}):
+        rows = [
+            {"cluster": cluster_label(r), "test": test_label(r), **r}
+            for r in aggregates
+            if str(r["workload"]) == workload
+        ]
+        columns = ("cluster", "test", "runs", "p50_ms", "p95_ms", "p99_ms")
+        lines += [f"### {workload}", "", *markdown_table(rows, columns), ""]
+    if len(lines) == 2:
+        return []
+    return [*lines, "Latencies of ok ops (ms), over the runs of a row that count in the rates.", ""]
+
+
+def trend_lines(trends: Trends) -> list[str]:
+    """Takes the trend plots drawn. Returns their images, or why there are none."""
+    if trends.plots:
+        return [f"![{name.removesuffix('.png')}]({name})" for name in trends.plots]
+    if not trends.days:
+        return ["No trend plot: no run counts in the rates."]
+    days = ", ".join(str(day) for day in trends.days)
+    return [
+        f"No trend plot: the runs that count in the rates all started on {days}; a trend "
+        f"needs runs of at least {MIN_DAYS} days."
+    ]
 
 
 def _outcome(row: Row, inside: Row | None) -> str:

@@ -26,7 +26,9 @@ from harness.results import (
 from harness.verdicts import DURATION, INCOMPLETE_WORD, run_verdict
 
 INDEX = "index.html"
-TREND_PLOTS = ("invalid-rate.png", "lost-writes.png", "latency.png")
+TREND_PLOTS = ("invalid-rate.png", "lost-writes.png", "latency-*.png")
+"""The trend plots `analyze` draws (harness.pipeline.trend_plots names its files from
+here), in the order shown; the last is one per workload."""
 FILTERS = ("verdict", "kafka", "metadata", "workload", "store", "nemesis", "config")
 """The row fields a select filters on; a nemesis filter matches every run with that fault."""
 GROUP_BY = ("kafka", "metadata", "workload", "store", "nemesis", "config")
@@ -248,16 +250,15 @@ def _trends(root: Path, analysis: Path | None) -> str:
     if analysis is None or not analysis.is_dir():
         return "<p>No analysis yet: run <code>python -m harness analyze</code>.</p>"
     rel = Path(os.path.relpath(analysis.resolve(), root.resolve())).as_posix()
-    plots = [
-        f'<img src="{_e(relative_url(f"{rel}/{name}"))}" alt="{name}">'
-        for name in TREND_PLOTS
-        if (analysis / name).is_file()
-    ]
+    drawn = [path.name for pattern in TREND_PLOTS for path in sorted(analysis.glob(pattern))]
+    plots = [f'<img src="{_e(relative_url(f"{rel}/{name}"))}" alt="{_e(name)}">' for name in drawn]
     summary = (
         f'<p><a href="{_e(relative_url(f"{rel}/summary.md"))}">summary.md</a></p>'
         if (analysis / "summary.md").is_file()
         else ""
     )
+    if summary and not plots:
+        return summary + "<p>No trend plot (summary.md says why).</p>"
     return summary + "".join(plots)
 
 

@@ -107,10 +107,30 @@ def test_broken_folders_are_listed_with_their_reason(analysed: dict[str, Any]) -
 def test_outputs_parquet_plots_and_index(spark: Any, analysed: dict[str, Any]) -> None:
     out = analysed["out"]
     assert spark.read.parquet(str(out / "runs.parquet")).count() == 3
-    for name in ("invalid-rate.png", "lost-writes.png", "latency.png"):
+    # The runs span two days: trend plots, latency one per workload (here only kv).
+    for name in ("invalid-rate.png", "lost-writes.png", "latency-kv.png"):
         assert (out / name).stat().st_size > 1000
+    assert not (out / "latency.png").exists()
+    summary = (out / "summary.md").read_text()
+    assert "![latency-kv](latency-kv.png)" in summary
     index = (analysed["root"] / "index.html").read_text()
-    assert "analysis/invalid-rate.png" in index
+    assert "analysis/invalid-rate.png" in index and "analysis/latency-kv.png" in index
+
+
+def test_summary_links_every_invalid_run_and_says_it_is_the_first_analysis(
+    analysed: dict[str, Any],
+) -> None:
+    out, invalid = analysed["out"], analysed["folders"]["invalid"]
+    summary = (out / "summary.md").read_text()
+    run = _run_id(invalid)
+    link = f"- [{run}](../{run}/report.html) INVALID: 3.9.1-zookeeper/kv/local-read/none/safe"
+    assert link + " (1 non-linearizable keys)" in summary.split("## INVALID runs")[1]
+    assert (out / f"../{run}/report.html").resolve() == (invalid / "report.html").resolve()
+    assert "First analysis of this output folder" in summary
+    seen = json.loads((out / "last-analysis.json").read_text())["runs"]
+    assert sorted(seen) == sorted(
+        _run_id(analysed["folders"][n]) for n in ("valid1", "valid2", "invalid")
+    )
     assert not (out / "spark.log").exists()  # the fixture's session logs elsewhere
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -33,15 +34,20 @@ def _cut_short(folder: Path) -> None:
 def analysed(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("results")
     local = TestSpec(name="kv-local", store="local-read", nemesis=(), seed=1)
-    write_run(root, local, events(VALID_OPS), T0)
+    seen = write_run(root, local, events(VALID_OPS), T0)
     write_run(root, local, events(STALE_READ_OPS), T0 + 60)
     _cut_short(write_run(root, local, events(VALID_OPS), T0 + 120))
     # An INVALID history stays INVALID though cut short: and counts in the rates.
     _cut_short(write_run(root, local, events(STALE_READ_OPS), T0 + 180))
     alone = TestSpec(name="kv-alone", nemesis=("kill-leader",), seed=2)
     _cut_short(write_run(root, alone, events(VALID_OPS), T0 + 240))
-    analyze_with(spark, root, root / "analysis", StatusLine())
-    return root / "analysis"
+    # An earlier analysis of the same output folder saw the first run only.
+    out = root / "analysis"
+    out.mkdir()
+    earlier = {"at": "2026-09-20T00:00:00Z", "runs": [f"{seen.parent.name}/{seen.name}"]}
+    (out / "last-analysis.json").write_text(json.dumps(earlier))
+    analyze_with(spark, root, out, StatusLine())
+    return out
 
 
 def _csv(path: Path) -> list[dict[str, Any]]:
@@ -61,3 +67,18 @@ def test_incomplete_runs_are_counted_apart_and_left_out_of_the_rates(analysed: P
     summary = (analysed / "summary.md").read_text()
     assert "5 runs analysed in 2 configurations; 2 invalid; 2 incomplete" in summary
     assert "| n/a |" in summary
+
+
+def test_new_runs_since_the_last_analysis_and_no_trend_of_one_day(analysed: Path) -> None:
+    summary = (analysed / "summary.md").read_text()
+    new = summary.split("## New since the last analysis")[1].split("\n## ")[0]
+    assert "4 new runs since the last analysis (2026-09-20T00:00:00Z, 1 runs), 2 of them" in new
+    tests = re.findall(r"^- \[([^/]+)/", new, re.MULTILINE)
+    # The two INVALID, then all four newest first (folders are named by their start).
+    assert tests == ["kv-local", "kv-local", "kv-alone", "kv-local", "kv-local", "kv-local"]
+    assert "INCOMPLETE: 3.9.1-zookeeper/kv/linearizable/kill-leader/safe" in new
+    assert len(json.loads((analysed / "last-analysis.json").read_text())["runs"]) == 5
+    # Every run started on T0's day: no trend plot, and the summary says why.
+    assert "No trend plot: the runs that count in the rates all started on 2026-09-21" in summary
+    assert not list(analysed.glob("*.png"))
+    assert "No trend plot (summary.md says why)" in (analysed.parent / "index.html").read_text()
