@@ -9,9 +9,10 @@ workers, sends and polls, assigns and seeks, info ops, transaction markers, 100 
 losses, final drains) and is written once as history.jsonl in a temporary folder. Each
 run is two fresh subprocesses: `python -m harness check FILE --json` timed from outside,
 its peak RSS from wait4(2), the model guessed as a user would leave it; then the same
-path in process (history.load with the queue checker's reader, then the check),
-which reports the load and check times apart. CPU is the process's and its children's (a
-long queue history's check forks one); peak RSS is the largest of theirs.
+path in process (the history read as harness check reads it, in halves by two processes
+when it may fork, then the check), which reports the load and check times apart. CPU is
+the process's and its children's (a long queue history's reading and check fork one
+each); peak RSS is the largest of theirs.
 """
 
 from __future__ import annotations
@@ -54,12 +55,16 @@ def run_child(path: str) -> dict[str, Any]:
     """Loads and checks the history in this process as `harness check` does; returns the
     times, verdict and peak RSS."""
     from checkers import queue
+    from checkers.queue_halves import load_queue_halves
     from history import load
 
     started = time.monotonic()
-    history = load(path, keep_events=False, reader=queue.QueueStream(path))
+    jobs = os.cpu_count() or 1  # as harness check: in halves when it may fork
+    history = load_queue_halves(path, jobs) or load(
+        path, keep_events=False, reader=queue.QueueStream(path)
+    )
     loaded = time.monotonic()
-    result = queue.check_read(history.read, jobs=os.cpu_count() or 1)  # as harness check
+    result = queue.check_read(history.read, jobs=jobs)  # as harness check
     done = time.monotonic()
     return {
         "load": loaded - started,

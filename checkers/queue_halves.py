@@ -33,6 +33,9 @@ _OTHER_POLL = ("index", "process", "time", "received", "moved", "outcome")
 _REPOSITION = ("index", "process", "partitions", "seek", "f")
 _FLAT, _REPOSITIONED, _OTHER = 0, 1, 2
 POLLED, MOVED, ASSIGNED, SUBSCRIBED, CRASHED, UNKNOWN = range(6)
+_PLACED = frozenset({ASSIGNED, SUBSCRIBED})
+"""The calls whose last element is the position of their Reposition."""
+_BY_INDEX = attrgetter("index")
 
 Call = tuple[Any, ...]
 """A Holdings call as SeamHoldings records it: its kind first, then its arguments, then,
@@ -73,11 +76,15 @@ class QueueHalf(WithoutGroupOps):
         reader = self.stream.reader
         if reader is None or reader.named or not isinstance(reader.holdings, SeamHoldings):
             return None
+        # In invoke order, as QueueReader.finish sorts them: every invoke here follows
+        # every invoke before the seam, so the joined lists stay in order.
+        reader.sends.sort(key=_BY_INDEX)
+        ops, calls = _sorted_ops(reader.consumer_ops, reader.holdings.calls)
         return (
             _columns(reader.sends, _SEND),
-            _pack_ops(reader.consumer_ops),
+            _pack_ops(ops),
             reader.drains,
-            reader.holdings.calls,
+            calls,
             reader.holdings.sub_via,
             reader.txn_ops,
         )
@@ -91,7 +98,9 @@ class QueueHalf(WithoutGroupOps):
         sends, ops, drains, calls, sub_via, txn_ops = packed
         later = _unpack_ops(ops)
         _replay(reader.holdings, calls, later)
+        reader.sends.sort(key=_BY_INDEX)
         reader.sends += map(Send, *sends)
+        reader.consumer_ops.sort(key=_BY_INDEX)
         reader.consumer_ops += later
         for partition, drain in drains.items():  # the last by completion, as QueueReader's
             if partition not in reader.drains or reader.drains[partition].completion < (
@@ -171,6 +180,23 @@ def _replay(holdings: Holdings, calls: dict[Any, list[Call]], later: list[Any]) 
                 holdings.crashed(process)
             else:
                 holdings.unknown(process)
+
+
+def _sorted_ops(
+    ops: list[Poll | Reposition], calls: dict[Any, list[Call]]
+) -> tuple[list[Poll | Reposition], dict[Any, list[Call]]]:
+    """Takes the consumer ops in the order read and the calls recorded. Returns the ops in
+    invoke order (stable: one op's polls stay in order), and the calls with each position
+    among the ops moved to where its op went."""
+    order = sorted(range(len(ops)), key=[op.index for op in ops].__getitem__)
+    moved_to = [0] * len(ops)
+    for new, old in enumerate(order):
+        moved_to[old] = new
+    placed = {
+        process: [(*call[:-1], moved_to[call[-1]]) if call[0] in _PLACED else call for call in made]
+        for process, made in calls.items()
+    }
+    return [ops[old] for old in order], placed
 
 
 def _columns(records: list[Any], fields: tuple[str, ...]) -> list[list[Any]]:
