@@ -19,8 +19,9 @@ from typing import Any
 NS = 1e9
 HISTORY = "history.jsonl"
 CHECKED_SECTIONS = ("queue", "groups", "share")
-CRASH_MARK = "crashed on purpose"
-"""How a client's completion says --crash-clients crashed it (workloads/queue_client.py)."""
+CRASH_MARKS = ("crashed before it began", "crashed after the poll")
+"""How a completion says --crash-clients crashed its client: a queue op's error
+(workloads/queue_client.py), a share poll's `crashed` (workloads/share_client.py)."""
 
 Cell = tuple[str, str, str, str]
 """Release (with its metadata mode), workload, group protocol, condition."""
@@ -72,10 +73,10 @@ def ok_times(history: Path) -> tuple[list[float], int]:
                 continue
             if op.get("f") == "drain":
                 continue  # the final reads come after every fault: not the workload's rate
+            said = f"{op.get('error', '')} {op.get('crashed', '')}"
+            crashes += any(mark in said for mark in CRASH_MARKS)
             if op.get("type") == "ok":
                 times.append(op["time"] / NS)
-            elif CRASH_MARK in str(op.get("error", "")):
-                crashes += 1
     return times, crashes
 
 
