@@ -26,5 +26,5 @@ def zip_url(folder: Path) -> str:
 def zip_link(folder: Path) -> str:
     """Takes a run folder. Returns the HTML of its zip's download link, with a title
     saying it needs `harness serve`."""
-    url = html.escape(zip_url(folder))
-    return f'<a class="zip" href="{url}" download title="{html.escape(ZIP_TITLE)}">zip</a>'
+    url, title = html.escape(zip_url(folder)), html.escape(ZIP_TITLE)
+    return f'<a class="zip" href="{url}" download title="{title}">download as zip</a>'
