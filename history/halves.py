@@ -168,9 +168,9 @@ def read_second_half(path: str, at: int, reader: HalfReader) -> SecondHalf | Non
                 builder.add(line, event)
             for _, invoke, line, _ in pairing.unfinished():
                 reader.add(invoke, line, None, line)
+            packed = reader.pack()  # the collector still paused: packing makes many lists
     except HistoryError:
         return None
-    packed = reader.pack()
     if packed is None or pairing.last_index is None:
         return None
     return SecondHalf(
