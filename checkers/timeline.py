@@ -1,7 +1,7 @@
 """Draws a linearizability counterexample as a small timeline PNG and an interactive viewer.
 
-The PNG: one lane per process on linear time. The viewer (one self-contained HTML file):
-compressed time, the prefix's linearization, states on hover, the faults in force above.
+Both on compressed time, a lane per process. The PNG shows the ops; the viewer (one
+self-contained HTML file) adds the prefix's linearization, states on hover, the faults.
 """
 
 from __future__ import annotations
@@ -18,48 +18,14 @@ import matplotlib
 
 matplotlib.use("Agg")  # no display here; must precede pyplot
 import matplotlib.pyplot as plt
+from matplotlib.patches import Rectangle
 
 from checkers.viewer_layout import BOX_H, FAULT_H, NAME_W, PAD, layout
 from checkers.viewer_script import CSS, SCRIPT
 
 COLOURS = {"failing": "#d62728", "prefix": "#1f77b4", "concurrent": "#7f7f7f"}
-Bar = tuple[dict[str, Any], str]  # (op dict, role)
-
-
-PREFIX_SHOWN = 6  # the prefix's last few ops give enough context
-
-
-def _bars(failure: dict[str, Any]) -> list[Bar]:
-    """Returns each op of the counterexample once, with its role."""
-    bars: dict[int, Bar] = {}
-    for op in failure.get("concurrent", []):
-        bars[op["index"]] = (op, "concurrent")
-    for op in failure.get("longest_prefix", [])[-PREFIX_SHOWN:]:
-        bars[op["index"]] = (op, "prefix")
-    bars[failure["op"]["index"]] = (failure["op"], "failing")
-    return sorted(bars.values(), key=lambda b: (b[0]["call"], b[0]["index"]))
-
-
-def _span(bars: Sequence[Bar]) -> tuple[int, int]:
-    """Returns the window to draw, in ns: from the first invoke to the last return of the
-    ops that returned. Crashed ops invoked earlier are clipped at its left edge."""
-    finished = [op for op, _ in bars if op["ret"] is not None] or [op for op, _ in bars]
-    start = min(op["call"] for op in finished)
-    end = max(op["ret"] if op["ret"] is not None else op["call"] for op in finished)
-    return start, max(end, start + 1)
-
-
-def _lanes(bars: Sequence[Bar]) -> dict[str, int]:
-    processes = sorted(
-        {str(op["process"]) for op, _ in bars},
-        key=lambda p: (not p.isdigit(), int(p) if p.isdigit() else 0, p),
-    )
-    return {p: i for i, p in enumerate(processes)}
-
-
-def _label(op: dict[str, Any]) -> str:
-    value = json.dumps(op["value"])
-    return f"{op['index']}: {op['f']} {value}"
+PX_PER_INCH = 100  # the PNG is drawn at the viewer's pixel layout, one px per px
+LABEL_PT = 8.6  # the viewer's 12 px monospace labels, at PX_PER_INCH
 
 
 SLUG_CHARS = 40  # of the key's text (and the history's name) in a file name; a hash follows
@@ -91,38 +57,69 @@ def _title(failure: dict[str, Any]) -> str:
     return f"key {json.dumps(failure['key'])}: {failure.get('message') or 'not linearizable'}"
 
 
+PREFIX_SHOWN = 6
+"""The prefix's last ops the PNG draws: enough context; the viewer shows the rest."""
+
+
+def _recent(failure: dict[str, Any]) -> dict[str, Any]:
+    """Returns the failure with only the last PREFIX_SHOWN ops of its prefix (and their
+    states, kept aligned with them)."""
+    tail = failure.get("longest_prefix", [])
+    states = failure.get("prefix_states") or []
+    kept = states[-PREFIX_SHOWN:] if len(states) == len(tail) else []
+    return failure | {"longest_prefix": tail[-PREFIX_SHOWN:], "prefix_states": kept}
+
+
 def draw_png(failure: dict[str, Any], path: Path) -> Path:
-    """Takes a failure report. Writes its timeline as a PNG at `path` and returns the path."""
-    bars = _bars(failure)
-    start, end = _span(bars)
-    lanes = _lanes(bars)
-    width = (end - start) / 1e6
-    right = width * 1.2  # room for crashed ops to run off
-    fig, ax = plt.subplots(figsize=(10, 1.2 + 0.55 * len(lanes)))
-    for op, role in bars:
-        x0 = max(op["call"] - start, 0) / 1e6
-        x1 = right if op["ret"] is None else (op["ret"] - start) / 1e6
-        y = lanes[str(op["process"])]
-        crashed = op["ret"] is None
-        ax.barh(
-            y,
-            max(x1 - x0, right / 400),
-            left=x0,
-            height=0.6,
-            color=COLOURS[role],
-            alpha=0.45 if crashed else 0.85,
-            hatch="//" if crashed else None,
-            edgecolor="black",
-            linewidth=2 if role == "failing" else 0.5,
+    """Takes a failure report. Writes its timeline as a PNG at `path` on the viewer's
+    compressed time (gaps squeezed, order kept, every label inside its box) and returns
+    the path: the failing op red, the prefix's ops blue, the others grey."""
+    drawn = layout(_recent(failure), ())
+    width, height = drawn["width"] + NAME_W / 2, drawn["height"] + 40
+    fig = plt.figure(figsize=(width / PX_PER_INCH, height / PX_PER_INCH), dpi=PX_PER_INCH)
+    ax = fig.add_axes((0, 0, 1, 1))
+    ax.set_xlim(0, width)
+    ax.set_ylim(height, 0)  # y grows downwards, as in the viewer's layout
+    ax.axis("off")
+    ax.text(PAD, 14, _title(failure), fontsize=LABEL_PT + 1, va="center")
+    shift = 26  # the title's row
+    for lane in drawn["lanes"]:
+        ax.text(PAD, lane["y"] + shift, lane["name"], fontsize=LABEL_PT, va="center")
+    crashed = False
+    for op in drawn["ops"]:
+        open_ = op["ret_s"] is None
+        crashed |= open_
+        ax.add_patch(
+            Rectangle(
+                (op["x0"], op["y"] + shift),
+                max(op["x1"] - op["x0"], 2),
+                BOX_H,
+                facecolor=COLOURS[op["role"]],
+                alpha=0.45 if open_ else 0.85,
+                hatch="//" if open_ else None,
+                edgecolor=COLOURS[op["role"]],
+            )
         )
-        ax.text(x0, y, " " + _label(op), va="center", ha="left", fontsize=7, clip_on=True)
-    ax.set_yticks(list(lanes.values()), [f"process {p}" for p in lanes])
-    ax.set_xlim(0, right)
-    ax.invert_yaxis()
-    ax.set_xlabel("time (ms); hatched: crashed, may take effect later or never")
-    ax.set_title(_title(failure), fontsize=9)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
+        ax.text(
+            op["x0"] + PAD,
+            op["y"] + shift + BOX_H / 2,
+            op["label"],
+            fontsize=LABEL_PT,
+            family="monospace",
+            va="center",
+            color="white" if not open_ else "black",
+        )
+    axis_y = drawn["axis_y"] + shift
+    ax.plot([NAME_W, drawn["width"]], [axis_y, axis_y], color="black", linewidth=0.8)
+    for tick in drawn["ticks"]:
+        ax.plot([tick["x"], tick["x"]], [axis_y, axis_y + 4], color="black", linewidth=0.8)
+        if tick["label"]:
+            ax.text(tick["x"], axis_y + 14, tick["label"], fontsize=LABEL_PT - 1, ha="center")
+    said = "test seconds, compressed: gaps squeezed, order kept"
+    if crashed:
+        said += "; hatched: crashed, may take effect later or never"
+    ax.text(NAME_W, axis_y + 30, said, fontsize=LABEL_PT - 1)
+    fig.savefig(path, dpi=PX_PER_INCH)
     plt.close(fig)
     return path
 

@@ -83,8 +83,8 @@ def _anomalies(results: dict[str, Any], drawings: dict[str, list[Path]], folder:
         parts.append(f"<h3 class=fail>key {_e(key)}: not linearizable</h3>")
         parts.append(f"<p>{_e(failure.get('message', ''))}</p>")
         rows = [
-            ("failing op", failure.get("op")),
-            ("last ok op before it", failure.get("previous_ok")),
+            ("failing op", _op_text(failure.get("op"))),
+            ("last ok op before it", _op_text(failure.get("previous_ok"))),
         ]
         parts.append(_table(rows))
         for path in drawings.get(key, []):
@@ -282,9 +282,14 @@ def _section_summary(name: str, section: dict[str, Any]) -> str:
 
 
 def _op_text(op: Any) -> str:
+    """An op in words, with its times in test seconds when it has them."""
     if not isinstance(op, dict):
         return "none"
-    return f"{op.get('text', op)} (history index {op.get('index')})"
+    said = f"{op.get('text', op)} (history index {op.get('index')})"
+    if not isinstance(op.get("call"), int):
+        return said
+    ret = "never returned" if op.get("ret") is None else f"returned {op['ret'] / 1e9:.6f} s"
+    return f"{said}: invoked {op['call'] / 1e9:.6f} s, {ret}"
 
 
 def _final(final: dict[str, Any]) -> str:

@@ -1,10 +1,16 @@
-"""Tests that a counterexample renders as a PNG and a standalone HTML viewer."""
+"""Tests that a counterexample renders as a PNG on compressed time, the failing op red,
+and as a standalone HTML viewer."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
+import pytest
+from matplotlib.colors import to_rgba
+from matplotlib.figure import Figure
+
+from checkers import timeline
 from checkers.linearizable import check
 from checkers.models import MODELS
 from checkers.timeline import render_counterexample
@@ -41,3 +47,23 @@ def test_renders_png_and_html(tmp_path: Path) -> None:
 def test_nothing_to_draw_for_an_unknown_key(tmp_path: Path) -> None:
     failure = {"key": "k", "valid": "unknown", "cause": "timeout"}
     assert render_counterexample(failure, tmp_path) == []
+
+
+def test_the_png_draws_the_failing_op_red_on_compressed_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    saved: list[Figure] = []
+    monkeypatch.setattr("checkers.timeline.plt.close", saved.append)  # keep the figure
+    failure = _failure()
+    failure["longest_prefix"] = [failure["op"]] * 9  # stands for a long prefix
+    failure["prefix_states"] = [str(n) for n in range(9)]
+    timeline.draw_png(failure, tmp_path / "x.png")
+    (ax,) = saved[0].axes
+    colours = {tuple(box.get_facecolor()) for box in ax.patches}
+    assert tuple(to_rgba(timeline.COLOURS["failing"], 0.85)) in colours
+    texts = [t.get_text() for t in ax.texts]
+    assert "3: read 4" in texts and "hatched: crashed" in texts[-1]
+    # the prefix cut to its last few ops, their states kept beside them
+    recent = timeline._recent(failure)
+    assert len(recent["longest_prefix"]) == timeline.PREFIX_SHOWN
+    assert recent["prefix_states"] == [str(n) for n in range(3, 9)]
