@@ -10,8 +10,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from checkers.groups import group_lines
 from checkers.queue_explain import case_words
 from checkers.queue_policy import effect
+from checkers.share import share_lines
 from harness.cluster.config import PROFILES
 from harness.report.cycle_drawings import cycle_svg
 from harness.report.explain import explain
@@ -278,7 +280,8 @@ def _section_summary(name: str, section: dict[str, Any]) -> str:
         return f"{word}: {queue_lines(section)[0]}"
     if "lost_count" in section:
         return f"{word}: {section['ack_count']} acknowledged, {section['lost_count']} lost"
-    return word
+    said = {"groups": group_lines, "share": share_lines}.get(name)
+    return f"{word}: {said(section)[0].split(': ', 1)[-1]}" if said else word
 
 
 def _op_text(op: Any) -> str:
@@ -344,7 +347,7 @@ def write_report(
             f"{stats.get('fail', 0)} fail, {stats.get('info', 0)} info",
         )
     ]
-    for section in ("linearizable", "queue", "lost-acks"):
+    for section in ("linearizable", "queue", "lost-acks", "groups", "share"):
         if isinstance(results.get(section), dict):
             summary.append((section, _section_summary(section, results[section])))
     summary.append(("final phase", _final(results.get("final", {}))))

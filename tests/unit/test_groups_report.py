@@ -79,6 +79,7 @@ def test_the_section_is_there_for_a_group_run_with_its_timeline(tmp_path: Path) 
     assert f'<img src="{GROUPS_FILE}"' in page and (tmp_path / "group" / GROUPS_FILE).exists()
     assert "None found of: double-ownership, commit-regression, takeover-skip" in page
     assert "Share group" not in page
+    assert "<td>groups</td><td>VALID: " in page  # the summary under the badge counts it
 
 
 def test_the_section_is_there_for_a_share_run_with_its_counts(tmp_path: Path) -> None:
@@ -90,6 +91,7 @@ def test_the_section_is_there_for_a_share_run_with_its_counts(tmp_path: Path) ->
     assert "2 accepted, 1 rejected, 1 archived by the limit" in page
     assert "2 accept, 4 release, 1 reject; 0 of unknown outcome" in page
     assert "Consumer group" not in page
+    assert "<td>share</td><td>VALID: " in page
 
 
 @pytest.mark.skipif(chromium() is None, reason="chromium is not installed (make test installs it)")
