@@ -18,18 +18,20 @@ from __future__ import annotations
 import json
 import multiprocessing
 import os
+import pickle
 import signal
 import sys
+import tempfile
 import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterator
-from concurrent.futures import Future, ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
-from contextlib import contextmanager
+from concurrent.futures import ProcessPoolExecutor
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
+from functools import partial
 from multiprocessing.connection import Connection, Pipe, wait
-from typing import Any, Literal, TypeVar
+from typing import IO, Any, Literal, TypeVar, cast
 
 from checkers.model_core import error_line
 
@@ -103,48 +105,98 @@ def forked_beside(task: Callable[[], R], *, fork: bool = True) -> Iterator[Calla
     while the block runs here, and yields a function that returns its result (waiting for
     it), or raises what it raised. The task runs here, when that function is called, when
     fork is False or can_fork() says no, or when no process can be had or it was lost."""
-    started = _start_beside(task) if fork and can_fork() else None
-    if started is None:
+    child = _start_beside(task) if fork and can_fork() else None
+    if child is None:
         yield task
         return
-    pool, future = started
-
-    def result() -> R:
-        try:
-            return future.result()
-        except BrokenProcessPool:  # the process died (killed for memory, say): work here
-            return task()
-
     try:
-        yield result
-    except BaseException:
-        _stop(pool)
-        raise
+        yield partial(child.result, task)
     finally:
-        _TASK.pop()
-    pool.shutdown()
+        child.end()
 
 
-def _start_beside(task: Callable[[], R]) -> tuple[ProcessPoolExecutor, Future[R]] | None:
-    """Forks a process that runs task. Returns its pool and the task's future, or None
-    (nothing left running) when no process can be had."""
-    _TASK.append(lambda _: task())
-    pool = ProcessPoolExecutor(
-        max_workers=1,
-        mp_context=multiprocessing.get_context("fork"),
-        initializer=_ignore_interrupts,
-    )
-    try:
-        # Forked in submit: signals blocked meanwhile, as in forked_map.
-        before = signal.pthread_sigmask(signal.SIG_BLOCK, _BLOCKED_WHILE_FORKING)
+class _Beside:
+    """A forked process that runs one task, writes its pickled result (or what it raised) to
+    an unlinked file and exits: its memory (with the pages it shares with this process that
+    either has written since, copied) is freed as soon as its task is done, not when this
+    process comes for the result, as it would be if it had to wait for a pipe to be read."""
+
+    def __init__(self, pid: int, file: IO[bytes]) -> None:
+        self.pid = pid
+        self.file = file
+
+    def result(self, task: Callable[[], R]) -> R:
+        """Waits for the process. Returns the task's result, or raises what it raised; runs
+        the task here when the process ended without writing its result whole."""
+        if not self._reap():  # it died (killed for memory, say): work here
+            return task()
+        self.file.seek(0)
         try:
-            return pool, pool.submit(_run_part, 0)
-        finally:
-            signal.pthread_sigmask(signal.SIG_SETMASK, before)
-    except (OSError, BrokenProcessPool):
-        _stop(pool)
-        _TASK.pop()
+            kind, value = pickle.loads(self.file.read())
+        except Exception:  # what it raised does not unpickle: raise it from here instead
+            return task()
+        if kind == "raised":
+            raise value
+        return cast(R, value)
+
+    def _reap(self) -> bool:
+        """Waits for the process to end. Returns whether it ended having written its
+        result."""
+        pid, self.pid = self.pid, 0
+        try:
+            return bool(pid) and os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) == 0
+        except ChildProcessError:  # reaped elsewhere: its file says whether it finished
+            return True
+
+    def end(self) -> None:
+        """Kills the process if it still runs (its result no longer wanted), reaps it and
+        drops its file."""
+        if self.pid:
+            with suppress(ProcessLookupError):
+                os.kill(self.pid, signal.SIGKILL)
+            self._reap()
+        self.file.close()
+
+
+def _start_beside(task: Callable[[], Any]) -> _Beside | None:
+    """Forks a process that runs task. Returns it, or None when none can be had."""
+    parent = os.getpid()
+    try:
+        file = tempfile.TemporaryFile()  # noqa: SIM115 - the _Beside closes it, in end()
+    except OSError:
         return None
+    before = signal.pthread_sigmask(signal.SIG_BLOCK, _BLOCKED_WHILE_FORKING)
+    try:
+        pid = os.fork()
+        if pid == 0:  # the task's process: never returns
+            code = 1
+            try:
+                _ignore_interrupts()
+                _die_with(parent)
+                _send(file, task)
+                code = 0
+            finally:
+                os._exit(code)
+    except OSError:
+        file.close()
+        return None
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, before)
+    return _Beside(pid, file)
+
+
+def _send(file: IO[bytes], task: Callable[[], Any]) -> None:
+    """In the task's process: runs it and writes its pickled result (or what it raised,
+    whatever it was) to file."""
+    try:
+        message = pickle.dumps(("done", task()), pickle.HIGHEST_PROTOCOL)
+    except BaseException as err:  # whatever the task raised is the caller's to see
+        try:
+            message = pickle.dumps(("raised", err), pickle.HIGHEST_PROTOCOL)
+        except Exception:  # an error that does not pickle crosses as its text
+            message = pickle.dumps(("raised", RuntimeError(error_line(err))))
+    file.write(message)
+    file.flush()
 
 
 def _stop(pool: ProcessPoolExecutor) -> None:

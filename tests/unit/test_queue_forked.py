@@ -1,6 +1,6 @@
 """The queue check in two processes (the lost-acks view made in a forked one while the scan
-runs here) gives exactly the one-process result, and fork_pool.forked_beside runs its
-task here when told not to fork, when it cannot, and when its process is lost.
+runs here) gives exactly the one-process result; fork_pool.forked_beside's process ends with
+its task, and the task runs here when told not to fork, when it cannot, or the process is lost.
 """
 
 from __future__ import annotations
@@ -8,6 +8,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import signal
+import time
 from typing import Any
 
 import pytest
@@ -140,6 +141,23 @@ def beside_pid_differs() -> bool:
 
 def test_beside_runs_in_another_process() -> None:
     assert in_fresh_process(beside_pid_differs) is True
+
+
+def beside_ends_before_asked() -> bool:
+    """Run in a fresh process: whether forked_beside's process ends as soon as its task is
+    done (its memory freed), before the block asks for the result, and the result is its."""
+    with fork_pool.forked_beside(os.getpid) as pid:
+        # Looks for a child that ended, leaving it to be reaped (WNOWAIT): forked_beside's.
+        deadline = time.monotonic() + 30
+        ended = None
+        while ended is None and time.monotonic() < deadline:
+            ended = os.waitid(os.P_ALL, 0, os.WEXITED | os.WNOWAIT | os.WNOHANG)
+            time.sleep(0.01)
+        return ended is not None and ended.si_pid == pid()
+
+
+def test_beside_ends_as_soon_as_its_task_is_done() -> None:
+    assert in_fresh_process(beside_ends_before_asked) is True
 
 
 def test_beside_without_fork_runs_here_when_asked() -> None:
