@@ -54,13 +54,28 @@ def write_run(
     """Writes one run folder under root as `harness run` does (test.json, history.jsonl,
     and when check is set results.json, plots and report.html). Returns the folder."""
     folder = new_run_folder(root, spec.name, started)
+    fill_run(folder, spec, history, started, check=check)
+    return folder
+
+
+def fill_run(
+    folder: Path,
+    spec: TestSpec,
+    history: Sequence[dict[str, Any]],
+    started: float,
+    *,
+    check: bool = True,
+    **ctx: Any,
+) -> None:
+    """Writes a run into an existing folder as `harness run` does; ctx: the workload's
+    Context fields beyond those a spec fixes (consumer_group, delivery_limit, ...)."""
     write_test_json(folder, spec, started)
     with HistoryWriter(folder / "history.jsonl") as writer:
         for event in history:
-            writer.append(event)
+            writer.append({k: v for k, v in event.items() if k != "index"})  # the writer's
     if check:
         loaded = load(folder)
-        ctx = Context(
+        context = Context(
             bootstrap="",
             topic=spec.topic,
             kafka_config=spec.kafka_config,
@@ -70,11 +85,11 @@ def write_run(
             replication_factor=3,
             timeouts=DEFAULT_TIMEOUTS,
             check_time_limit=10.0,
+            **ctx,
         )
-        results = check_run(loaded, WORKLOADS[spec.workload], ctx)
+        results = check_run(loaded, WORKLOADS[spec.workload], context)
         test = {"spec": spec.to_json(), "versions": {"kafka": "3.9.1"}}
         write_outputs(folder, loaded, test, results)
-    return folder
 
 
 def age(folder: Path, seconds: float) -> None:

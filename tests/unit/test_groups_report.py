@@ -22,17 +22,12 @@ from harness.report.groups_plots import (
     ownership_intervals,
 )
 from harness.report.groups_section import group_case_words, share_case_words
-from harness.results import write_test_json
-from harness.run.verdict import check_run, write_outputs
 from harness.spec import TestSpec
-from history import HistoryWriter, load
-from kvstore import DEFAULT_TIMEOUTS
 from tests.unit.browser import Browser, chromium
 from tests.unit.group_sim import GroupSimConfig, GroupSimulation
 from tests.unit.queue_sim import SimConfig, simulate
+from tests.unit.run_folders import fill_run
 from tests.unit.test_share import Poll, Share, clean
-from workloads.core import Context
-from workloads.registry import WORKLOADS
 
 S = 1_000_000_000
 SECTION = '<section id="groups"><h2>Groups</h2>'
@@ -42,25 +37,7 @@ def _run(folder: Path, spec: TestSpec, events: list[dict[str, Any]], **ctx: Any)
     """Writes a run folder of events as `harness run` does (checks, plots, report).
     Returns its report.html."""
     folder.mkdir()
-    write_test_json(folder, spec, 0.0)
-    with HistoryWriter(folder / "history.jsonl") as writer:
-        for event in events:
-            writer.append({k: v for k, v in event.items() if k != "index"})
-    loaded = load(folder)
-    context = Context(
-        bootstrap="",
-        topic=spec.topic,
-        kafka_config="safe",
-        store=spec.store,
-        keys=spec.keys,
-        partitions=1,
-        replication_factor=3,
-        timeouts=DEFAULT_TIMEOUTS,
-        check_time_limit=10.0,
-        **ctx,
-    )
-    results = check_run(loaded, WORKLOADS[spec.workload], context)
-    write_outputs(folder, loaded, {"spec": spec.to_json()}, results)
+    fill_run(folder, spec, events, 0.0, **ctx)
     return (folder / "report.html").read_text()
 
 
