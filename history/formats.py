@@ -28,6 +28,7 @@ from history.jepsen import Reading, Reread
 from history.jepsen_edn import read_edn_events
 from history.jepsen_log import LOG_LINE, read_log_events
 from history.jsonl import read_jsonl_lines, starts_jsonl
+from history.lines import decoded
 
 __all__ = [
     "EDN",
@@ -74,25 +75,27 @@ def detect_format(text: str) -> str | None:
 
 
 def events_of(
-    lines: NumberedLines,
+    lines: Iterable[tuple[int, str | bytes]],
     path: str,
     reading: Reading,
     budget: int,
     replayable: Callable[[NumberedLines], NumberedLines] = iter,
 ) -> tuple[str, Iterator[tuple[int, Event]]]:
-    """Takes a history's numbered lines, its path (for messages), the facts to read a
-    Jepsen history with, a budget in bytes for each event's value, and what makes a Jepsen
-    history's lines readable again if they cannot be read twice. Returns (format, its
-    events, lazily); leading blank lines are skipped, never kept."""
+    """Takes a history's numbered lines (some may be undecoded: history.lines), its path
+    (for messages), the facts to read a Jepsen history with, a budget in bytes for each
+    event's value, and what makes a Jepsen history's lines readable again if they cannot be
+    read twice. Returns (format, its events, lazily); leading blank lines are skipped, never
+    kept."""
     numbered = iter(lines)
-    first = next(((n, text) for n, text in numbered if text.strip()), None)
+    text_lines = decoded(numbered, path)
+    first = next(((n, text) for n, text in text_lines if text.strip()), None)
     if first is None:
         return JSONL, iter(())
     line_no, text = first
-    rest = chain([first], numbered)
     fmt = first_line_format(text)
-    if fmt == JSONL:
-        return fmt, read_jsonl_lines(rest, path, budget)
+    if fmt == JSONL:  # read on undecoded: history.jsonl parses them as bytes
+        return fmt, read_jsonl_lines(chain([first], numbered), path, budget)
+    rest = chain([first], text_lines)
     if fmt == EDN:
         return fmt, read_edn_events(replayable(rest), path, reading, budget)
     return fmt, read_log_events(replayable(rest), path, reading, budget, line_no)

@@ -9,7 +9,9 @@ Lines are parsed by orjson, which reads JSON about twice as fast as the standard
 and to the same values, types included, except two kinds of line: those it refuses
 (malformed JSON, NaN, a lone surrogate, 1e999, nesting over 1024 levels) and those with an
 integer beyond 64 bits, which it reads as a float. Both are read again by the standard
-library's parser, so that every value, error and message is what it always was.
+library's parser, so that every value, error and message is what it always was. A line
+ended by LF alone is parsed as the bytes read, never decoded first (history.lines): orjson
+refuses any that is not UTF-8, and those are decoded and read as text.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from history.events import (
     require,
 )
 from history.frozen import MAX_NESTING, nesting
+from history.lines import line_text
 
 _FIELDS = ("type", "process", "f", "time")
 _FIELD_SET = frozenset(_FIELDS)
@@ -80,34 +83,55 @@ def json_cost(text: str) -> int:
 
 
 def read_jsonl_lines(
-    lines: Iterable[tuple[int, str]], path: str, budget: int, position: int = 0
+    lines: Iterable[tuple[int, str | bytes]], path: str, budget: int, position: int = 0
 ) -> Iterator[tuple[int, Event]]:
-    """Takes numbered lines of history.jsonl, a budget in bytes for each line's value, and
-    the position among events of the first (an event without an index takes its position);
-    yields (line, event) for every non-blank one."""
+    """Takes numbered lines of history.jsonl (some may be undecoded: history.lines), a
+    budget in bytes for each line's value, and the position among events of the first (an
+    event without an index takes its position); yields (line, event) for every non-blank
+    one."""
+    longest = budget // (TOKEN_BYTES + 1)  # no line this long or shorter can exceed it
     for line_no, line in lines:
-        # The common line, read here in one go: a history has millions. It is short (no
-        # budget or nesting to measure), UTF-8, without long integers, and orjson reads it
-        # to an event with every field. Any other line is read by jsonl_event.
+        # The common line, read here in one go: a history has millions. It is a JSON object
+        # within the budget and MAX_NESTING (by its length, or by its brackets: each level
+        # takes two), without long integers, that orjson reads (it refuses any text not
+        # UTF-8) to an event with every field. Any other line is read as text by
+        # jsonl_event, to the same event or the error it makes.
+        text = line if isinstance(line, bytes) else _utf8(line)
         event: Any = None
-        if line[:1] == "{" and len(line) <= 2 * MAX_NESTING:
+        if (
+            text[:1] == b"{"
+            and len(text) <= longest
+            and (len(text) <= 2 * MAX_NESTING + 1 or _openings(text) <= MAX_NESTING)
+            and text.translate(_SIGNS_AS_ZERO).find(_LONG_INTEGER) < 0
+        ):
             try:
-                text = line.encode()
-            except UnicodeEncodeError:  # a lone surrogate, in text that was never UTF-8
-                text = b""
-            if text and text.translate(_SIGNS_AS_ZERO).find(_LONG_INTEGER) < 0:
-                try:
-                    event = orjson.loads(text)
-                except orjson.JSONDecodeError:
-                    event = None
+                event = orjson.loads(text)
+            except orjson.JSONDecodeError:
+                event = None
         if event.__class__ is dict and event.keys() >= _COMMON_FIELDS:
             check_event(event, path, line_no)
-        elif not line or line.isspace():
-            continue
         else:
+            if isinstance(line, bytes):
+                line = line_text(line[:-1], path, line_no)
+            if not line or line.isspace():
+                continue
             event = jsonl_event(line, path, line_no, position, budget)
         yield line_no, event
         position += 1
+
+
+def _utf8(line: str) -> bytes:
+    """Takes a line's text. Returns it as UTF-8 if it may be a common line, else b""."""
+    if line[:1] != "{":
+        return b""
+    try:
+        return line.encode()
+    except UnicodeEncodeError:  # a lone surrogate, in text that was never UTF-8
+        return b""
+
+
+def _openings(text: bytes) -> int:
+    return text.translate(_OPENING_AS_ONE).count(b"[")
 
 
 def jsonl_event(line: str, path: str, line_no: int, position: int, budget: int) -> Event:
@@ -141,7 +165,7 @@ def _json_line(line: str, path: str, line_no: int) -> Event:
     # them is quick, and only a line with that many is measured exactly.
     if (
         len(text) > 2 * MAX_NESTING
-        and text.translate(_OPENING_AS_ONE).count(b"[") > MAX_NESTING
+        and _openings(text) > MAX_NESTING
         and nesting(event) > MAX_NESTING
     ):
         raise HistoryError(path, line_no, f"nested deeper than {MAX_NESTING} levels")

@@ -18,22 +18,21 @@ import sys
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import BinaryIO, Final, Protocol
+from typing import BinaryIO, Final, Literal, Protocol, overload
 
 from history.events import VALUE_BUDGET, Event, HistoryError
 from history.formats import events_of
 from history.jepsen import Reading
+from history.lines import NumberedLines as NumberedLines
+from history.lines import UndecodedLines, line_text
 
 STDIN: Final = "-"
 STDIN_NAME: Final = "<stdin>"
 HISTORY_FILES: Final = ("history.jsonl", "history.edn")
 MAX_LINE_BYTES: Final = 64 * 2**20
 MAX_PIPED_BYTES: Final = 2**30  # a Jepsen history piped in, kept to be read again
-_BOM: Final = "\ufeff"
 _LINE_END: Final = re.compile(rb"\r\n?|\n")
 _CR: Final = ord("\r")  # `int in bytes` is searched four times faster than `bytes in bytes`
-
-NumberedLines = Iterator[tuple[int, str]]
 
 
 class LineStream(Protocol):
@@ -75,11 +74,26 @@ def open_history(path: str | os.PathLike[str]) -> Iterator[tuple[str, BinaryIO]]
         yield str(file), stream
 
 
-def numbered_lines(stream: LineStream, name: str, first_line: int = 1) -> NumberedLines:
-    """Takes a binary stream, and the number of its first line when it starts within a
-    file (history.halves). Yields (line number, text without its line end); a leading UTF-8
-    byte order mark of line 1 is dropped. Raises HistoryError for a line over
-    MAX_LINE_BYTES or one that is not UTF-8."""
+@overload
+def numbered_lines(
+    stream: LineStream, name: str, first_line: int = 1, *, undecoded: Literal[False] = False
+) -> NumberedLines: ...
+
+
+@overload
+def numbered_lines(
+    stream: LineStream, name: str, first_line: int = 1, *, undecoded: Literal[True]
+) -> UndecodedLines: ...
+
+
+def numbered_lines(
+    stream: LineStream, name: str, first_line: int = 1, *, undecoded: bool = False
+) -> NumberedLines | UndecodedLines:
+    """Takes a binary stream, the number of its first line when it starts within a file
+    (history.halves), and whether a line ended by LF alone may be left undecoded (for
+    history.jsonl, which parses it as bytes). Yields (line number, text without its line
+    end, as history.lines.line_text reads it; or, left undecoded, the bytes read). Raises
+    HistoryError for a line over MAX_LINE_BYTES or a decoded one that is not UTF-8."""
     line_no = first_line - 1
     pending = b""  # the start of a line whose end is not read yet
     while True:
@@ -89,11 +103,7 @@ def numbered_lines(stream: LineStream, name: str, first_line: int = 1) -> Number
             raise HistoryError(name, line_no + 1, f"cannot read: {e.strerror or e}") from None
         if _CR not in raw and raw[-1:] == b"\n" and not pending:
             line_no += 1  # the common case, kept short: one line, ended by LF
-            try:
-                text = raw.decode()
-            except UnicodeDecodeError:
-                text = _text(raw, name, line_no)  # raises, naming the byte
-            yield line_no, text[:-1] if line_no > 1 or not text.startswith(_BOM) else text[1:-1]
+            yield line_no, raw if undecoded else line_text(raw[:-1], name, line_no)
             continue
         ended, pending = _split(pending, raw)
         for line in ended:
@@ -121,11 +131,7 @@ def _split(pending: bytes, raw: bytes) -> tuple[list[bytes], bytes]:
 def _text(line: bytes, name: str, line_no: int) -> str:
     if len(line) > MAX_LINE_BYTES:
         raise HistoryError(name, line_no, f"line longer than {MAX_LINE_BYTES // 2**20} MiB")
-    try:
-        text = line.decode("utf-8")
-    except UnicodeDecodeError as e:
-        raise HistoryError(name, line_no, f"not UTF-8 text (byte {e.start + 1})") from None
-    return text[1:] if line_no == 1 and text.startswith(_BOM) else text
+    return line_text(line, name, line_no)
 
 
 class HistorySource:
@@ -144,7 +150,7 @@ class HistorySource:
             return events_of(iter(self.kept), self.name, reading, VALUE_BUDGET)
         if self.start is not None:
             self.stream.seek(self.start)
-        lines = numbered_lines(self.stream, self.name)
+        lines = numbered_lines(self.stream, self.name, undecoded=True)
         return events_of(lines, self.name, reading, VALUE_BUDGET, self._replayable)
 
     def _replayable(self, lines: Iterable[tuple[int, str]]) -> Iterable[tuple[int, str]]:
