@@ -131,8 +131,8 @@ class _Beside:
         if not self._reap():  # it died (killed for memory, say): work here
             return task()
         self.file.seek(0)
-        try:
-            kind, value = pickle.loads(self.file.read())
+        try:  # read by the unpickler: no copy of the whole file first
+            kind, value = pickle.load(self.file)
         except Exception:  # what it raised does not unpickle: raise it from here instead
             return task()
         if kind == "raised":
@@ -188,14 +188,16 @@ def _start_beside(task: Callable[[], Any]) -> _Beside | None:
 def _send(file: IO[bytes], task: Callable[[], Any]) -> None:
     """In the task's process: runs it and writes its pickled result (or what it raised,
     whatever it was) to file."""
-    try:
-        message = pickle.dumps(("done", task()), pickle.HIGHEST_PROTOCOL)
+    try:  # pickled into the file: no copy of the whole result in memory first
+        pickle.dump(("done", task()), file, pickle.HIGHEST_PROTOCOL)
     except BaseException as err:  # whatever the task raised is the caller's to see
+        file.seek(0)  # what part of the result was written goes
+        file.truncate()
         try:
             message = pickle.dumps(("raised", err), pickle.HIGHEST_PROTOCOL)
         except Exception:  # an error that does not pickle crosses as its text
             message = pickle.dumps(("raised", RuntimeError(error_line(err))))
-    file.write(message)
+        file.write(message)
     file.flush()
 
 
