@@ -1,8 +1,11 @@
 """A queue history read in two halves by two processes (history.halves): the later half's
-reader packs its records in columns, and the earlier half's reader joins them.
+reader keeps its records in columns, and the earlier half's reader joins them.
 
-Records cross as columns (a list per field), not as objects: pickling a million slotted
-records costs more than reading them, a list of ints or strings next to nothing. What a
+Records cross as columns (checkers/queue_columns.py), not as objects: pickling a million
+slotted records costs more than reading them, an int64 array next to nothing. The later
+half's reader takes each record apart as it is made, and packs the columns in the order
+read, with the permutation that sorts them; this half makes the records again, sorts
+them with it, and puts them after its own (QueueReader.finish sorts those). What a
 consumer holds (checkers/queue_positions.py) depends on its ops before the seam, which the
 later half does not see: there each process's holdings calls are recorded until its own
 ops decide what it holds (an assign or a crash), and replayed here on what this half
@@ -11,15 +14,13 @@ knew, which gives the boundaries (a Reposition's partitions) their serial values
 
 from __future__ import annotations
 
-from array import array
 from collections.abc import Iterable
-from itertools import accumulate
-from operator import attrgetter
-from typing import Any
+from typing import Any, cast
 
 from checkers.fork_pool import can_fork, forked_beside
 from checkers.group_history import WithoutGroupOps
 from checkers.queue import QueueStream
+from checkers.queue_columns import OpColumns, SendColumns, ops_from, sends_from
 from checkers.queue_history import Poll, QueueReader, Reposition, Send
 from checkers.queue_positions import Holdings
 from history import History
@@ -27,19 +28,14 @@ from history.halves import SecondHalf, find_seam, load_halves, read_second_half
 
 __all__ = ["QueueHalf", "SeamHoldings", "load_queue_halves"]
 
-_SEND = ("index", "process", "partition", "value", "outcome", "offset", "invoked", "acked", "mop")
-_POLL = ("index", "process", "time", "moved", "outcome")
-_OTHER_POLL = ("index", "process", "time", "received", "moved", "outcome")
-_REPOSITION = ("index", "process", "partitions", "seek", "f")
-_FLAT, _REPOSITIONED, _OTHER = 0, 1, 2
 POLLED, MOVED, ASSIGNED, SUBSCRIBED, CRASHED, UNKNOWN = range(6)
-_PLACED = frozenset({ASSIGNED, SUBSCRIBED})
-"""The calls whose last element is the position of their Reposition."""
-_BY_INDEX = attrgetter("index")
+_FORGOTTEN = frozenset({POLLED, MOVED, UNKNOWN})
+"""The calls whose effect an unknown undoes."""
 
 Call = tuple[Any, ...]
 """A Holdings call as SeamHoldings records it: its kind first, then its arguments, then,
-for an assign or subscribe, the position of its Reposition among the consumer ops."""
+for an assign or subscribe, the position of its Reposition among the consumer ops, in
+the order read."""
 Packed = tuple[Any, ...]
 
 
@@ -68,23 +64,29 @@ class QueueHalf(WithoutGroupOps):
     def __init__(self, path: str, *, later: bool = False) -> None:
         self.stream = QueueStream(path)
         super().__init__(self.stream)
-        if later and self.stream.reader is not None:
-            self.stream.reader.holdings = SeamHoldings(self.stream.reader)
+        reader = self.stream.reader
+        if later and reader is not None:
+            reader.holdings = SeamHoldings(reader)
+            # The reader only appends to its lists (and counts the consumer ops) before
+            # pack: these take each record apart as it comes.
+            reader.sends = cast(list[Send], SendColumns())
+            reader.consumer_ops = cast(list[Poll | Reposition], OpColumns())
 
     def pack(self) -> Packed | None:
         """Returns what the reader read, in columns; None after it refused a value."""
         reader = self.stream.reader
         if reader is None or reader.named or not isinstance(reader.holdings, SeamHoldings):
             return None
-        # In invoke order, as QueueReader.finish sorts them: every invoke here follows
-        # every invoke before the seam, so the joined lists stay in order.
-        reader.sends.sort(key=_BY_INDEX)
-        ops, calls = _sorted_ops(reader.consumer_ops, reader.holdings.calls)
+        sends, ops = cast(Any, reader.sends), cast(Any, reader.consumer_ops)
+        assert isinstance(sends, SendColumns) and isinstance(ops, OpColumns)
+        columns = sends.packed()
+        if columns is None:
+            return None
         return (
-            _columns(reader.sends, _SEND),
-            _pack_ops(ops),
+            columns,
+            ops.packed(),
             reader.drains,
-            calls,
+            reader.holdings.calls,
             reader.holdings.sub_via,
             reader.txn_ops,
         )
@@ -96,12 +98,12 @@ class QueueHalf(WithoutGroupOps):
             return
         assert isinstance(packed, tuple)  # what pack returned, across processes
         sends, ops, drains, calls, sub_via, txn_ops = packed
-        later = _unpack_ops(ops)
-        _replay(reader.holdings, calls, later)
-        reader.sends.sort(key=_BY_INDEX)
-        reader.sends += map(Send, *sends)
-        reader.consumer_ops.sort(key=_BY_INDEX)
-        reader.consumer_ops += later
+        later, order = ops_from(ops)
+        _replay(reader.holdings, calls, later)  # the calls' positions: in the order read
+        # Then in invoke order, after this half's (which QueueReader.finish sorts): every
+        # invoke there follows every invoke here.
+        reader.sends += sends_from(sends)
+        reader.consumer_ops += map(later.__getitem__, order)
         for partition, drain in drains.items():  # the last by completion, as QueueReader's
             if partition not in reader.drains or reader.drains[partition].completion < (
                 drain.completion
@@ -114,7 +116,12 @@ class QueueHalf(WithoutGroupOps):
 class SeamHoldings(Holdings):
     """The later half's Holdings: each process's calls are kept in `calls` until its own
     ops decide what it holds (its first assign or crash), to be replayed in the earlier
-    half (the results it gives before then assume a consumer that held nothing)."""
+    half (the results it gives before then assume a consumer that held nothing).
+
+    Only what the replay needs is kept: a run of polls as one call (the partitions they
+    hold, in any order), and no poll or move before an unknown (back to the process's
+    last subscribe) or after it: an unknown leaves what the consumer holds unknown,
+    whatever came before, and polls and moves leave that as it is."""
 
     def __init__(self, reader: QueueReader) -> None:
         super().__init__(reader)
@@ -125,12 +132,19 @@ class SeamHoldings(Holdings):
     def polled(self, process: Any, partitions: Iterable[int]) -> None:
         partitions = tuple(partitions)
         if process not in self.decided:
-            self.calls.setdefault(process, []).append((POLLED, partitions))
+            made = self.calls.setdefault(process, [])
+            last = made[-1][0] if made else None
+            if last == POLLED:
+                made[-1][1].update(partitions)
+            elif last != UNKNOWN:
+                made.append((POLLED, set(partitions)))
         super().polled(process, partitions)
 
     def move(self, process: Any, gained: set[int], lost: set[int]) -> None:
         if process not in self.decided:
-            self.calls.setdefault(process, []).append((MOVED, set(gained), set(lost)))
+            made = self.calls.setdefault(process, [])
+            if not made or made[-1][0] != UNKNOWN:
+                made.append((MOVED, set(gained), set(lost)))
         super().move(process, gained, lost)
 
     def assigned(self, process: Any, wanted: set[int], restart: bool) -> frozenset[int] | None:
@@ -155,7 +169,10 @@ class SeamHoldings(Holdings):
 
     def unknown(self, process: Any) -> None:
         if process not in self.decided:
-            self.calls.setdefault(process, []).append((UNKNOWN,))
+            made = self.calls.setdefault(process, [])
+            while made and made[-1][0] in _FORGOTTEN:
+                made.pop()
+            made.append((UNKNOWN,))
         super().unknown(process)
 
 
@@ -180,66 +197,3 @@ def _replay(holdings: Holdings, calls: dict[Any, list[Call]], later: list[Any]) 
                 holdings.crashed(process)
             else:
                 holdings.unknown(process)
-
-
-def _sorted_ops(
-    ops: list[Poll | Reposition], calls: dict[Any, list[Call]]
-) -> tuple[list[Poll | Reposition], dict[Any, list[Call]]]:
-    """Takes the consumer ops in the order read and the calls recorded. Returns the ops in
-    invoke order (stable: one op's polls stay in order), and the calls with each position
-    among the ops moved to where its op went."""
-    order = sorted(range(len(ops)), key=[op.index for op in ops].__getitem__)
-    moved_to = [0] * len(ops)
-    for new, old in enumerate(order):
-        moved_to[old] = new
-    placed = {
-        process: [(*call[:-1], moved_to[call[-1]]) if call[0] in _PLACED else call for call in made]
-        for process, made in calls.items()
-    }
-    return [ops[old] for old in order], placed
-
-
-def _columns(records: list[Any], fields: tuple[str, ...]) -> list[list[Any]]:
-    return [list(map(attrgetter(name), records)) for name in fields]
-
-
-def _pack_ops(ops: list[Poll | Reposition]) -> Packed:
-    """Takes consumer ops. Returns them in columns: each op's kind, then the polls whose
-    records are flat (their records as one array's bytes and their lengths), the
-    repositions, and the other polls."""
-    kinds = bytes(
-        _REPOSITIONED
-        if op.__class__ is Reposition
-        else _FLAT
-        if op.received.__class__ is array  # type: ignore[union-attr]
-        else _OTHER
-        for op in ops
-    )
-    flat: list[Any] = [op for op, kind in zip(ops, kinds, strict=True) if kind == _FLAT]
-    received = [op.received for op in flat]
-    return (
-        kinds,
-        _columns(flat, _POLL),
-        b"".join(map(array.tobytes, received)),
-        list(map(len, received)),
-        _columns(
-            [op for op, kind in zip(ops, kinds, strict=True) if kind == _REPOSITIONED], _REPOSITION
-        ),
-        _columns([op for op, kind in zip(ops, kinds, strict=True) if kind == _OTHER], _OTHER_POLL),
-    )
-
-
-def _unpack_ops(packed: Packed) -> list[Any]:
-    """Takes what _pack_ops packed. Returns the consumer ops, in their order."""
-    kinds, polls, data, lengths, repositions, others = packed
-    flat: array[int] = array("q")
-    flat.frombytes(data)
-    ends = list(accumulate(lengths))
-    received = [flat[start:end] for start, end in zip([0, *ends], ends, strict=False)]
-    index, process, time, moved, outcome = polls
-    made = (
-        map(Poll, index, process, time, received, moved, outcome),
-        map(Reposition, *repositions),
-        map(Poll, *others),
-    )
-    return [next(made[kind]) for kind in kinds]

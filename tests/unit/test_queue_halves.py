@@ -15,7 +15,9 @@ from hypothesis import strategies as st
 
 from checkers import queue
 from checkers.group_history import WithoutGroupOps
-from checkers.queue_halves import QueueHalf, load_queue_halves
+from checkers.queue_halves import QueueHalf, SeamHoldings, _replay, load_queue_halves
+from checkers.queue_history import QueueReader, Reposition
+from checkers.queue_positions import Holdings
 from history import History, HistoryError, load
 from history import halves as halves_module
 from history.halves import load_halves, read_second_half
@@ -221,3 +223,50 @@ def test_one_process_or_a_short_file_is_not_split(tmp_path: Path) -> None:
     write_jsonl(events, path)
     assert load_queue_halves(str(path), 2) is None  # under MIN_BYTES
     assert load_queue_halves(str(path), 1) is None
+
+
+partitions = st.frozensets(st.integers(0, 3), max_size=3)
+holdings_calls = st.lists(
+    st.one_of(
+        st.tuples(st.just("polled"), partitions),
+        st.tuples(st.just("move"), partitions, partitions),
+        st.tuples(st.just("assigned"), partitions, st.booleans()),
+        st.tuples(st.just("subscribed"), st.none() | partitions),
+        st.tuples(st.just("crashed")),
+        st.tuples(st.just("unknown")),
+    ),
+    max_size=12,
+)
+
+
+def call(holdings: Holdings, made: tuple[Any, ...]) -> Any:
+    """Makes one Holdings call on process 1. Returns what it returned."""
+    name, *args = made
+    if name in ("move", "assigned"):
+        args[0] = set(args[0])
+    if name == "move" or (name == "subscribed" and args[0] is not None):
+        args[-1] = set(args[-1])
+    return getattr(holdings, name)(1, *args)
+
+
+@given(before=holdings_calls, after=holdings_calls)
+def test_the_seam_holdings_replayed_give_the_serial_boundaries(
+    before: list[tuple[Any, ...]], after: list[tuple[Any, ...]]
+) -> None:
+    alone = Holdings(QueueReader("<serial>"))
+    for made in before:
+        call(alone, made)
+    results = [(made[0], call(alone, made)) for made in after]
+    expected = [given for name, given in results if name in ("assigned", "subscribed")]
+    earlier = Holdings(QueueReader("<earlier>"))
+    for made in before:
+        call(earlier, made)
+    reader = QueueReader("<later>")
+    seam = reader.holdings = SeamHoldings(reader)
+    for made in after:
+        given_back = call(seam, made)
+        if made[0] in ("assigned", "subscribed"):  # as QueueReader.reposition records it
+            reader.consumer_ops.append(Reposition(len(reader.consumer_ops), 1, given_back, {}))
+    later: list[Any] = reader.consumer_ops
+    _replay(earlier, seam.calls, later)
+    assert [op.partitions for op in later] == expected
