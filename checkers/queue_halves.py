@@ -5,7 +5,7 @@ Records cross as columns (checkers/queue_columns.py), not as objects: pickling a
 slotted records costs more than reading them, an int64 array next to nothing. The later
 half's reader takes each record apart as it is made, and packs the columns in the order
 read, with the permutation that sorts them; this half makes the records again, sorts
-them with it, and puts them after its own (QueueReader.finish sorts those). What a
+them with it, and puts them after its own once QueueReader.finish has sorted those. What a
 consumer holds (checkers/queue_positions.py) depends on its ops before the seam, which the
 later half does not see: there each process's holdings calls are recorded until its own
 ops decide what it holds (an assign or a crash), and replayed here on what this half
@@ -21,7 +21,7 @@ from checkers.fork_pool import can_fork, forked_beside
 from checkers.group_history import WithoutGroupOps
 from checkers.queue import QueueStream
 from checkers.queue_columns import OpColumns, SendColumns, ops_from, sends_from
-from checkers.queue_history import Poll, QueueReader, Reposition, Send
+from checkers.queue_history import Poll, QueueHistory, QueueReader, Reposition, Send
 from checkers.queue_positions import Holdings
 from history import History
 from history.halves import SecondHalf, find_seam, load_halves, read_second_half
@@ -64,6 +64,7 @@ class QueueHalf(WithoutGroupOps):
     def __init__(self, path: str, *, later: bool = False) -> None:
         self.stream = QueueStream(path)
         super().__init__(self.stream)
+        self.later: tuple[list[Send], list[Poll | Reposition]] = ([], [])
         reader = self.stream.reader
         if later and reader is not None:
             reader.holdings = SeamHoldings(reader)
@@ -71,6 +72,16 @@ class QueueHalf(WithoutGroupOps):
             # pack: these take each record apart as it comes.
             reader.sends = cast(list[Send], SendColumns())
             reader.consumer_ops = cast(list[Poll | Reposition], OpColumns())
+
+    def finish(self) -> object:
+        """Returns what the reader read (QueueReader.finish sorts it), then the later
+        half's records joined after it: every invoke there follows every invoke here."""
+        read = super().finish()
+        if isinstance(read, QueueHistory):
+            sends, ops = self.later
+            read.sends.extend(sends)
+            read.consumer_ops.extend(ops)
+        return read
 
     def pack(self) -> Packed | None:
         """Returns what the reader read, in columns; None after it refused a value."""
@@ -100,10 +111,7 @@ class QueueHalf(WithoutGroupOps):
         sends, ops, drains, calls, sub_via, txn_ops = packed
         later, order = ops_from(ops)
         _replay(reader.holdings, calls, later)  # the calls' positions: in the order read
-        # Then in invoke order, after this half's (which QueueReader.finish sorts): every
-        # invoke there follows every invoke here.
-        reader.sends += sends_from(sends)
-        reader.consumer_ops += map(later.__getitem__, order)
+        self.later = sends_from(sends), list(map(later.__getitem__, order))
         for partition, drain in drains.items():  # the last by completion, as QueueReader's
             if partition not in reader.drains or reader.drains[partition].completion < (
                 drain.completion
