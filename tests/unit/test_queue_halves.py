@@ -6,6 +6,7 @@ a malformed history is refused with the same error, and the forked path joins.
 from __future__ import annotations
 
 import json
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -194,6 +195,39 @@ def test_a_malformed_later_half_is_refused_as_serially(spoil: str, tmp_path: Pat
         same(split, alone)
     else:
         assert isinstance(alone, str) and split == alone
+
+
+@pytest.mark.parametrize("form", ["bom", "crlf", "lone cr", "blank lines", "not utf-8"])
+def test_the_lines_read_in_halves_as_load_reads_them(form: str, tmp_path: Path) -> None:
+    lines = lines_of(events_around_a_seam())
+    middle = len(lines) // 2
+    if form == "bom":
+        text = "\ufeff" + "\n".join(lines) + "\n"
+    elif form == "crlf":
+        text = "\r\n".join(lines) + "\r\n"
+    elif form == "lone cr":
+        text = "\r".join(lines[:middle]) + "\r" + "\n".join(lines[middle:]) + "\n"
+    else:
+        text = "\n\n" + "\n".join(lines) + "\n"
+    data = text.encode()
+    if form == "not utf-8":
+        data = data.replace(b'"type"', b'"\xfftype"', 1)
+    path = tmp_path / "h.jsonl"
+    path.write_bytes(data)
+
+    def outcome(read: Any) -> Any:
+        try:
+            return read()
+        except HistoryError as e:
+            return str(e)
+
+    alone = outcome(lambda: serial(path))
+    for at in seams(path, 17):
+        split = outcome(partial(in_halves, path, at, []))
+        if isinstance(alone, str):
+            assert split == alone
+        else:
+            same(split, alone)
 
 
 def halves_equal_serial(seeds: list[int], folder: str) -> list[int]:
