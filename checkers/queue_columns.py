@@ -5,16 +5,17 @@ made again from what they kept.
 
 A record is taken apart while it is still in the cache: once the reading is done, its
 fields lie scattered over the heap, and fetching them again (to pack, then to pickle)
-cost more than making the records did. Its ints go into an int64 array, which pickles
-as one copy of its bytes; its strs and sets of partitions become codes into a table of
-the distinct values (interchangeable: equal values of one type); a flat poll's records
-go on the end of one array. A None where an int is expected is written as NONE, and the
-Nones are counted, so that a NONE that was a real value (a time of -2**63) is found and
-the columns refused. A record with a field that fits none of these (a message that is a
-string, a time that is a float, an int beyond 64 bits) is kept whole, in its place.
+cost more than making the records did. Its ints are packed as int64s (struct), which
+cross as one array, pickled as one copy of its bytes; its strs and sets of partitions
+become codes into a table of the distinct values (interchangeable: equal values of one
+type); a flat poll's records go on the end of one array. A None where an int is
+expected is written as NONE, and the Nones are counted, so that a NONE that was a real
+value (a time of -2**63) is found and the columns refused. A record with a field that
+fits none of these (a message that is a string, a time that is a float, an int beyond 64
+bits) is kept whole, in its place.
 
 Values that reach these fields are never bools (history.events.check_event and
-checkers/queue_values.py take only exact ints), which an int64 array would make ints.
+checkers/queue_values.py take only exact ints), which struct would pack as ints.
 """
 
 from __future__ import annotations
@@ -44,7 +45,7 @@ _SEND_INTS = attrgetter(
 # (StructError) whatever is not an int64, writing nothing.
 _SEND_WIDTH, _POLL_WIDTH, _REPOSITION_WIDTH = 8, 6, 4
 _SEND = Struct(f"{_SEND_WIDTH}q")  # _SEND_INTS
-_POLL = Struct(f"{_POLL_WIDTH}q")  # index, process, time, moved's and outcome's codes, count
+_POLL = Struct(f"{_POLL_WIDTH}q")  # index, process, time, moved's, outcome's codes, len(records)
 _REPOSITION = Struct(f"{_REPOSITION_WIDTH}q")  # index, process, partitions' and f's codes
 _TO_NONE = {NONE: None}
 _IS_WHOLE = bytes(int(code == _WHOLE) for code in range(256))
