@@ -1,9 +1,11 @@
 """Benchmark of the queue checker: `harness check` on a simulated 1,000,000-op queue history.
 
 Run: .venv/bin/python bench/bench_queue_check.py [--ops N] [--partitions P] [--runs R]
-[--history FILE] [--baseline DIR] (--history: use FILE, writing it first if it does not
-exist; --baseline: also time `harness check` of the checkout in DIR, say a worktree of the
-commit before a change, alternating with this one's run by run, and print the ratios).
+[--history FILE] [--baseline DIR] [--memory M] (--history: use FILE, writing it first if
+it does not exist; --baseline: also time `harness check` of the checkout in DIR, say a
+worktree of the commit before a change, alternating with this one's run by run, and print
+the ratios; --memory: then M more runs of each, untimed, sampling the summed PSS of all
+their processes, which the target is judged on instead of the peak RSS).
 The history comes from the unit tests' simulated topic (tests/unit/queue_sim.py: 10
 workers, sends and polls, assigns and seeks, info ops, transaction markers, 100 planted
 losses, final drains) and is written once as history.jsonl in a temporary folder. Each
@@ -32,7 +34,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-TARGET_S, TARGET_MIB = 10.0, 1024
+TARGET_S, TARGET_MIB = 10.0, 10**9 / 2**20  # 1 GB, read as the stricter 10^9 bytes
 PLANTED_LOSSES = 100
 
 
@@ -111,6 +113,52 @@ def measure_cli(path: Path, root: Path = ROOT) -> dict[str, Any]:
     }
 
 
+def summed_pss(path: Path, root: Path = ROOT) -> float:
+    """Runs `python -m harness check PATH --json` of the checkout in root, sampling every
+    0.1 s the PSS of it and every process it forked (Linux's smaps_rollup: a page two
+    processes share counts half to each, so the sum is what they hold together). Returns
+    the peak of that sum, MiB."""
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    command = [sys.executable, "-m", "harness", "check", str(path), "--json"]
+    child = subprocess.Popen(command, cwd=root, env=env, stdout=subprocess.DEVNULL)
+    peak = 0
+    while child.poll() is None:
+        peak = max(peak, sum(_pss_kib(pid) for pid in _process_tree(child.pid)))
+        time.sleep(0.1)
+    return peak / 1024
+
+
+def _process_tree(pid: int) -> list[int]:
+    found = [pid]
+    try:
+        for thread in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{thread}/children") as children:
+                for child in children.read().split():
+                    found += _process_tree(int(child))
+    except OSError:  # it ended while being looked at
+        pass
+    return found
+
+
+def _pss_kib(pid: int) -> int:
+    try:
+        with open(f"/proc/{pid}/smaps_rollup") as rollup:
+            return next((int(line.split()[1]) for line in rollup if line.startswith("Pss:")), 0)
+    except OSError:
+        return 0
+
+
+def report_memory(before: list[float], after: list[float]) -> None:
+    """Prints the summed PSS peaks of the baseline's runs and this checkout's, and their
+    medians."""
+    runs = ", ".join(f"{m:,.0f}" for m in after)
+    line = f"summed PSS, peak: this {runs} MiB, median {statistics.median(after):,.0f}"
+    if before:
+        old = ", ".join(f"{m:,.0f}" for m in before)
+        line += f"; baseline {old} MiB, median {statistics.median(before):,.0f}"
+    print(line)
+
+
 def report_baseline(before: list[dict[str, Any]], after: list[dict[str, Any]]) -> None:
     """Prints each pair of runs, the baseline's then this checkout's, and the medians of
     their figures and of the ratios this/baseline, pair by pair."""
@@ -137,6 +185,9 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--history", type=Path, help="use this history file (made if missing)")
     parser.add_argument("--baseline", type=Path, help="also time the checkout in this folder")
+    parser.add_argument(
+        "--memory", type=int, default=0, help="then this many runs sampling the summed PSS"
+    )
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -158,8 +209,16 @@ def main() -> None:
             if args.baseline:  # first, then this checkout: each pair as alike as can be
                 baseline.append(measure_cli(path, args.baseline.resolve()))
             runs.append((measure_cli(path), measure_split(path)))
+        memory_before: list[float] = []
+        memory = []
+        for _ in range(args.memory):  # apart from the timed runs: sampling costs a little
+            if args.baseline:
+                memory_before.append(summed_pss(path, args.baseline.resolve()))
+            memory.append(summed_pss(path))
     if baseline:
         report_baseline(baseline, [cli for cli, _ in runs])
+    if memory:
+        report_memory(memory_before, memory)
     for i, (cli, split) in enumerate(runs, 1):
         print(
             f"run {i}: harness check {cli['wall']:.2f} s (CPU {cli['cpu']:.2f} s), "
@@ -170,14 +229,14 @@ def main() -> None:
         )
     wall = statistics.median(cli["wall"] for cli, _ in runs)
     cpu = statistics.median(cli["cpu"] for cli, _ in runs)
-    rss = statistics.median(cli["rss_mib"] for cli, _ in runs)
+    rss = statistics.median(memory or [cli["rss_mib"] for cli, _ in runs])
     load = statistics.median(split["load"] for _, split in runs)
     check = statistics.median(split["check"] for _, split in runs)
     met = wall <= TARGET_S and rss <= TARGET_MIB
     print(
         f"median of {len(runs)}: harness check {wall:.2f} s (CPU {cpu:.2f} s), "
-        f"peak RSS {rss:,.0f} MiB "
-        f"(target <= {TARGET_S:.0f} s, <= {TARGET_MIB} MiB: {'met' if met else 'NOT met'}); "
+        f"{'summed PSS' if memory else 'peak RSS'} {rss:,.0f} MiB "
+        f"(target <= {TARGET_S:.0f} s, <= {TARGET_MIB:,.0f} MiB: {'met' if met else 'NOT met'}); "
         f"in process: load {load:.2f} s, check {check:.2f} s"
     )
 
