@@ -127,8 +127,9 @@ class _Upto(io.RawIOBase):
         return True
 
     def readinto(self, buffer: WriteableBuffer, /) -> int:
-        data = self.stream.read(max(0, min(len(memoryview(buffer)), self.left)))
-        memoryview(buffer)[: len(data)] = data
+        view = memoryview(buffer)
+        data = self.stream.read(max(0, min(len(view), self.left)))
+        view[: len(data)] = data
         self.left -= len(data)
         return len(data)
 

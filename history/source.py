@@ -23,8 +23,7 @@ from typing import BinaryIO, Final, Literal, Protocol, overload
 from history.events import VALUE_BUDGET, Event, HistoryError
 from history.formats import events_of
 from history.jepsen import Reading
-from history.lines import NumberedLines as NumberedLines
-from history.lines import UndecodedLines, line_text
+from history.lines import NumberedLines, UndecodedLines, line_text
 
 STDIN: Final = "-"
 STDIN_NAME: Final = "<stdin>"
