@@ -22,8 +22,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from checkers.linearizable import check
-from checkers.models import MODELS
+from checkers.linearizable.checker import check
+from checkers.linearizable.models import MODELS
 from history import Op
 
 

@@ -42,8 +42,8 @@ def generate(path: Path, txns: int, processes: int, partitions: int) -> dict[str
 
 def run_child(path: str) -> dict[str, Any]:
     """Loads and checks the history in this process. Returns the times, RSS and counts."""
-    from checkers.txn_check import check_txns
-    from checkers.txn_ops import TxnHistory, TxnStream
+    from checkers.txn.checker import check_txns
+    from checkers.txn.reader import TxnHistory, TxnStream
     from history import load
 
     started = time.monotonic()

@@ -33,7 +33,7 @@ from functools import partial
 from multiprocessing.connection import Connection, Pipe, wait
 from typing import IO, Any, Literal, TypeVar, cast
 
-from checkers.model_core import error_line
+from checkers.result import error_line
 
 __all__ = ["Stopped", "can_fork", "forked_beside", "forked_map", "supervised_map"]
 

@@ -3,7 +3,7 @@ Result, and `harness check`, `harness run` and `check --spark` all find it here.
 
 CHECKERS holds a checker per model a history is checked against (a linearizability model,
 `set` for lost acknowledged writes, `queue` for Kafka's queue anomalies, `share` for a
-share group's, checkers/share.py); RUN_CHECKERS
+share group's, checkers/groups/share.py); RUN_CHECKERS
 the sections every run adds (stats, perf, nemesis windows). A user's model is checked
 by the linearizability search (checker_for).
 """
@@ -14,13 +14,15 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
-import checkers.queue as queue_checker
-from checkers import faults, linearizable, lost_acks, perf, share, share_history, stats
-from checkers.model_loader import ModelLoadError, load_model
-from checkers.models import MODELS, Model
-from checkers.queue_policy import SubVia
+import checkers.queue.checker as queue_checker
+from checkers import faults, lost_acks, perf, stats
+from checkers.groups import share, share_history
+from checkers.linearizable import checker as linearizable
+from checkers.linearizable.model_loader import ModelLoadError, load_model
+from checkers.linearizable.models import MODELS, Model
+from checkers.queue.policy import SubVia
 from checkers.result import Result, check_safe
-from checkers.txn_ops import TxnHistory, TxnStream, read_txn_history
+from checkers.txn.reader import TxnHistory, TxnStream, read_txn_history
 from history import History, HistoryError, MalformedOp, Reader, load
 
 MAP_FS = frozenset({"get", "put", "put-if-absent", "replace", "remove"})
@@ -33,7 +35,7 @@ ModelChoice = str | Model
 @dataclass(frozen=True, slots=True)
 class CheckOptions:
     """What every checker may be told: seconds of search per key, processes to use, and
-    for queue histories the policy's inputs (checkers/queue_policy.py)."""
+    for queue histories the policy's inputs (checkers/queue/policy.py)."""
 
     time_limit: float | None = None
     jobs: int | None = None
@@ -92,7 +94,7 @@ def _queue(history: History, options: CheckOptions) -> Result:
         result = queue_checker.check(history.events, sub_via=sub_via, ignore=ignore, jobs=jobs)
     if not result.get("txn_ops"):  # no transaction of several micro-ops: none to order
         return result
-    from checkers.txn_check import check_txns, with_transactions  # networkx: only here
+    from checkers.txn.checker import check_txns, with_transactions  # networkx: only here
 
     return with_transactions(result, check_txns(_transactions(history)), ignore)
 

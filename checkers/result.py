@@ -47,3 +47,16 @@ def check_safe(fn: Callable[..., Result], /, *args: Any, **kwargs: Any) -> Resul
             "error": f"{type(e).__name__}: {e}",
             "trace": traceback.format_exc(),
         }
+
+
+def error_line(err: BaseException) -> str:
+    """Takes an exception, a user's maybe. Returns its type and message on one line of at
+    most about 200 characters, e.g. `SystemExit: 1`; never raises, even when the exception
+    cannot print itself (only a KeyboardInterrupt gets through, an interrupt's maybe)."""
+    try:
+        text = " ".join(str(err).split())[:200]
+    except KeyboardInterrupt:
+        raise
+    except BaseException:  # its own __str__ broke, or exited: the type says what it was
+        text = ""
+    return f"{type(err).__name__}: {text}" if text else type(err).__name__

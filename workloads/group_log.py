@@ -5,7 +5,7 @@ librdkafka serves these callbacks inside the consumer's poll (and close, which n
 records), so each lands in the completion of the op that served it. Their times are
 `time.monotonic_ns()`, the history writer's clock before it subtracts the run's start;
 the completion carries `mono-ns`, the clock when the client returned, so that a checker
-can place them on the history's time line (checkers/group_history.py); a poll's, beside
+can place them on the history's time line (checkers/groups/consumer_history.py); a poll's, beside
 them, `first-record-ns`, when its first record was handed over, which tells whether a
 partition revoked and assigned again in one op was read before or after.
 """

@@ -20,10 +20,10 @@ import threading
 from collections.abc import Iterator
 from typing import Any
 
-from checkers.group_history import without_commits
-from checkers.groups import check_groups
-from checkers.queue_lag import worst_realtime_lag
-from checkers.queue_policy import SubVia
+from checkers.groups.consumer import check_groups
+from checkers.groups.consumer_history import without_commits
+from checkers.queue.lag import worst_realtime_lag
+from checkers.queue.policy import SubVia
 from checkers.registry import CHECKERS, CheckOptions, run_checker
 from checkers.result import check_safe
 from history import History
@@ -158,7 +158,7 @@ def check(history: History, ctx: Context) -> dict[str, dict[str, Any]]:
     """Returns the queue checker's section and, counted as for sets, `lost-acks`, whose
     verdict is the queue section's: it counts the drains' losses the queue checker judges,
     under the run's policy (--ignore), and with the polls where no drain is final. With
-    consumers in a group (outside transactions), `groups` too (checkers/groups.py)."""
+    consumers in a group (outside transactions), `groups` too (checkers/groups/consumer.py)."""
     sub_via: SubVia = "subscribe" if ctx.consumer_group else "assign"
     options = CheckOptions(sub_via=sub_via, ignore=ctx.ignore)
     queue_history = without_commits(history)

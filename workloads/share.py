@@ -7,7 +7,7 @@ share_client.py), acknowledging each record it is handed: released with probabil
 `--reject-p` (archived), else accepted. The group is set up before the run to start at
 the earliest offset, with a short record lock and a small delivery limit, so that
 redeliveries and archiving by the limit happen within a run. After healing, one drain
-accepts whatever the group still hands out; checkers/share.py judges the history.
+accepts whatever the group still hands out; checkers/groups/share.py judges the history.
 """
 
 from __future__ import annotations
@@ -25,8 +25,8 @@ from confluent_kafka.admin import (  # type: ignore[attr-defined]
     ResourceType,
 )
 
+from checkers.groups.share import ShareRules, check_share
 from checkers.result import check_safe
-from checkers.share import ShareRules, check_share
 from history import History
 from kvstore.topic import TopicAdmin
 from workloads.core import Client, Context, OpDict, Workload
@@ -99,7 +99,7 @@ def open_client(ctx: Context, client_id: str) -> Client:
 
 
 def check(history: History, ctx: Context) -> dict[str, dict[str, Any]]:
-    """Returns the share section (checkers/share.py)."""
+    """Returns the share section (checkers/groups/share.py)."""
     rules = ShareRules(delivery_limit=ctx.delivery_limit)
     return {"share": check_safe(check_share, history.events, rules)}
 

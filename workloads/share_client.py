@@ -9,7 +9,7 @@ dice say, and commits the acknowledgements with commit_sync, recording each part
 result (None, or the error) and what the acknowledgement commit callback reported. The
 op is ok when every partition's commit came back ok, info when one did not (the broker
 may still have applied it). Each step's time is `time.monotonic_ns()`, the history's
-clock before the run's start is subtracted (checkers/share_history.py reads them back).
+clock before the run's start is subtracted (checkers/groups/share_history.py reads them back).
 With `--crash-clients` a poll that is due to crash walks away after the poll, holding its
 records unacknowledged: the group must hand them to someone else once their locks expire
 or the member leaves. A drain accepts everything until nothing comes for a while.

@@ -2,7 +2,7 @@
 poll micro-ops, through a transactional producer beside the queue client's consumer (the
 rules that make completions, shared with the Java client: workloads/txn_rules.py).
 
-An op's value is Jepsen's micro-ops (checkers/queue_microops.py): `["send", p, value]` and
+An op's value is Jepsen's micro-ops (checkers/queue/microops.py): `["send", p, value]` and
 `["poll"]`. A commit that returned is `ok`, with each send's offset from its delivery
 report; an abort that returned (chosen, or after an error), or an error before anything
 was begun, is `fail`; anything else (a commit or abort that timed out, a fatal error) is

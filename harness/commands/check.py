@@ -24,8 +24,8 @@ from pathlib import Path
 from typing import Any
 
 from checkers.fork_pool import can_fork, forked_map
-from checkers.model_loader import ModelLoadError, is_reference
-from checkers.queue_policy import SUB_VIA
+from checkers.linearizable.model_loader import ModelLoadError, is_reference
+from checkers.queue.policy import SUB_VIA
 from checkers.registry import CHECKERS, ModelChoice, load_user_model
 from harness.commands.argtypes import IGNORE_HELP, positive, queue_kinds
 from harness.commands.check_file import Asked, Outcome, check_file, one_line, write_crash_log

@@ -22,10 +22,12 @@ from pathlib import Path
 from typing import Any
 
 from checkers.faults import windows
-from checkers.group_history import GROUP_ONLY_FS, WithoutGroupOps, without_commits
-from checkers.groups import check_groups
-from checkers.queue_halves import load_queue_halves
-from checkers.queue_policy import POLICY, SubVia
+from checkers.groups.consumer import check_groups
+from checkers.groups.consumer_history import GROUP_ONLY_FS, WithoutGroupOps, without_commits
+from checkers.groups.share import BROKER_DELIVERY_LIMIT
+from checkers.groups.share_history import Shaped, ShapeProbe
+from checkers.queue.halves import load_queue_halves
+from checkers.queue.policy import POLICY, SubVia
 from checkers.registry import (
     CHECKERS,
     QUEUE_FS,
@@ -37,8 +39,6 @@ from checkers.registry import (
     default_model,
 )
 from checkers.result import UNKNOWN, Result, check_safe, merge_valid
-from checkers.share import BROKER_DELIVERY_LIMIT
-from checkers.share_history import Shaped, ShapeProbe
 from harness.results import TEST
 from history import History, HistoryError, MalformedOp, OpFound, collector_paused, load
 from history.formats import short
@@ -150,7 +150,7 @@ def load_for_check(
 
 def share_shaped(path: str) -> bool:
     """Takes a history file with polls or drains. Returns whether the first that carries a
-    value is a share workload's (checkers/share_history.py), reading no further."""
+    value is a share workload's (checkers/groups/share_history.py), reading no further."""
     try:
         load(path, keep_events=False, reader=ShapeProbe())
     except Shaped as shaped:
@@ -172,7 +172,7 @@ def _load_for(path: str, checker: Checker, jobs: int = 1) -> History:
 
 def group_section(history: History, queue: Result) -> Result | None:
     """Takes a queue history and its queue result. Returns the group checks' section
-    (checkers/groups.py) when the history is a consumer group's (it has commit ops, or its
+    (checkers/groups/consumer.py) when the history is a consumer group's (it has commit ops, or its
     run's test.json says its consumers subscribed outside transactions), else None. The
     file is read again with its events: the queue checker's copy has no commit ops."""
     spec = run_spec(history)
@@ -243,7 +243,9 @@ def draw_counterexamples(
     failures = result.get("failures", [])
     if not any(f.get("valid") is False for f in failures):
         return []
-    from checkers.timeline import render_counterexample  # matplotlib: only for drawings
+    from harness.report.counterexamples.timeline import (
+        render_counterexample,  # matplotlib: only for drawings
+    )
 
     written: list[str] = []
     for failure in failures:

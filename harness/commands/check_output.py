@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any, Final, TextIO
 
-from checkers.groups import group_lines
+from checkers.groups.consumer import group_lines
 from checkers.registry import explain
 from checkers.result import merge_valid
 from harness.exit_codes import EXIT_BAD_INPUT, EXIT_CRASH

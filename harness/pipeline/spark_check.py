@@ -20,8 +20,8 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from checkers import linearizable
-from checkers.models import MODELS, Model, freeze
+from checkers.linearizable import checker as linearizable
+from checkers.linearizable.models import MODELS, Model, freeze
 from checkers.result import check_safe
 from history import (
     History,

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from checkers.queue_history import read_queue_history
+from checkers.queue.reader import read_queue_history
 from history import Event, pair_invocations
 
 if TYPE_CHECKING:

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from checkers.group_history import Commit, GroupHistory, read_group_history
-from checkers.share_history import ShareHistory, read_share_history
+from checkers.groups.consumer_history import Commit, GroupHistory, read_group_history
+from checkers.groups.share_history import ShareHistory, read_share_history
 from history import Event
 
 GROUPS_FILE, SHARE_FILE = "groups.png", "share-deliveries.png"

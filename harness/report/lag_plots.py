@@ -1,5 +1,5 @@
 """The queue workload's plots of consumers falling behind, the two Jepsen's Kafka analysis
-draws: realtime-lag.png (each consumer's lag over time, as checkers/queue_lag.py defines
+draws: realtime-lag.png (each consumer's lag over time, as checkers/queue/lag.py defines
 it) and unseen.png (acknowledged sends no poll had received yet, over time), in the frame
 of every time plot (time_axes). matplotlib is imported only to draw.
 """
@@ -10,8 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from checkers.queue_history import read_queue_history
-from checkers.queue_lag import (
+from checkers.queue.lag import (
     LagPoint,
     Process,
     poll_invocations,
@@ -19,6 +18,7 @@ from checkers.queue_lag import (
     realtime_lag,
     worst_lags,
 )
+from checkers.queue.reader import read_queue_history
 from history import Event
 
 LAG_FILE, UNSEEN_FILE = "realtime-lag.png", "unseen.png"

@@ -10,12 +10,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from checkers.groups import group_lines
-from checkers.queue_explain import case_words
-from checkers.queue_policy import effect
-from checkers.share import share_lines
+from checkers.groups.consumer import group_lines
+from checkers.groups.share import share_lines
+from checkers.queue.explain import case_words
+from checkers.queue.policy import effect
 from harness.cluster.config import PROFILES
-from harness.report.cycle_drawings import cycle_svg
+from harness.report.counterexamples.cycles import cycle_svg
 from harness.report.explain import explain
 from harness.report.groups_section import groups_html
 from harness.report.lag_plots import LAG_FILE, UNSEEN_FILE

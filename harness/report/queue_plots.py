@@ -10,8 +10,8 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from checkers.queue_cases import inconsistent_offset_cases, index_observations
-from checkers.queue_history import (
+from checkers.queue.cases import inconsistent_offset_cases, index_observations
+from checkers.queue.reader import (
     DRAIN,
     POLL,
     SEND,
@@ -126,7 +126,7 @@ def anomaly_offsets(events: Sequence[Event], result: dict[str, Any]) -> dict[Any
 
 
 def case_offsets(case: Any, partition: Any = None) -> Iterator[tuple[Any, int]]:
-    """Takes a queue or transaction case (any of checkers.queue's and checkers.txn_reads's
+    """Takes a queue or transaction case (any of checkers.queue.checker's and checkers.txn.reads's
     shapes). Yields each (partition, offset) it names, its steps' and observations' too."""
     if isinstance(case, list):
         for item in case:

@@ -10,11 +10,11 @@ from pathlib import Path
 from typing import Any
 
 from checkers import perf
-from checkers.group_history import without_commits
-from checkers.groups import group_lines
+from checkers.groups.consumer import group_lines
+from checkers.groups.consumer_history import without_commits
+from checkers.groups.share import share_lines
 from checkers.registry import RUN_CHECKERS, CheckOptions, run_checker
 from checkers.result import merge_valid
-from checkers.share import share_lines
 from harness.report.explain import explain
 from harness.report.nemesis_story import invoke_times
 from harness.report.page import queue_lines, recount_line, recovery_lines, write_report
@@ -53,8 +53,8 @@ def write_outputs(
     write_json(folder / RESULTS, results)
     drawings: dict[str, list[Path]] = {}
     try:
-        from checkers.timeline import render_counterexample
         from harness.report.anomaly_marks import anomaly_marks
+        from harness.report.counterexamples.timeline import render_counterexample
         from harness.report.plots import latency_plot, rate_plot
         from harness.report.time_axes import run_end
 

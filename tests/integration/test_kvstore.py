@@ -18,8 +18,8 @@ from typing import Any, TypeVar
 import docker
 import pytest
 
-from checkers.linearizable import check
-from checkers.models import MODELS
+from checkers.linearizable.checker import check
+from checkers.linearizable.models import MODELS
 from harness.cluster.admin import Admin, AdminError
 from harness.cluster.docker_cluster import DockerCluster
 from history import pair

@@ -16,11 +16,12 @@ from typing import Any
 
 import pytest
 
-from checkers import linearizable, timeline
-from checkers.models import MODELS
-from checkers.timeline import file_stem
+from checkers.linearizable import checker as linearizable
+from checkers.linearizable.models import MODELS
 from harness.commands import check_output
 from harness.commands.check_file import write_crash_log
+from harness.report.counterexamples import timeline
+from harness.report.counterexamples.timeline import file_stem
 from tests.unit.test_check_cli import history_file, run
 
 ROOT = Path(__file__).resolve().parents[2]

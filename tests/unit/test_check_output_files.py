@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from checkers.timeline import file_stem
 from harness.commands import check_file, check_output
+from harness.report.counterexamples.timeline import file_stem
 from history.paths import find_histories
 from tests.unit.test_check_cli import history_file, run
 from tests.unit.test_check_cli_hardening import STALE_READ

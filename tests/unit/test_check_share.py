@@ -1,5 +1,5 @@
 """`harness check` on a share workload's history: told from a queue's by its polls' values,
-judged by checkers/share.py with the delivery limit its run's test.json records (else the
+judged by checkers/groups/share.py with the delivery limit its run's test.json records (else the
 broker's default), exit 1 and the kind named for one planted anomaly, 0 for a clean one."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from checkers.share import BROKER_DELIVERY_LIMIT
+from checkers.groups.share import BROKER_DELIVERY_LIMIT
 from harness.cli import main
 from tests.unit.test_share import Poll, Share, clean
 

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from checkers.registry import check_history
-from harness.report.cycle_drawings import cycle_svg, edge_label
+from harness.report.counterexamples.cycles import cycle_svg, edge_label
 from harness.report.page import write_report
 from history import load
 from tests.unit.test_txn_verdict import opposite_orders, written

@@ -12,8 +12,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from checkers import linearizable, lost_acks
-from checkers.models import MODELS
+from checkers import lost_acks
+from checkers.linearizable import checker as linearizable
+from checkers.linearizable.models import MODELS
 from history import Op, edn, load, pair
 from history.frozen import freeze, thaw
 from tests.unit.test_check_cli import run

@@ -1,4 +1,4 @@
-"""The consumer group checks (checkers/groups.py) on constructed histories: each with one
+"""The consumer group checks (checkers/groups/consumer.py) on constructed histories: each with one
 planted anomaly is found, and the same history without it gives none; a hypothesis test
 on the simulated group (tests/unit/group_sim.py)."""
 
@@ -11,8 +11,8 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from checkers.group_history import read_group_history, without_group_ops
-from checkers.groups import auto_commit_reach, check_groups
+from checkers.groups.consumer import auto_commit_reach, check_groups
+from checkers.groups.consumer_history import read_group_history, without_group_ops
 from tests.unit.group_sim import GroupSimConfig, GroupSimulation
 
 Event = dict[str, Any]

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from matplotlib.figure import Figure
 
-from checkers.group_history import Callback, GroupHistory
+from checkers.groups.consumer_history import Callback, GroupHistory
 from harness.report.groups_plots import (
     GROUPS_FILE,
     SHARE_FILE,
@@ -162,7 +162,7 @@ def test_the_timeline_draws_each_members_intervals_in_its_band() -> None:
 
 
 def test_the_delivery_histogram_counts_records_by_deliveries_and_by_count() -> None:
-    from checkers.share_history import read_share_history
+    from checkers.groups.share_history import read_share_history
 
     seen, counted = delivery_histogram(read_share_history(clean().events()))
     # r(0,0) once, r(1,0) once, r(0,1) twice, r(1,1) three times (counts 1, 2, 3).

@@ -19,8 +19,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from checkers.linearizable import check
-from checkers.models import MODELS
+from checkers.linearizable.checker import check
+from checkers.linearizable.models import MODELS
 from history import Op, load
 from tests.unit.test_check_cli import run
 

@@ -1,4 +1,4 @@
-"""The search's pruning by the next read (checkers.reach) on kv-append: it must never change
+"""The search's pruning by the next read (linearizable/reach.py) on kv-append: it must never change
 a verdict, so it is checked against the brute-force oracle of test_kv_append on histories
 built to tempt it (one key, many concurrent ops, values that repeat and prefix each other,
 empty appends, nil and "" reads, crashed puts and appends), and it must cut the search."""
@@ -10,10 +10,10 @@ import random
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from checkers.linearizable import check
-from checkers.model_core import Inconsistent
-from checkers.models import KV_APPEND
-from checkers.wgl import Limits, search
+from checkers.linearizable.checker import check
+from checkers.linearizable.model_core import Inconsistent
+from checkers.linearizable.models import KV_APPEND
+from checkers.linearizable.search import Limits, search
 from history import Op
 from tests.unit.test_kv_append import oracle
 

@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from checkers.linearizable import check
-from checkers.models import MODELS
+from checkers.linearizable.checker import check
+from checkers.linearizable.models import MODELS
 from history import Event, HistoryWriter, pair
 from kvstore import VARIANTS, DefiniteFailure, KafkaMap, Timeouts
 from kvstore.memlog import MemoryLog

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from checkers import queue
+from checkers.queue import checker as queue
 from harness.report.lag_plots import LAG_FILE, UNSEEN_FILE, draw_lag, realtime_lag_plot, unseen_plot
 from harness.report.page import write_report
 from tests.unit.queue_sim import SimConfig, simulate

@@ -8,9 +8,10 @@ from typing import Any
 
 import pytest
 
-from checkers import graph, linearizable
-from checkers.linearizable import check, explain, merge_validity
-from checkers.models import MODELS
+from checkers.linearizable import checker as linearizable
+from checkers.linearizable import graph
+from checkers.linearizable.checker import check, explain, merge_validity
+from checkers.linearizable.models import MODELS
 from history import MalformedOp, Op, OpType
 
 CAS, REGISTER, MAP = MODELS["cas-register"], MODELS["register"], MODELS["map"]

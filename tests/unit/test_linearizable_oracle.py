@@ -1,11 +1,12 @@
 """An independent oracle for the linearizability checker, aimed at its speed-ups.
 
 The oracle shares nothing with `checkers/` but the op vocabulary documented in
-`checkers.models`: it implements the register, cas-register and map semantics itself, splits
-histories by key itself, and decides linearizability by a plain memoised search over
-(set of ops done, state). An ok op may run next once every ok op that returned strictly
-before its invoke is done; a crashed (info) op never constrains others (its return is at
-+infinity) and may run at any point after its invoke, or never; a crashed read says nothing.
+`checkers.linearizable.models`: it implements the register, cas-register and map
+semantics itself, splits histories by key itself, and decides linearizability by a plain
+memoised search over (set of ops done, state). An ok op may run next once every ok op
+that returned strictly before its invoke is done; a crashed (info) op never constrains
+others (its return is at +infinity) and may run at any point after its invoke, or never;
+a crashed read says nothing.
 A key is linearizable iff every ok op can be done, and a history iff each of its keys is.
 
 The histories stress what the checker's author called soundness-critical: many crashed
@@ -29,8 +30,8 @@ import pytest
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
-from checkers.linearizable import check
-from checkers.models import MODELS
+from checkers.linearizable.checker import check
+from checkers.linearizable.models import MODELS
 from history import Op, OpType
 
 INF = float("inf")

@@ -15,8 +15,8 @@ import pytest
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
-from checkers.linearizable import check, drop_crashed_reads, freeze_values
-from checkers.models import MODELS, Inconsistent, Model
+from checkers.linearizable.checker import check, drop_crashed_reads, freeze_values
+from checkers.linearizable.models import MODELS, Inconsistent, Model
 from history import Op
 
 VALUES = (1, 2, 3)

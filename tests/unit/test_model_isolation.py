@@ -17,9 +17,9 @@ from typing import Any
 
 import pytest
 
-from checkers import linearizable
-from checkers.model_loader import load_model
-from checkers.models import MODELS, Model
+from checkers.linearizable import checker as linearizable
+from checkers.linearizable.model_loader import load_model
+from checkers.linearizable.models import MODELS, Model
 from history import Op
 from tests.unit.test_check_cli import run
 
@@ -35,7 +35,7 @@ EVENTS: list[dict[str, Any]] = [
 
 MODEL = """
 import os, signal, sys
-from checkers.models import Model, Inconsistent
+from checkers.linearizable.models import Model, Inconsistent
 
 class Boom(BaseException):
     pass
@@ -148,7 +148,7 @@ def test_other_keys_are_still_checked_when_one_never_returns(
 
 HOOKS = """
 import sys
-from checkers.models import Model
+from checkers.linearizable.models import Model
 
 class Boom(BaseException):
     pass
@@ -224,7 +224,7 @@ def test_an_exit_while_the_model_is_checked_is_one_line_and_254(
 ) -> None:
     path = tmp_path / "model.py"
     path.write_text(
-        "import sys\nfrom checkers.models import Model\n"
+        "import sys\nfrom checkers.linearizable.models import Model\n"
         "class State:\n    def __hash__(self):\n        sys.exit(3)\n"
         "M = Model(name='m', init=State(), step=lambda s, op: s, fs=frozenset({'add'}))\n"
     )

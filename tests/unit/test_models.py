@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from checkers.models import MODELS, UNKNOWN, UNREAD, Inconsistent, Model, freeze, thaw
+from checkers.linearizable.models import MODELS, UNKNOWN, UNREAD, Inconsistent, Model, freeze, thaw
 from history import Op, OpType
 
 REGISTER, CAS, MAP, SET = (MODELS[n] for n in ("register", "cas-register", "map", "set"))

@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 from matplotlib.patches import Rectangle
 
-from checkers import perf, queue
+from checkers import perf
+from checkers.queue import checker as queue
 from harness.report.anomaly_marks import LOST, NONLINEAR, Mark, anomaly_marks
 from harness.report.fault_colours import FAULT_COLOURS, fault_colour
 from harness.report.page import offsets_line

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from checkers import queue
+from checkers.queue import checker as queue
 from tests.unit.queue_builder import QueueHistoryBuilder
 
 DRAINER = 99

@@ -1,4 +1,4 @@
-"""The later half's records in columns (checkers/queue_columns.py) are made again exactly:
+"""The later half's records in columns (checkers/queue/columns.py) are made again exactly:
 every field of its own type, in invoke order, whatever did not fit kept whole; a NONE that
 was a real value refuses the columns."""
 
@@ -11,8 +11,8 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from checkers.queue_columns import NONE, OpColumns, SendColumns, ops_from, sends_from
-from checkers.queue_history import Poll, Reposition, Send
+from checkers.queue.columns import NONE, OpColumns, SendColumns, ops_from, sends_from
+from checkers.queue.reader import Poll, Reposition, Send
 
 ints = st.one_of(st.integers(0, 10**6), st.integers(-(2**70), 2**70), st.just(NONE))
 processes = st.one_of(st.integers(0, 50), st.sampled_from(["worker", "w2"]))

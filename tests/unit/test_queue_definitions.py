@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from checkers import queue
-from checkers.queue_history import Drain, Poll, QueueHistory, Reposition, Send
+from checkers.queue import checker as queue
+from checkers.queue.reader import Drain, Poll, QueueHistory, Reposition, Send
 from tests.unit.queue_builder import QueueHistoryBuilder
 
 DRAINER = 99

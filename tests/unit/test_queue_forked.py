@@ -15,8 +15,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from checkers import fork_pool, queue
-from checkers.queue_history import read_queue_history
+from checkers import fork_pool
+from checkers.queue import checker as queue
+from checkers.queue.reader import read_queue_history
 from history import collector_paused
 from tests.unit.queue_sim import SimConfig, simulate, untimed
 

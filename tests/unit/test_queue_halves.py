@@ -1,4 +1,4 @@
-"""A queue history read in two halves (history.halves, checkers/queue_halves.py) is the one
+"""A queue history read in two halves (history.halves, checkers/queue/halves.py) is the one
 read serially, record for record, with the same check result, wherever the seam falls;
 a malformed history is refused with the same error, and the forked path joins.
 """
@@ -14,11 +14,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from checkers import queue
-from checkers.group_history import WithoutGroupOps
-from checkers.queue_halves import QueueHalf, SeamHoldings, _replay, load_queue_halves
-from checkers.queue_history import QueueReader, Reposition
-from checkers.queue_positions import Holdings
+from checkers.groups.consumer_history import WithoutGroupOps
+from checkers.queue import checker as queue
+from checkers.queue.halves import QueueHalf, SeamHoldings, _replay, load_queue_halves
+from checkers.queue.positions import Holdings
+from checkers.queue.reader import QueueReader, Reposition
 from history import History, HistoryError, load
 from history import halves as halves_module
 from history.halves import load_halves, read_second_half

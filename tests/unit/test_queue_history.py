@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
-from checkers import queue
-from checkers.queue_history import Poll, messages, pairs, read_queue_history
-from checkers.queue_records import flattened
+from checkers.queue import checker as queue
+from checkers.queue.reader import Poll, messages, pairs, read_queue_history
+from checkers.queue.records import flattened
 from history import HistoryError, load
 from tests.unit.queue_builder import QueueHistoryBuilder
 from tests.unit.queue_sim import FIXTURE, FIXTURE_CONFIG, FIXTURE_SEED, simulate

@@ -16,8 +16,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from checkers import queue
-from checkers.queue_history import read_queue_history
+from checkers.queue import checker as queue
+from checkers.queue.reader import read_queue_history
 from harness.cli import main
 from history import HistoryError
 from tests.unit.queue_builder import Event, QueueHistoryBuilder

@@ -1,12 +1,12 @@
-"""Tests of the realtime lag (checkers/queue_lag.py) on histories whose lag is known by
+"""Tests of the realtime lag (checkers/queue/lag.py) on histories whose lag is known by
 hand: measured from the first unread offset's appearance to the poll's invocation."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from checkers.queue_history import Poll, QueueHistory, Reposition, Send, read_queue_history
-from checkers.queue_lag import LagPoint, poll_invocations, realtime_lag, worst_lags
+from checkers.queue.lag import LagPoint, poll_invocations, realtime_lag, worst_lags
+from checkers.queue.reader import Poll, QueueHistory, Reposition, Send, read_queue_history
 
 Event = dict[str, Any]
 
@@ -90,7 +90,7 @@ def test_worst_partition_moves_and_polls_that_were_not_ok() -> None:
 
 
 def test_the_worst_lag_is_reported_as_plain_data() -> None:
-    from checkers.queue_lag import worst_realtime_lag
+    from checkers.queue.lag import worst_realtime_lag
 
     worst = worst_realtime_lag(_history())
     assert worst == {"time": 700e-9, "process": 1, "partition": 0, "lag": 690e-9, "behind": 3}

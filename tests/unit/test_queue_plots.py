@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from checkers import queue
+from checkers.queue import checker as queue
 from harness.report.queue_plots import lost_acks_plot, offsets_plot
 from tests.unit.queue_sim import SimConfig, simulate
 

@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from checkers import queue
-from checkers.queue_policy import KINDS, POLICY, counts_against, effect, parse_kinds
+from checkers.queue import checker as queue
+from checkers.queue.policy import KINDS, POLICY, counts_against, effect, parse_kinds
 from harness.cli import build_parser
 from harness.commands.run import spec_from_args
 from harness.run.verdict import summary_lines

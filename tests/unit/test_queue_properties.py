@@ -10,9 +10,9 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from checkers import queue
-from checkers.queue_history import read_queue_history
-from checkers.queue_policy import KINDS
+from checkers.queue import checker as queue
+from checkers.queue.policy import KINDS
+from checkers.queue.reader import read_queue_history
 from tests.unit.queue_sim import Planted, SimConfig, simulate
 
 EXAMPLES = 40

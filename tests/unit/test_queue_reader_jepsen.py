@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from checkers.queue_history import (
+from checkers.queue.reader import (
     Poll,
     QueueHistory,
     QueueReader,

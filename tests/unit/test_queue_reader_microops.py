@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from checkers.queue_history import (
+from checkers.queue.reader import (
     MAX_PARTITION,
     Poll,
     QueueHistory,

@@ -1,5 +1,5 @@
 """Tests of the boundaries the reader records: a consumer op is a boundary only for the
-partitions whose position it may have changed (checkers/queue_positions.py), an op that
+partitions whose position it may have changed (checkers/queue/positions.py), an op that
 returned records and then failed is a poll, and a crash loses every position."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from checkers.queue_history import Poll, QueueHistory, Reposition, pairs, read_queue_history
+from checkers.queue.reader import Poll, QueueHistory, Reposition, pairs, read_queue_history
 from tests.unit.queue_builder import QueueHistoryBuilder
 
 

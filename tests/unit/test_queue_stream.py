@@ -15,8 +15,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from checkers import lost_acks, queue
-from checkers.queue_history import DRAIN, SEND, QueueHistory, pairs, read_queue_history
+from checkers import lost_acks
+from checkers.queue import checker as queue
+from checkers.queue.reader import DRAIN, SEND, QueueHistory, pairs, read_queue_history
 from harness.commands.check_file import Asked, check_file
 from history import Event, HistoryError, OpFound, load
 from tests.unit.queue_builder import QueueHistoryBuilder

@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from checkers import linearizable
-from checkers.models import MODELS
+from checkers.linearizable import checker as linearizable
+from checkers.linearizable.models import MODELS
 from history import edn, freeze, load
 from tests.unit.test_check_cli import run
 

@@ -12,7 +12,7 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from checkers.queue import check as check_queue
+from checkers.queue.checker import check as check_queue
 from harness.report.page import recount_line
 from harness.run.recount import (
     acked_sends,

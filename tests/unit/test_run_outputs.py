@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from checkers import faults, perf, stats
-from checkers.timeline import file_stem
+from harness.report.counterexamples.timeline import file_stem
 from harness.report.zip_link import zip_url
 from harness.results import new_run_folder, point_latest, write_json
 from harness.run.verdict import check_run, summary_lines, write_outputs

@@ -1,4 +1,4 @@
-"""The share group checks (checkers/share.py) on constructed histories: a clean one gives
+"""The share group checks (checkers/groups/share.py) on constructed histories: a clean one gives
 nothing, and each with exactly one planted anomaly gives that one; unknown acknowledgements
 and a missing final drain are never counted as anomalies."""
 
@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from checkers.share import KINDS, ShareRules, check_share, share_lines
+from checkers.groups.share import KINDS, ShareRules, check_share, share_lines
 
 Event = dict[str, Any]
 S = 1_000_000_000

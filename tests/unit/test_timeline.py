@@ -10,10 +10,10 @@ import pytest
 from matplotlib.colors import to_rgba
 from matplotlib.figure import Figure
 
-from checkers import timeline
-from checkers.linearizable import check
-from checkers.models import MODELS
-from checkers.timeline import render_counterexample
+from checkers.linearizable.checker import check
+from checkers.linearizable.models import MODELS
+from harness.report.counterexamples import timeline
+from harness.report.counterexamples.timeline import render_counterexample
 from history import Op
 
 
@@ -53,7 +53,9 @@ def test_the_png_draws_the_failing_op_red_on_compressed_time(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     saved: list[Figure] = []
-    monkeypatch.setattr("checkers.timeline.plt.close", saved.append)  # keep the figure
+    monkeypatch.setattr(
+        "harness.report.counterexamples.timeline.plt.close", saved.append
+    )  # keep the figure
     failure = _failure()
     failure["longest_prefix"] = [failure["op"]] * 9  # stands for a long prefix
     failure["prefix_states"] = [str(n) for n in range(9)]

@@ -11,9 +11,9 @@ import networkx as nx
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from checkers.txn_cycles import shortest_cycle
-from checkers.txn_graph import PROCESS, REALTIME, WR, WW, realtime_edges
-from checkers.txn_ops import TxnOp
+from checkers.txn.cycles import shortest_cycle
+from checkers.txn.graph import PROCESS, REALTIME, WR, WW, realtime_edges
+from checkers.txn.reader import TxnOp
 from tests.unit.txn_builder import Txns, found, poll, send
 
 

@@ -10,9 +10,9 @@ from typing import Any
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from checkers import queue
-from checkers.txn_check import check_txns
-from checkers.txn_ops import TxnHistory, TxnStream, read_txn_history
+from checkers.queue import checker as queue
+from checkers.txn.checker import check_txns
+from checkers.txn.reader import TxnHistory, TxnStream, read_txn_history
 from history import load
 from tests.unit.txn_builder import found
 from tests.unit.txn_sim import PLANTS, Planted, TxnSimConfig, simulate, write_jsonl

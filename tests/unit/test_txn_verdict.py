@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from checkers.queue_policy import TXN_KINDS, TXN_POLICY
+from checkers.queue.policy import TXN_KINDS, TXN_POLICY
 from checkers.registry import CheckOptions, check_history
-from checkers.txn_check import READ_KINDS
-from checkers.txn_cycles import CYCLE_KINDS
+from checkers.txn.checker import READ_KINDS
+from checkers.txn.cycles import CYCLE_KINDS
 from history import load
 from tests.unit.test_check_cli import run
 from tests.unit.txn_builder import Txns, poll, send

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from confluent_kafka import KafkaError, KafkaException
 
-from checkers.queue_history import read_queue_history
+from checkers.queue.reader import read_queue_history
 from history import Event
 from kvstore import DEFAULT_TIMEOUTS
 from workloads import queue_client, txn_client

@@ -31,7 +31,7 @@ STALE = [(0, "invoke", "add", 2), (0, "ok", "add", 2), (1, "invoke", "read", Non
 STALE += [(1, "ok", "read", 0)]
 
 RAISING = """
-from checkers.models import Model
+from checkers.linearizable.models import Model
 
 def step(state, op):
     return state // 0
@@ -165,7 +165,10 @@ def test_unknown_ops_are_refused_before_a_raising_hook_answers(
             "raising.py:NOPE",
             "raising.py has no NOPE (its models: KEY, LIST_INIT, MALFORMED, NAMED_MAP, ",
         ),
-        ("raising.py:NOT_A_MODEL", "NOT_A_MODEL is not a checkers.models.Model (its type: int)"),
+        (
+            "raising.py:NOT_A_MODEL",
+            "NOT_A_MODEL is not a checkers.linearizable.models.Model (its type: int)",
+        ),
         ("raising.py:NAMED_MAP", "its name 'map' is a built-in model's; name it otherwise"),
         ("raising.py:SET_FS", "SET_FS.fs must be a frozenset of operation names"),
         ("raising.py:LIST_INIT", "LIST_INIT.init must be hashable"),
@@ -207,7 +210,7 @@ def test_help_never_runs_the_model_file(tmp_path: Path, capsys: pytest.CaptureFi
     model = tmp_path / "marking.py"
     model.write_text(
         f"from pathlib import Path\nPath({str(marker)!r}).touch()\n"
-        "from checkers.models import Model\n"
+        "from checkers.linearizable.models import Model\n"
         "M = Model(name='m', init=0, step=lambda s, op: s, fs=frozenset({'add'}))\n"
     )
     with pytest.raises(SystemExit) as done:

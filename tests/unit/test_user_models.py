@@ -19,9 +19,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from checkers import linearizable
-from checkers.model_loader import load_model
-from checkers.models import Model
+from checkers.linearizable import checker as linearizable
+from checkers.linearizable.model_loader import load_model
+from checkers.linearizable.models import Model
 from history import Op
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from checkers.timeline import write_html
+from harness.report.counterexamples.timeline import write_html
 from tests.unit.browser import Browser, chromium
 from tests.unit.viewer_cases import WINDOWS, made_up_failure, register_failure
 

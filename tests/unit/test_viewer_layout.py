@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from checkers.timeline import write_html
-from checkers.viewer_layout import BOX_H, FAULT_H, MAX_OPS, PAD, layout, text_px
+from harness.report.counterexamples.layout import BOX_H, FAULT_H, MAX_OPS, PAD, layout, text_px
+from harness.report.counterexamples.timeline import write_html
 from tests.unit.viewer_cases import WINDOWS, made_up_failure, register_failure
 
 Box = tuple[float, float, float, float]  # left, top, right, bottom

@@ -11,8 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from checkers.txn_check import check_txns
-from checkers.txn_ops import read_txn_history
+from checkers.txn.checker import check_txns
+from checkers.txn.reader import read_txn_history
 
 Event = dict[str, Any]
 

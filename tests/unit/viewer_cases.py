@@ -6,8 +6,8 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from checkers.linearizable import check
-from checkers.models import MODELS
+from checkers.linearizable.checker import check
+from checkers.linearizable.models import MODELS
 from history import Op
 
 MS = 1_000_000

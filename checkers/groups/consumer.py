@@ -1,0 +1,388 @@
+"""Consumer group checks on a queue history: no partition owned by two members at once,
+committed offsets that never go backwards, takeovers that start at or before the last
+commit, no acknowledged message below a commit left unpolled, and how far auto-commits reach.
+
+The rules (the history as checkers/groups/consumer_history.py reads it):
+
+- Ownership. A member owns a partition from its `assigned` callback to its `revoked` or
+  `lost` callback (or its last op: its client closed then). Both protocols hand a
+  partition over only after its owner gave it up: the classic eager protocol revokes
+  every member's partitions before the rejoin that assigns any (KIP-62's JoinGroup waits
+  for the members, each of which revokes first, librdkafka's on_revoke), and KIP-848's
+  coordinator assigns a partition to a new owner only once the old owner acknowledged
+  its revocation (the member epoch's reconciliation). So a `revoked` that comes after
+  another member's `assigned` of the same partition is the protocol broken:
+  `double-ownership`. A `lost` then is not: the coordinator fenced the old owner (its
+  session expired) and may reassign at once; the zombie learns late, and its commits are
+  refused. Such overlaps are counted (`fenced`), as are those whose old owner never said
+  (`unended`: its client closed, or the run ended, first).
+- Commits. Between two ok commit ops of the group, in real-time order (one completed
+  before the other was invoked), a partition's committed offset never decreases: a
+  member commits its position, which only grows while it holds the partition, and a
+  member takes a partition over from the committed offset; a zombie's commit is refused
+  (the generation or member epoch). `commit-regression`.
+- Takeovers. A member assigned a partition starts reading it at the committed offset: its
+  first poll's first offset there is at or below the highest offset of any commit (ok or
+  info) invoked before that poll completed. Above it, the records between were skipped.
+  `takeover-skip`.
+- At least once. Every acknowledged message at an offset below an ok commit's offset was
+  returned by some member's poll, unless the queue checker already counts it lost (Kafka
+  lost it; no group could read it). `at-least-once`.
+- Auto-commit reach (a measurement, never an anomaly): see auto_commit_reach.
+
+Result layout: {"valid", "kinds": {kind: {"count", "cases"}}, "members", "callbacks":
+{assigned, revoked, lost}, "commits": {ok, fail, info, auto}, "committed": {partition:
+highest ok offset}, "overlaps": {fenced, unended}, "takeovers": {judged, unjudged:
+{reason: n}}, "auto_commit": auto_commit_reach's, or None}.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Collection, Sequence
+from typing import Any
+
+from checkers.groups.consumer_history import (
+    Callback,
+    Commit,
+    Fetch,
+    GroupHistory,
+    by_member,
+    read_group_history,
+)
+from checkers.result import Result
+from history import Event
+
+Case = dict[str, Any]
+CASES_KEPT = 20
+KINDS = ("double-ownership", "commit-regression", "takeover-skip", "at-least-once")
+REACH = ("ahead", "same-op", "returned", "behind", "nothing-returned")
+ENDS = frozenset({"revoked", "lost"})
+
+
+def check_groups(events: Sequence[Event], lost: Collection[Any], auto_commit: bool) -> Result:
+    """Takes a queue history's events, the messages the queue checker found lost, and
+    whether librdkafka committed. Returns the result laid out as the module docstring says."""
+    group = read_group_history(events)
+    overlaps = ownership_overlaps(group)
+    takeovers, unjudged = takeover_cases(group, auto_commit)
+    cases = {
+        "double-ownership": double_ownership_cases(overlaps),
+        "commit-regression": commit_regression_cases(group.commits),
+        "takeover-skip": takeovers,
+        "at-least-once": at_least_once_cases(group, set(lost)),
+    }
+    ended = Counter(c["ended_by"] for c in overlaps)
+    return {
+        "valid": not any(cases.values()),
+        "kinds": {k: {"count": len(v), "cases": v[:CASES_KEPT]} for k, v in cases.items()},
+        "members": len({c.member for c in group.callbacks} | set(group.last_seen)),
+        "callbacks": dict(Counter(c.kind for c in group.callbacks)),
+        "commits": _commit_counts(group.commits),
+        "committed": {str(p): c.offsets[p] for p, c in sorted(highest_commits(group).items())},
+        "overlaps": {"fenced": ended["lost"], "unended": ended[None]},
+        "takeovers": {"judged": _judged(group, unjudged), "unjudged": unjudged},
+        "auto_commit": auto_commit_reach(group) if auto_commit else None,
+    }
+
+
+def ownership_overlaps(group: GroupHistory) -> list[Case]:
+    """Takes a GroupHistory. Returns each time a member was assigned a partition another
+    member owned (Jepsen has no group check; the rule is the module docstring's), with how
+    the old owner's ownership ended: `ended_by` revoked, lost or None."""
+    per_partition: dict[int, list[Callback]] = {}
+    for cb in sorted(group.callbacks, key=lambda c: c.at):
+        for p in cb.partitions:
+            per_partition.setdefault(p, []).append(cb)
+    overlaps: list[Case] = []
+    for p, callbacks in per_partition.items():
+        owners: dict[str, Callback] = {}
+        waiting: dict[str, list[Case]] = {}  # an old owner's overlaps, until it says how
+        for cb in callbacks:
+            if cb.kind in ENDS:
+                owners.pop(cb.member, None)
+                for case in waiting.pop(cb.member, []):
+                    case |= {"ended_by": cb.kind, "ended_at": cb.at, "ended_in": cb.index}
+                continue
+            for owner, since in owners.items():
+                if owner == cb.member or group.last_seen.get(owner, cb.at) < cb.at:
+                    continue  # its own, or its client had gone: it held nothing
+                case = _overlap(p, cb, since)
+                waiting.setdefault(owner, []).append(case)
+                overlaps.append(case)
+            owners.setdefault(cb.member, cb)
+    return overlaps
+
+
+def _overlap(partition: int, cb: Callback, since: Callback) -> Case:
+    return {
+        "partition": partition,
+        "member": cb.member,
+        "assigned_at": cb.at,
+        "assigned_in": cb.index,
+        "owner": since.member,
+        "owner_since": since.at,
+        "ended_by": None,
+    }
+
+
+def double_ownership_cases(overlaps: list[Case]) -> list[Case]:
+    """Takes ownership_overlaps. Returns those the old owner ended by revoking, a member
+    still: two owners at once (the module docstring's ownership rule, after KIP-848)."""
+    return [c for c in overlaps if c["ended_by"] == "revoked"]
+
+
+def commit_regression_cases(commits: list[Commit]) -> list[Case]:
+    """Takes a group's commits. Returns each ok commit op below an earlier one's offset for a
+    partition, in real-time order (the module docstring's commit rule, Kafka's fencing)."""
+    ok = [c for c in commits if c.outcome == "ok" and not c.auto]
+    done = sorted(ok, key=lambda c: c.completed)
+    best: dict[int, tuple[int, Commit]] = {}
+    cases: list[Case] = []
+    passed = 0
+    for later in sorted(ok, key=lambda c: c.invoked):
+        while passed < len(done) and done[passed].completed < later.invoked:
+            earlier = done[passed]
+            for p, offset in earlier.offsets.items():
+                if p not in best or offset > best[p][0]:
+                    best[p] = (offset, earlier)
+            passed += 1
+        for p, offset in later.offsets.items():
+            if p in best and offset < best[p][0]:
+                cases.append(_regression(p, later, *best[p]))
+    return cases
+
+
+def _regression(partition: int, later: Commit, offset: int, earlier: Commit) -> Case:
+    return {
+        "partition": partition,
+        "offset": later.offsets[partition],
+        "index": later.index,
+        "member": later.member,
+        "earlier_offset": offset,
+        "earlier_index": earlier.index,
+        "earlier_member": earlier.member,
+    }
+
+
+def takeover_cases(group: GroupHistory, auto_commit: bool) -> tuple[list[Case], dict[str, int]]:
+    """Takes a GroupHistory and whether librdkafka committed. Returns the assignments whose
+    first poll started above the committed offset (the module docstring's takeover rule,
+    Kafka's consumer contract) and the assignments not judged, by reason."""
+    unjudged: Counter[str] = Counter()
+    if auto_commit:  # a close's last commit is reported to no op: the bound is not known
+        return [], {"auto-commit": sum(len(cb.partitions) for cb in _assigns(group))}
+    commits = _maybe_landed(group.commits)
+    fetches = {m: sorted(fs, key=lambda f: f.index) for m, fs in by_member(group.fetches)}
+    cases: list[Case] = []
+    for member, callbacks in by_member(sorted(group.callbacks, key=lambda c: c.at)):
+        for place, cb in enumerate(callbacks):
+            if cb.kind != "assigned":
+                continue
+            for p in cb.partitions:
+                why, case = _takeover(
+                    p,
+                    cb,
+                    callbacks[:place],
+                    callbacks[place + 1 :],
+                    fetches.get(member, []),
+                    commits,
+                )
+                if case is not None:
+                    cases.append(case)
+                elif why:
+                    unjudged[why] += 1
+    return cases, dict(unjudged)
+
+
+def _takeover(
+    p: int,
+    cb: Callback,
+    before: list[Callback],
+    after: list[Callback],
+    fetches: list[Fetch],
+    commits: dict[int, list[Commit]],
+) -> tuple[str, Case | None]:
+    """Returns why the assignment of p at cb is not judged ("" when it is), or its case.
+    The bound leaves out the member's own commits since the assignment: they commit the
+    very position judged."""
+    previous = next((c for c in reversed(before) if p in c.partitions), None)
+    if previous is not None and previous.kind == "assigned":
+        return "held already", None
+    end = next((c.index for c in after if p in c.partitions and c.kind in ENDS), None)
+    first = next(
+        (
+            f
+            for f in fetches
+            if f.partition == p and cb.index <= f.index and (end is None or f.index <= end)
+        ),
+        None,
+    )
+    if first is None:
+        return "nothing read", None
+    if previous is not None and first.index == previous.index and not _after(first, previous, cb):
+        return "revoked and assigned in one op", None  # its records may be of either
+    known = [
+        c
+        for c in commits.get(p, [])
+        if c.invoked < first.completed and (c.member != cb.member or c.index < cb.index)
+    ]
+    if not known:
+        return "no commit before", None
+    commit = max(known, key=lambda c: c.offsets[p])
+    committed = commit.offsets[p]
+    if first.first <= committed:
+        return "", None
+    return "", {
+        "partition": p,
+        "member": cb.member,
+        "assigned_at": cb.at,
+        "assigned_in": cb.index,
+        "first_offset": first.first,
+        "fetched_in": first.index,
+        "committed": committed,
+        "commit_index": commit.index,
+        "commit_member": commit.member,
+    }
+
+
+def _after(fetch: Fetch, *callbacks: Callback) -> bool:
+    """Returns whether the op's first record was handed over after the callbacks."""
+    return fetch.first_at is not None and all(c.at < fetch.first_at for c in callbacks)
+
+
+def _maybe_landed(commits: list[Commit]) -> dict[int, list[Commit]]:
+    """Per partition, the commit ops that may have landed (ok, info)."""
+    out: dict[int, list[Commit]] = {}
+    for c in commits:
+        if c.outcome != "fail" and not c.auto:
+            for p in c.offsets:
+                out.setdefault(p, []).append(c)
+    return out
+
+
+def at_least_once_cases(group: GroupHistory, lost: set[Any]) -> list[Case]:
+    """Takes a GroupHistory and the messages the queue checker found lost. Returns each
+    acknowledged message below an ok commit's offset that no member's poll returned (the
+    module docstring's at-least-once rule: a group commits only what it was given)."""
+    highest = highest_commits(group)
+    cases: list[Case] = []
+    for partition, offset, message in group.acked:
+        commit = highest.get(partition)
+        if commit is None or offset >= commit.offsets[partition]:
+            continue
+        if message in group.polled.get(partition, ()) or message in lost:
+            continue
+        cases.append(
+            {
+                "partition": partition,
+                "offset": offset,
+                "value": message,
+                "committed": commit.offsets[partition],
+                "commit_index": commit.index,
+                "commit_member": commit.member,
+            }
+        )
+    return sorted(cases, key=lambda c: (c["partition"], c["offset"]))
+
+
+def highest_commits(group: GroupHistory) -> dict[int, Commit]:
+    """Takes a GroupHistory. Returns per partition the ok commit (op or auto) of the
+    highest offset."""
+    highest: dict[int, Commit] = {}
+    for c in group.commits:
+        if c.outcome != "ok":
+            continue
+        for p, offset in c.offsets.items():
+            if p not in highest or offset > highest[p].offsets[p]:
+                highest[p] = c
+    return highest
+
+
+def auto_commit_reach(group: GroupHistory) -> dict[str, Any]:
+    """Takes a GroupHistory. Returns, per ok auto-commit and partition, how its offset O
+    compares with what the member's polls had returned there since it was assigned it.
+
+    A measurement, never an anomaly: Kafka promises auto-commit only at-least-once
+    (KIP-62, the consumer's javadoc: positions returned by the previous poll are committed
+    in a later one), and the Bufstream analysis found the Java client commits the
+    penultimate poll's positions. librdkafka stores an offset when it hands the record
+    to the application and commits the stored ones every 5 s from its own thread, so a
+    commit may cover records of the op still running. With H the highest offset returned
+    by the member's earlier polls and H' with the op that served the report too:
+    `ahead` O > H' + 1 (records never returned), `same-op` H + 1 < O <= H' + 1,
+    `returned` O = H + 1, `behind` O <= H, `nothing-returned` (no poll since assigned)."""
+    counts = dict.fromkeys(REACH, 0)
+    ahead: list[Case] = []
+    in_op = {(f.member, f.index, f.partition): f.last for f in group.fetches}
+    reports = [c for c in group.commits if c.auto and c.outcome == "ok"]
+    assigns = [c for c in group.callbacks if c.kind == "assigned"]
+    items: list[Callback | Commit | Fetch] = [*assigns, *reports, *group.fetches]
+    items.sort(key=lambda i: (i.index, _RANK[type(i).__name__]))
+    for member, ordered in by_member(items):
+        high: dict[int, int] = {}
+        for item in ordered:
+            if isinstance(item, Callback):
+                for p in item.partitions:
+                    high.pop(p, None)
+            elif isinstance(item, Fetch):
+                high[item.partition] = max(high.get(item.partition, -1), item.last)
+            else:
+                for p, offset in item.offsets.items():
+                    reach = _reach(offset, high.get(p), in_op.get((member, item.index, p)))
+                    counts[reach] += 1
+                    if reach == "ahead" and len(ahead) < CASES_KEPT:
+                        ahead.append(
+                            {
+                                "partition": p,
+                                "offset": offset,
+                                "member": member,
+                                "index": item.index,
+                            }
+                        )
+    return {"counts": counts, "ahead_cases": ahead}
+
+
+_RANK = {"Callback": 0, "Commit": 1, "Fetch": 2}
+
+
+def _reach(offset: int, before: int | None, during: int | None) -> str:
+    if before is None and during is None:
+        return "nothing-returned"
+    upto = max(x for x in (before, during) if x is not None)
+    if offset > upto + 1:
+        return "ahead"
+    if before is None or offset > before + 1:
+        return "same-op"
+    return "returned" if offset == before + 1 else "behind"
+
+
+def _assigns(group: GroupHistory) -> list[Callback]:
+    return [c for c in group.callbacks if c.kind == "assigned"]
+
+
+def _judged(group: GroupHistory, unjudged: dict[str, int]) -> int:
+    return sum(len(cb.partitions) for cb in _assigns(group)) - sum(unjudged.values())
+
+
+def _commit_counts(commits: list[Commit]) -> dict[str, int]:
+    counts = Counter("auto" if c.auto else c.outcome for c in commits)
+    return {k: counts[k] for k in ("ok", "fail", "info", "auto")}
+
+
+def group_lines(section: dict[str, Any]) -> list[str]:
+    """Takes the groups section. Returns its counts and anomalies in a few lines."""
+    if "error" in section:
+        return [f"the group checks failed: {section['error']}"]
+    commits, takeovers = section["commits"], section["takeovers"]
+    lines = [
+        f"groups: {section['members']} members; callbacks "
+        + (", ".join(f"{n} {kind}" for kind, n in sorted(section["callbacks"].items())) or "none")
+        + f"; commits {commits['ok']} ok, {commits['fail']} fail, {commits['info']} info"
+        + (f", {commits['auto']} automatic" if commits["auto"] else "")
+        + f"; takeovers {takeovers['judged']} judged"
+    ]
+    for kind, found in section["kinds"].items():
+        if found["count"]:
+            lines.append(f"groups {kind}: {found['count']} (first: {found['cases'][0]})")
+    return lines

@@ -1,0 +1,235 @@
+"""Turns one key's search outcome into a JSON-ready failure report, and reports into prose.
+
+A report names the op that cannot be linearized, the tail of the longest linearizable
+prefix, the states the model could be in after it, and the ops concurrent with the failure.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Hashable, Sequence
+from typing import Any
+
+from checkers.linearizable.model_core import describe_error
+from checkers.linearizable.models import UNREAD, Inconsistent, Model, State, thaw
+from checkers.linearizable.search import Outcome
+from history import Op
+
+PREFIX_TAIL = 20  # how many of the prefix's last ops a report keeps
+MAX_CONCURRENT = 50
+MAX_STATES = 1000
+
+
+def op_dict(op: Op, model: Model) -> dict[str, Any]:
+    """Takes an op. Returns it as a small JSON-serialisable dict, with a description."""
+    return {
+        "index": op.index,
+        "process": op.process,
+        "f": op.f,
+        "key": thaw(op.key),
+        "value": thaw(op.value),
+        "type": op.type,
+        "call": op.call,
+        "ret": op.ret,
+        "text": model.describe_op(op),
+    }
+
+
+def failure(
+    key: Hashable, outcome: Outcome, ops: Sequence[Op], model: Model, time_limit: float | None
+) -> dict[str, Any]:
+    """Takes a key, its search outcome (not valid) and its ops. Returns the failure report."""
+    from checkers.linearizable.graph import (  # networkx: only for failures
+        counterexample_graph,
+        to_json,
+    )
+
+    if outcome.valid == "unknown":
+        return _unknown(key, outcome, time_limit)
+    assert outcome.failing is not None
+    failing = outcome.failing
+    states = possible_states(model, outcome, ops)
+    message = _message(model, failing, states)
+    tail = outcome.prefix[-PREFIX_TAIL:]
+    oks_before = [op for op in outcome.prefix if op.type == "ok"]
+    concurrent = _concurrent(ops, failing, outcome.prefix)
+    graph = counterexample_graph(tail, failing, concurrent)
+    return {
+        "key": thaw(key),
+        "valid": False,
+        "model": model.name,
+        "op": op_dict(failing, model),
+        "previous_ok": op_dict(oks_before[-1], model) if oks_before else None,
+        "longest_prefix": [op_dict(op, model) for op in tail],
+        "prefix_length": len(outcome.prefix),
+        "prefix_states": tail_states(model, outcome.prefix, len(tail)),
+        "states": [thaw(s) for s in states],
+        "state_descriptions": [model.describe_state(s) for s in states],
+        "concurrent": [op_dict(op, model) for op in concurrent],
+        "message": message,
+        "configurations": outcome.configs,
+        "graph": to_json(graph),
+    }
+
+
+def replay(model: Model, ops: Sequence[Op]) -> State | Inconsistent:
+    """Takes ops in a linearization order. Returns the state after them, or the first
+    inconsistency (there should be none: the search found this order)."""
+    state = model.init
+    for op in ops:
+        state = model.step(state, op)
+        if isinstance(state, Inconsistent):
+            break
+    return state
+
+
+def tail_states(model: Model, prefix: Sequence[Op], tail: int) -> list[str]:
+    """Takes the longest prefix in linearization order. Returns the state after each of its
+    last `tail` ops, described (what the viewer shows on hover)."""
+    state: State | Inconsistent = model.init
+    described: list[str] = []
+    for n, op in enumerate(prefix):
+        state = model.step(state, op)
+        if isinstance(state, Inconsistent):
+            break
+        if n >= len(prefix) - tail:
+            described.append(model.describe_state(state))
+    return described
+
+
+def possible_states(model: Model, outcome: Outcome, ops: Sequence[Op]) -> list[State]:
+    """Returns the states the model could be in when the failing op takes effect: after
+    the longest prefix (replayed on the original ops), after other orders of the same ops
+    the search saw, and after any crashed op not yet placed (skipped ones included). For
+    the report only: what could have been read."""
+    assert outcome.failing is not None
+    start = [replay(model, outcome.prefix)] + [s for s in outcome.states if s != UNREAD]
+    found = dict.fromkeys(s for s in start if not isinstance(s, Inconsistent))
+    placed = {op.index for op in outcome.prefix}
+    limit = math.inf if outcome.failing.ret is None else outcome.failing.ret
+    crashed = [op for op in ops if op.type != "ok" and op.index not in placed and op.call <= limit]
+    frontier = list(found)
+    while frontier and len(found) < MAX_STATES:
+        grown = []
+        for st in frontier:
+            for op in crashed:
+                st2 = model.step(st, op)
+                if not isinstance(st2, Inconsistent) and st2 not in found:
+                    found[st2] = None
+                    grown.append(st2)
+        frontier = grown
+    return list(found)
+
+
+def _message(model: Model, failing: Op, states: Sequence[State]) -> str:
+    """Returns why the failing op cannot follow any of the states."""
+    for st in states:
+        result = model.step(st, failing)
+        if not isinstance(result, Inconsistent):
+            return "it could be linearized here, but then no later op could"
+    for st in states:
+        result = model.step(st, failing)
+        if isinstance(result, Inconsistent):
+            return result.message
+    return "no state was reachable"
+
+
+def _concurrent(ops: Sequence[Op], failing: Op, prefix: Sequence[Op]) -> list[Op]:
+    """Returns the ops concurrent with the failing one, ok ops first; crashed ops already
+    placed in the prefix are left out (they are accounted for)."""
+    from checkers.linearizable.graph import concurrent_with
+
+    placed = {op.index for op in prefix if op.type != "ok"}
+    found = [op for op in concurrent_with(ops, failing) if op.index not in placed]
+    found.sort(key=lambda op: op.type != "ok")
+    return found[:MAX_CONCURRENT]
+
+
+def _unknown(key: Hashable, outcome: Outcome, time_limit: float | None) -> dict[str, Any]:
+    if outcome.cause == "timeout":
+        why = f"the time limit of {time_limit} s"
+    else:
+        why = "the memory bound on the search cache"
+    return {
+        "key": thaw(key),
+        "valid": "unknown",
+        "cause": outcome.cause,
+        "message": f"gave up at {why} after {outcome.configs:,} configurations",
+        "prefix_length": len(outcome.prefix),
+        "configurations": outcome.configs,
+    }
+
+
+def error_report(key: Hashable, exc: BaseException) -> dict[str, Any]:
+    """Takes a key whose check raised (or exited, in a process of its own). Returns its
+    "unknown" report, naming the error and the line that raised it (often in a user's
+    model, whose author needs it)."""
+    return {
+        "key": thaw(key),
+        "valid": "unknown",
+        "cause": "error",
+        "message": f"the check failed: {describe_error(exc)}",
+    }
+
+
+def stopped_report(
+    key: Hashable, cause: str, detail: str, time_limit: float | None
+) -> dict[str, Any]:
+    """Takes a key whose supervised process gave no verdict: a Stopped's cause (`timeout`,
+    `died` or `raised`) and detail. Returns the key's "unknown" report."""
+    if cause == "timeout":
+        message = (
+            f"gave up at the time limit of {time_limit} s: the model did not return, "
+            "and the process checking it was killed"
+        )
+    elif cause == "died":
+        message = f"the process checking it ended ({detail})"
+    else:
+        message = f"the check failed: {detail}"
+    return {
+        "key": thaw(key),
+        "valid": "unknown",
+        "cause": "timeout" if cause == "timeout" else "error",
+        "message": message,
+    }
+
+
+def explain(result: dict[str, Any]) -> list[str]:
+    """Takes a linearizability result. Returns a few readable lines per failing key: what was
+    read, what could have been read, and which ops were concurrent."""
+    lines: list[str] = []
+    for fail in result.get("failures", []):
+        key = "the history" if fail["key"] is None else f"key {json.dumps(fail['key'])}"
+        if fail["valid"] == "unknown":
+            lines.append(f"{key}: unknown ({fail['cause']}): {fail['message']}")
+            continue
+        lines.extend(_explain_invalid(key, fail))
+    return lines
+
+
+def _explain_invalid(key: str, fail: dict[str, Any]) -> list[str]:
+    op = fail["op"]
+    lines = [
+        f"{key}: not linearizable",
+        f"  op {op['index']} ({op['text']}) cannot be linearized: {fail['message']}",
+    ]
+    prev = fail.get("previous_ok")
+    if prev is not None:
+        lines.append(
+            f"  after the longest linearizable prefix of {fail['prefix_length']} ops, "
+            f"ending with op {prev['index']} ({prev['text']})"
+        )
+    else:
+        lines.append("  it would have been the first op linearized")
+    states = fail.get("state_descriptions") or []
+    if states:
+        lines.append("  the state could then only have been: " + " or ".join(states))
+    conc = fail.get("concurrent") or []
+    if conc:
+        shown = "; ".join(f"op {c['index']} ({c['text']})" for c in conc[:6])
+        more = f"; and {len(conc) - 6} more" if len(conc) > 6 else ""
+        lines.append(f"  concurrent with it: {shown}{more}")
+    else:
+        lines.append("  no op was concurrent with it")
+    return lines

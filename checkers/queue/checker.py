@@ -1,0 +1,341 @@
+"""Jepsen's Kafka anomaly catalogue on a queue history: lost writes, unseen sends,
+duplicates, inconsistent offsets, nonmonotonic or skipping polls, nonmonotonic sends.
+
+What each kind means (a message is a value in a partition; the finders are in
+checkers/queue/cases.py, queue_consumers.py and queue_losses.py):
+
+- lost-write: an acknowledged send a final drain of its partition does not hold, or, in
+  a partition no final drain judged, one no poll read although polls read past it;
+- unexpected: a message a poll or drain saw that no send to its partition attempted, or
+  whose every send there certainly failed;
+- unseen: an acknowledged send nothing read by the end, with the count over time;
+- duplicate: one message seen at two offsets of its partition;
+- inconsistent-offsets: two messages seen at one offset of one partition, by any two
+  observers (a send's acknowledgement, a poll, a drain);
+- nonmonotonic-poll, poll-skip: a consumer's next op reads a partition at or below the
+  offset it last read, or over offsets that hold messages, with no boundary between (an
+  assign or rebalance that moved the partition, a seek, a subscribe); int-nonmonotonic-
+  poll and int-poll-skip: the same within one op;
+- nonmonotonic-send: a producer's send to a partition lands at or below its previous
+  one (a send that ended info counts once read); int-nonmonotonic-send: within one op.
+
+Which kinds make the history invalid is checkers/queue/policy.py's table; a kind the
+user ignores is reported and never counts. The drains decide losses where they are
+final; elsewhere the polls do, and acknowledged sends they cannot judge (no poll read
+past them) make the result "unknown", with the reasons in `unknown`. Result layout:
+
+    {"valid", "sub_via": "assign" or "subscribe", "ignored": [kind, ...],
+     "kinds": {kind: {"count", "cases": the first CASES_KEPT, "invalidating", "ignored"}},
+     "sends", "acknowledged", "lost", "lost_fraction", "lost_messages": every lost
+     message, "lost_from_polls": losses the polls alone show, "lost_from_drains": losses
+     the final drains show (None: none was final), "unseen_over_time": [[t_ns, count],
+     ...], "unknown": [reason, ...], "partitions", "polls", "txn_ops": ops that are
+     transactions of several micro-ops (checkers/txn/checker.py), "time" (s),
+     "lost_acks": checkers.lost_acks's result}
+
+An op index in a case is the index of the op's invoke event.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
+from functools import partial
+from typing import Any
+
+from checkers import lost_acks
+from checkers.fork_pool import forked_beside
+from checkers.queue.cases import (
+    Case,
+    ObservationIndex,
+    duplicate_cases,
+    inconsistent_offset_cases,
+    nonmonotonic_send_cases,
+    observed_offsets,
+    unexpected_cases,
+    within_one_op,
+)
+from checkers.queue.consumers import Gaps, Step, nonmonotonic_poll_cases, poll_skip_cases
+from checkers.queue.explain import explain
+from checkers.queue.losses import (
+    PollBound,
+    Seen,
+    drain_lost_cases,
+    drained_partitions,
+    first_seen,
+    lost_write_cases,
+    poll_bounds,
+    polls_lost_cases,
+    unjudged,
+    unseen_cases,
+    unseen_over_time,
+)
+from checkers.queue.policy import KINDS, SubVia, counts_against, sub_via_of
+from checkers.queue.reader import (
+    SUBSCRIBE,
+    Poll,
+    QueueHistory,
+    QueueReader,
+    Stream,
+    UnreadableQueueOp,
+    messages,
+    read_queue_history,
+)
+from checkers.queue.scan import scan
+from checkers.result import Validity, merge_valid
+from history import Event, History, HistoryError, MalformedOp, collector_paused
+
+__all__ = [
+    "CASES_KEPT",
+    "KINDS",
+    "Evidence",
+    "QueueStream",
+    "check",
+    "check_read",
+    "explain",
+    "find_cases",
+    "gather_evidence",
+    "lost_acks_view",
+    "polls_lost_cases",
+    "reject_malformed",
+]
+
+CASES_KEPT = 20
+
+
+def check(
+    events: Sequence[Event],
+    *,
+    sub_via: SubVia | None = None,
+    ignore: Collection[str] = (),
+    jobs: int = 1,
+) -> dict[str, Any]:
+    """Takes a queue history's events, how its consumers read (None: subscribe if any
+    consumer subscribed with an ok op, else assign), the kinds to ignore and how many
+    processes may check it (gather_evidence). Returns the result laid out as the module
+    docstring says.
+
+    Raises HistoryError when the events are not a well-formed queue history.
+    """
+    started = time.monotonic()
+    with collector_paused():
+        return _check(read_queue_history(events), sub_via, ignore, started, jobs)
+
+
+def check_read(
+    read: object,
+    *,
+    sub_via: SubVia | None = None,
+    ignore: Collection[str] = (),
+    jobs: int = 1,
+) -> dict[str, Any]:
+    """Takes what a QueueStream read while its history was loaded (History.read), and
+    what `check` takes besides the events. Returns the result, as `check` does.
+
+    Raises the HistoryError the stream met, as `check` would have raised it.
+    """
+    if isinstance(read, HistoryError):
+        raise read
+    if not isinstance(read, QueueHistory):
+        raise TypeError(f"not a queue history as a QueueStream reads it: {type(read).__name__}")
+    with collector_paused():
+        return _check(read, sub_via, ignore, time.monotonic(), jobs)
+
+
+def reject_malformed(history: History) -> None:
+    """Takes a queue history as loaded, read by a QueueStream or with its events. Raises
+    the HistoryError (`PATH:LINE: problem`) of the first value the check cannot read, so
+    that it is refused as malformed input, never a verdict."""
+    if isinstance(history.read, HistoryError):
+        raise history.read
+    if history.read is not None:
+        return
+    try:
+        with collector_paused():
+            read_queue_history(history.events)
+    except UnreadableQueueOp as e:
+        # The events carry no lines: the op's lines as loaded name it, or, for a failed op
+        # (not kept), the event's position.
+        bad = MalformedOp(e.index, e.problem, in_value=e.in_completion)
+        located = history.error(bad)
+        raise located if located.line else HistoryError(history.path, e.line, e.problem) from None
+
+
+class QueueStream(Stream[QueueReader, QueueHistory]):
+    """A Reader for history.load that reads a queue history as it is loaded (a Stream of
+    a QueueReader): `finish` gives the QueueHistory, or the HistoryError for
+    reject_malformed (or check_read) to raise."""
+
+    def __init__(self, path: str) -> None:
+        super().__init__(QueueReader(path), QueueReader.finish)
+
+
+@dataclass(frozen=True, slots=True)
+class Evidence:
+    """What the finders share, made once per history: every observation indexed, when each
+    message was first polled and first read at all, how far the polls reached in each
+    partition, the consumers' jumps across ops and within one, what seeks stepped over,
+    lost-acks' result and the partitions it judged."""
+
+    index: ObservationIndex
+    polled: Seen
+    seen: Seen
+    bounds: dict[int, PollBound]
+    across: list[Step]
+    within: list[Step]
+    gaps: Gaps
+    lost_view: dict[str, Any]
+    drained: set[int]
+
+
+FORK_AT = 50_000
+"""Sends from which a second process pays: below, forking and sending the result back
+cost more than the lost-acks view it takes off this one."""
+
+
+def gather_evidence(history: QueueHistory, *, fork: bool = False) -> Evidence:
+    """Takes a QueueHistory and whether a forked process may take part. Returns its
+    Evidence; the lost-acks view is then made there while the scan is made here."""
+    with forked_beside(partial(lost_acks_view, history), fork=fork) as made:
+        scanned = scan(history)
+        lost_view = made()
+    return Evidence(
+        index=scanned.index,
+        polled=scanned.polled,
+        seen=first_seen(history, scanned.polled),
+        bounds=poll_bounds(scanned.polled, scanned.index),
+        across=scanned.across,
+        within=scanned.within,
+        gaps=scanned.gaps,
+        lost_view=lost_view,
+        drained=drained_partitions(lost_view),
+    )
+
+
+def _check(
+    history: QueueHistory,
+    sub_via: SubVia | None,
+    ignore: Collection[str],
+    started: float,
+    jobs: int,
+) -> dict[str, Any]:
+    how: SubVia = sub_via or sub_via_of(SUBSCRIBE in history.sub_via)
+    evidence = gather_evidence(history, fork=jobs > 1 and len(history.sends) >= FORK_AT)
+    from_polls = polls_lost_cases(
+        history, evidence.polled, evidence.bounds, evidence.index, evidence.gaps
+    )
+    cases = find_cases(history, evidence, from_polls)
+    acknowledged = sum(1 for s in history.sends if s.outcome == "ok")
+    lost = cases["lost-write"]
+    unknown = unjudged(cases["unseen"], lost, evidence.drained, evidence.bounds, history.names)
+    drained = bool(history.drains)
+    kinds = {
+        kind: _kind_entry(kind, cases[kind], how, ignore, drained, history.names) for kind in KINDS
+    }
+    found_invalid = any(k["count"] and k["invalidating"] for k in kinds.values())
+    valid: Validity = merge_valid(not found_invalid, "unknown" if unknown else True)
+    return {
+        "valid": valid,
+        "sub_via": how,
+        "ignored": [kind for kind in KINDS if kind in ignore],
+        "kinds": kinds,
+        "sends": len(history.sends),
+        "acknowledged": acknowledged,
+        "lost": len(lost),
+        "lost_fraction": len(lost) / acknowledged if acknowledged else 0.0,
+        "lost_messages": _sorted_values(lost),
+        "lost_from_polls": len(from_polls),
+        "lost_from_drains": evidence.lost_view["lost_count"] if evidence.drained else None,
+        "unseen_over_time": unseen_over_time(history.sends, evidence.seen),
+        "unknown": unknown,
+        "partitions": len({s.partition for s in history.sends} | set(history.drains)),
+        "polls": sum(1 for op in history.consumer_ops if isinstance(op, Poll)),
+        "txn_ops": history.txn_ops,
+        "time": time.monotonic() - started,
+        "lost_acks": evidence.lost_view,
+    }
+
+
+def _kind_entry(
+    kind: str,
+    found: list[Case],
+    sub_via: SubVia,
+    ignore: Collection[str],
+    drained: bool,
+    names: dict[int, str],
+) -> dict[str, Any]:
+    return {
+        "count": len(found),
+        "cases": [_spelled(c, names) for c in found[:CASES_KEPT]],
+        "invalidating": counts_against(kind, sub_via, ignore, drained=drained),
+        "ignored": kind in ignore,
+    }
+
+
+def _spelled(case: Case, names: dict[int, str]) -> Case:
+    # A partition the history named by EDN keyword is shown as it was named (`:x`).
+    if not names:
+        return case
+    out = dict(case)
+    if "partition" in out:
+        out["partition"] = names.get(out["partition"], out["partition"])
+    if "observed" in out:
+        out["observed"] = [_spelled(o, names) for o in out["observed"]]
+    if "positions" in out:
+        out["positions"] = [[names.get(p, p), offset] for p, offset in out["positions"]]
+    return out
+
+
+def find_cases(
+    history: QueueHistory, evidence: Evidence, from_polls: list[Case]
+) -> dict[str, list[Case]]:
+    """Takes a QueueHistory, its Evidence and the losses the polls alone show
+    (polls_lost_cases). Returns every case of every kind."""
+    index, across, within = evidence.index, evidence.across, evidence.within
+    offsets = observed_offsets(index)
+    sends_across, sends_within = within_one_op(nonmonotonic_send_cases(history.sends, index))
+    from_drains = drain_lost_cases(history.sends, evidence.lost_view)
+    return {
+        "lost-write": lost_write_cases(from_drains, from_polls, evidence.drained, evidence.seen),
+        "unexpected": unexpected_cases(history.sends, index),
+        "unseen": unseen_cases(history.sends, evidence.seen),
+        "duplicate": duplicate_cases(index),
+        "inconsistent-offsets": inconsistent_offset_cases(index),
+        "nonmonotonic-poll": nonmonotonic_poll_cases(across),
+        "poll-skip": poll_skip_cases(across, offsets),
+        "nonmonotonic-send": sends_across,
+        "int-nonmonotonic-poll": nonmonotonic_poll_cases(within),
+        "int-poll-skip": poll_skip_cases(within, offsets),
+        "int-nonmonotonic-send": sends_within,
+    }
+
+
+def _sorted_values(cases: list[Case]) -> list[Any]:
+    # Messages are ints, strings or EDN keywords: ints first, in order, then the others
+    # by their spelling.
+    return sorted(
+        (c["value"] for c in cases),
+        key=lambda v: (0, v, "") if type(v) is int else (1, 0, repr(v)),
+    )
+
+
+def lost_acks_view(history: QueueHistory) -> dict[str, Any]:
+    """Takes a QueueHistory. Returns checkers.lost_acks's result on it seen as a set: each
+    send a write of its message to its partition, and the last ok drain of each partition
+    a read of that partition returning its messages (final if invoked after every send to
+    the partition settled)."""
+    started = time.monotonic()
+    # Each Send is a lost_acks.Attempt, keyed by the partition as the reader normalised it,
+    # as the drains are: a send naming partition "0" and a drain naming 0 are of one.
+    sends = history.sends
+    settled = lost_acks.settled_by_key(
+        (s.partition, lost_acks.settled_at(s.outcome, s.invoked, s.acked)) for s in sends
+    )
+    drains = sorted(history.drains.values(), key=lambda d: d.index)  # invoke order
+    reads = [
+        lost_acks.FinalRead(d.partition, tuple(messages(d.records)), d.completion)
+        for d in drains
+        if lost_acks.is_final(d.invoked, d.partition, settled)
+    ]
+    return lost_acks.judge(sends, reads, len(sends) + len(drains), started)

@@ -1,0 +1,222 @@
+"""Cycles in the dependency graph (checkers/txn/graph.py), by kind: G0, G1c and their
+-process and -realtime variants, one shortest cycle per strongly connected component.
+
+The kinds are Elle's (elle/txn.clj `base-cycle-anomaly-specs` and
+`cycle-anomaly-spec-variant`), without rw edges, which kafka.clj never draws:
+
+| kind         | edges it may use              | edges it must use        |
+| ------------ | ----------------------------- | ------------------------ |
+| G0           | ww                            |                          |
+| G1c          | wr                            | wr                       |
+| G0-process   | ww, process                   | process                  |
+| G1c-process  | wr, process                   | wr and process           |
+| G0-realtime  | ww, process, realtime         | realtime                 |
+| G1c-realtime | wr, process, realtime         | wr and realtime          |
+
+G1c here never uses a ww edge, as in kafka.clj by default (its `:ww-deps` off): Kafka
+isolates no transaction's writes from another's, so a cycle such as T0 -ww-> T1 -wr-> T0
+is what its design allows (kafka.clj `allowed-error-types`: "When we include ww edges,
+G1c is normal"), while one of reads alone is an anomaly at read_committed. Such mixed
+cycles are not reported; G0 reports the cycles of writes alone, which Kafka allows too.
+
+An edge of several labels is used as the first of them the kind may use, in the order
+ww, wr, process, realtime (Elle's explainers try data dependencies first, and its
+cycle explainer names a cycle by the edges so explained): a cycle whose every edge is ww
+is G0 even where one of them is also real-time order, as in Elle. The -realtime kinds
+may use process edges, which real-time order implies (a process runs one op at a time).
+
+The search: the strongly connected components of the whole graph first (a healthy
+history has none of two or more transactions, and costs one linear pass); within each,
+per kind, the components of the edges the kind may use; within each of those, a
+breadth-first search from an edge's head back to its tail, over (node, labels used so
+far), gives the shortest cycle through that edge using every required label. The start
+edges are those going back in invoke order, which every cycle has (process and
+real-time edges never do), the shortest steps back first, up to MAX_STARTS per
+component and MAX_STATES states visited: the cycle reported is the shortest found.
+`unresolved` counts the components that hold every required label but gave no cycle:
+the budget ran out, or (with two required labels) no simple cycle uses both, though a
+closed walk does. A kind's count is the
+number of components with a cycle of it, as Elle reports one cycle per component.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+import networkx as nx
+
+from checkers.txn.graph import PROCESS, REALTIME, WR, WW, Deps
+
+MAX_STARTS = 16
+MAX_STATES = 200_000
+
+Step = tuple[int, int, int]
+"""One edge of a cycle: (from, to, the label it is used as)."""
+Adjacency = dict[int, list[tuple[int, int]]]
+"""A strongly connected part of the graph a kind may use: each transaction's successors
+within it, with the label each edge is used as."""
+
+
+@dataclass(frozen=True, slots=True)
+class CycleKind:
+    """A kind of cycle: its name, the labels its edges may have, and those it must use
+    at least once each."""
+
+    name: str
+    allowed: int
+    required: int
+
+
+CYCLE_KINDS = (
+    CycleKind("G0", WW, 0),
+    CycleKind("G1c", WR, WR),
+    CycleKind("G0-process", WW | PROCESS, PROCESS),
+    CycleKind("G1c-process", WR | PROCESS, WR | PROCESS),
+    CycleKind("G0-realtime", WW | PROCESS | REALTIME, REALTIME),
+    CycleKind("G1c-realtime", WR | PROCESS | REALTIME, WR | REALTIME),
+)
+
+
+@dataclass(slots=True)
+class Found:
+    """One kind's cycles, one per component that has one, and the number of components
+    holding every required label that gave none (module docstring)."""
+
+    cycles: list[list[Step]] = field(default_factory=list)
+    unresolved: int = 0
+
+
+def find_cycles(deps: Deps) -> dict[str, Found]:
+    """Takes a dependency graph. Returns, per kind, its cycles."""
+    found = {kind.name: Found() for kind in CYCLE_KINDS}
+    for component in nx.strongly_connected_components(deps.graph):
+        if len(component) < 2:
+            continue
+        for kind in CYCLE_KINDS:
+            for part in _kind_components(deps.graph, component, kind):
+                cycle = shortest_cycle(part, kind.required)
+                if cycle is None:
+                    found[kind.name].unresolved += 1
+                else:
+                    found[kind.name].cycles.append(cycle)
+    return found
+
+
+def _kind_components(
+    graph: nx.DiGraph, component: set[int], kind: CycleKind
+) -> Iterator[Adjacency]:
+    """Yields the strongly connected parts of a component's edges a kind may use, as
+    Adjacency, where the kind's required labels all appear."""
+    sub = nx.DiGraph()
+    for u in component:
+        for v, data in graph.succ[u].items():
+            bits = data["rels"] & kind.allowed
+            if bits and v in component:
+                sub.add_edge(u, v, used=bits & -bits)
+    for part in nx.strongly_connected_components(sub):
+        if len(part) < 2:
+            continue
+        adjacency = {
+            u: [(v, data["used"]) for v, data in sub.succ[u].items() if v in part] for u in part
+        }
+        present = 0
+        for out in adjacency.values():
+            for _, used in out:
+                present |= used
+        if present & kind.required == kind.required:
+            yield adjacency
+
+
+def shortest_cycle(part: Adjacency, required: int) -> list[Step] | None:
+    """Takes a strongly connected part's Adjacency and the labels a cycle must use.
+    Returns the shortest simple cycle found in it that uses them all, as steps from its
+    lowest transaction, or None (module docstring)."""
+    best: list[Step] | None = None
+    visited = 0
+    for u, v, used in _starts(part):
+        if visited >= MAX_STATES or (best is not None and len(best) == 2):
+            break
+        path, cost = _path_back(part, v, u, required, used)
+        visited += cost
+        if path is None:
+            continue
+        cycle = _simple([(u, v, used), *path], required)
+        if cycle is not None and (best is None or len(cycle) < len(best)):
+            best = cycle
+    return None if best is None else _rotated(best)
+
+
+def _rotated(cycle: list[Step]) -> list[Step]:
+    # From its lowest transaction, so that one cycle always reads the same.
+    first = min(range(len(cycle)), key=lambda i: cycle[i][0])
+    return cycle[first:] + cycle[:first]
+
+
+def _starts(part: Adjacency) -> list[Step]:
+    # Every cycle has an edge that goes back in invoke order (nodes are invoke indexes),
+    # and process and real-time edges never do: starting from those edges alone misses no
+    # cycle. The shortest backward steps first, as the likeliest to close soon.
+    backward = [(u, v, used) for u, out in part.items() for v, used in out if v < u]
+    backward.sort(key=lambda e: (e[0] - e[1], e))
+    return backward[:MAX_STARTS]
+
+
+def _path_back(
+    part: Adjacency, start: int, goal: int, required: int, used: int
+) -> tuple[list[Step] | None, int]:
+    """Breadth-first from `start` to `goal` over (node, labels used), having used `used`
+    already; a path reaching the goal must bring the labels up to `required`. Returns the
+    path's steps (or None) and the states visited."""
+    first = (start, used & required)
+    parent: dict[tuple[int, int], tuple[tuple[int, int], int] | None] = {first: None}
+    queue = deque([first])
+    while queue and len(parent) < MAX_STATES:
+        state = queue.popleft()
+        mask = state[1]
+        for nxt, label in part[state[0]]:
+            after = (nxt, mask | (label & required))
+            if after in parent:
+                continue
+            parent[after] = (state, label)
+            if nxt == goal:
+                if after[1] == required:
+                    return _unwound(parent, after), len(parent)
+                continue  # the goal closes the cycle: never pass through it
+            queue.append(after)
+    return None, len(parent)
+
+
+def _unwound(
+    parent: dict[tuple[int, int], tuple[tuple[int, int], int] | None], end: tuple[int, int]
+) -> list[Step]:
+    steps: list[Step] = []
+    state = end
+    link = parent[state]
+    while link is not None:
+        before, label = link
+        steps.append((before[0], state[0], label))
+        state, link = before, parent[before]
+    steps.reverse()
+    return steps
+
+
+def _simple(walk: list[Step], required: int) -> list[Step] | None:
+    """Takes a closed walk. Returns it if no transaction repeats in it; else the first
+    simple cycle within it that still uses every required label, or None."""
+    seen: dict[int, int] = {}
+    for i, (u, _, _) in enumerate(walk):
+        if u in seen:
+            inner = walk[seen[u] : i]
+            outer = walk[: seen[u]] + walk[i:]
+            for piece in (inner, outer):
+                cycle = _simple(piece, required)
+                if cycle is not None:
+                    return cycle
+            return None
+        seen[u] = i
+    labels = 0
+    for step in walk:
+        labels |= step[2]
+    return walk if labels & required == required else None
