@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from harness.report.groups_plots import GROUPS_FILE, SHARE_FILE
+from harness.report.plots.groups import GROUPS_FILE, SHARE_FILE
 
 Case = dict[str, Any]
 CASES_SHOWN = 3

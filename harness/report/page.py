@@ -18,8 +18,8 @@ from harness.cluster.config import PROFILES
 from harness.report.counterexamples.cycles import cycle_svg
 from harness.report.explain import explain
 from harness.report.groups_section import groups_html
-from harness.report.lag_plots import LAG_FILE, UNSEEN_FILE
 from harness.report.nemesis_table import story_table, time_zero
+from harness.report.plots.lag import LAG_FILE, UNSEEN_FILE
 from harness.report.zip_link import zip_link
 from harness.verdicts import run_verdict, verdict_word
 

@@ -3,7 +3,7 @@ metadata (the KRaft quorum's leader and its epoch, or the ZooKeeper-mode control
 which voters have stopped fetching, into metadata.jsonl; and which broker leads each
 partition of the store's topic, into leaders.jsonl; both on the history's clock.
 
-The report draws it beside the faults (harness.report.metadata_plot), so a run shows
+The report draws it beside the faults (harness.report.plots.metadata), so a run shows
 when the active controller moved and how long the cluster had none.
 """
 

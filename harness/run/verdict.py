@@ -53,10 +53,10 @@ def write_outputs(
     write_json(folder / RESULTS, results)
     drawings: dict[str, list[Path]] = {}
     try:
-        from harness.report.anomaly_marks import anomaly_marks
         from harness.report.counterexamples.timeline import render_counterexample
-        from harness.report.plots import latency_plot, rate_plot
-        from harness.report.time_axes import run_end
+        from harness.report.plots.axes import run_end
+        from harness.report.plots.marks import anomaly_marks
+        from harness.report.plots.perf import latency_plot, rate_plot
 
         samples = perf.samples(history.events)
         windows = results.get("nemesis", {}).get("windows", [])
@@ -75,13 +75,13 @@ def write_outputs(
         if isinstance(results.get("queue"), dict) and "error" not in results["queue"]:
             _queue_plots(folder, without_commits(history), results["queue"], windows, end)
         if metadata := read_samples(folder):
-            from harness.report.metadata_plot import metadata_plot
+            from harness.report.plots.metadata import metadata_plot
 
             metadata_plot(metadata, windows, folder / "metadata.png", end)
     except Exception:  # a drawing must never cost the run its verdict
         LOG.exception("drawing the plots failed")
     try:  # report.html's Groups section: groups.png, share-deliveries.png
-        from harness.report.groups_plots import draw_groups
+        from harness.report.plots.groups import draw_groups
 
         draw_groups(folder, history.events, results)
     except Exception:  # nor the other drawings
@@ -96,8 +96,8 @@ def _queue_plots(
     windows: list[dict[str, Any]],
     end: float,
 ) -> None:
-    from harness.report.lag_plots import LAG_FILE, UNSEEN_FILE, realtime_lag_plot, unseen_plot
-    from harness.report.queue_plots import anomaly_offsets, lost_acks_plot, offsets_plot, zoom
+    from harness.report.plots.lag import LAG_FILE, UNSEEN_FILE, realtime_lag_plot, unseen_plot
+    from harness.report.plots.queue import anomaly_offsets, lost_acks_plot, offsets_plot, zoom
 
     lost_acks_plot(history.events, queue, windows, folder / "lost-acks.png", end)
     realtime_lag_plot(history.events, windows, folder / LAG_FILE, end)

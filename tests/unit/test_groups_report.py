@@ -12,7 +12,8 @@ import pytest
 from matplotlib.figure import Figure
 
 from checkers.groups.consumer_history import Callback, GroupHistory
-from harness.report.groups_plots import (
+from harness.report.groups_section import group_case_words, share_case_words
+from harness.report.plots.groups import (
     GROUPS_FILE,
     SHARE_FILE,
     Ownership,
@@ -21,7 +22,6 @@ from harness.report.groups_plots import (
     lane,
     ownership_intervals,
 )
-from harness.report.groups_section import group_case_words, share_case_words
 from harness.spec import TestSpec
 from tests.unit.browser import Browser, chromium
 from tests.unit.group_sim import GroupSimConfig, GroupSimulation

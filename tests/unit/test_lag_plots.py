@@ -7,8 +7,8 @@ import re
 from pathlib import Path
 
 from checkers.queue import checker as queue
-from harness.report.lag_plots import LAG_FILE, UNSEEN_FILE, draw_lag, realtime_lag_plot, unseen_plot
 from harness.report.page import write_report
+from harness.report.plots.lag import LAG_FILE, UNSEEN_FILE, draw_lag, realtime_lag_plot, unseen_plot
 from tests.unit.queue_sim import SimConfig, simulate
 
 PNG = b"\x89PNG\r\n\x1a\n"

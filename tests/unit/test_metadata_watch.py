@@ -10,7 +10,7 @@ from typing import Any
 
 from harness.cluster.admin import AdminError
 from harness.cluster.quorum import Quorum, ReplicaView
-from harness.report.metadata_plot import metadata_plot, plot_rows
+from harness.report.plots.metadata import metadata_plot, plot_rows
 from harness.run.metadata_watch import FILE, MetadataWatch, read_samples, sample
 
 

@@ -12,12 +12,12 @@ from matplotlib.patches import Rectangle
 
 from checkers import perf
 from checkers.queue import checker as queue
-from harness.report.anomaly_marks import LOST, NONLINEAR, Mark, anomaly_marks
-from harness.report.fault_colours import FAULT_COLOURS, fault_colour
 from harness.report.page import offsets_line
-from harness.report.plots import OUTCOME_COLOURS, latency_figure, rate_figure
-from harness.report.queue_plots import anomaly_offsets, case_offsets, zoom
-from harness.report.time_axes import Frame, run_end
+from harness.report.plots.axes import Frame, run_end
+from harness.report.plots.colours import FAULT_COLOURS, fault_colour
+from harness.report.plots.marks import LOST, NONLINEAR, Mark, anomaly_marks
+from harness.report.plots.perf import OUTCOME_COLOURS, latency_figure, rate_figure
+from harness.report.plots.queue import anomaly_offsets, case_offsets, zoom
 from harness.run.verdict import write_outputs
 from history.core import load
 from nemesis.names import NEMESES
@@ -156,7 +156,7 @@ def test_anomalies_that_cannot_be_timed_cost_the_plots_only_their_marks(
     def broken(*_: Any) -> None:
         raise ValueError("no times")
 
-    monkeypatch.setattr("harness.report.anomaly_marks.anomaly_marks", broken)
+    monkeypatch.setattr("harness.report.plots.marks.anomaly_marks", broken)
     events, _ = simulate(6, SimConfig(partitions=2, ops=100, losses=1))
     write_jsonl(events, tmp_path / "history.jsonl")
     results = {"queue": queue.check(events)}

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from checkers.queue import checker as queue
-from harness.report.queue_plots import lost_acks_plot, offsets_plot
+from harness.report.plots.queue import lost_acks_plot, offsets_plot
 from tests.unit.queue_sim import SimConfig, simulate
 
 PNG = b"\x89PNG\r\n\x1a\n"

@@ -18,7 +18,7 @@ from checkers.recovery import (
     taken,
 )
 from harness.report.page import recovery_lines, write_report
-from harness.report.plots import rate_plot
+from harness.report.plots.perf import rate_plot
 from harness.run.verdict import summary_lines
 
 S = 1_000_000_000  # ns per second

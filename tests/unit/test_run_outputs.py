@@ -92,7 +92,7 @@ def test_a_drawing_that_fails_keeps_the_verdict(
     def broken(*_: Any) -> None:
         raise ValueError("cannot draw")
 
-    monkeypatch.setattr("harness.report.plots.latency_plot", broken)
+    monkeypatch.setattr("harness.report.plots.perf.latency_plot", broken)
     report = write_outputs(tmp_path, history, {}, results)
     assert "INVALID" in report.read_text()
     assert json.loads((tmp_path / "results.json").read_text())["valid"] is False

@@ -2,7 +2,7 @@
 partitions over time, and each partition's committed offsets) and share-deliveries.png
 for a share group's (how many times each record was delivered, the delivery limit marked).
 
-groups.png is a time plot in the frame every time plot shares (harness/report/time_axes.py:
+groups.png is a time plot in the frame every time plot shares (harness/report/plots/axes.py:
 the same x range, the faults as a strip of bands above and shaded faintly under the data);
 share-deliveries.png is a histogram. matplotlib is imported only to draw.
 """
@@ -185,7 +185,7 @@ def groups_plot(
     ownership timeline above the committed offsets, faults shaded. Returns the file."""
     from matplotlib.patches import Patch
 
-    from harness.report import time_axes  # brings matplotlib (Agg): only when drawing
+    from harness.report.plots import axes as time_axes  # brings matplotlib (Agg): only when drawing
 
     group = read_group_history(events)
     end = time_axes.run_end(events, windows) if end is None else end

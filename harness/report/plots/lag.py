@@ -54,7 +54,7 @@ def draw_lag(
     worst ones named. Returns the file written."""
     from matplotlib.ticker import MaxNLocator
 
-    from harness.report import time_axes  # brings matplotlib (Agg): only when drawing
+    from harness.report.plots import axes as time_axes  # brings matplotlib (Agg): only when drawing
 
     ranked = sorted(worst_lags(points).values(), key=lambda p: -p.lag)
     if end is None:
@@ -161,7 +161,7 @@ def unseen_plot(
     """Takes the queue checker's result (its `unseen_over_time`), fault windows, a file and
     the test's end (s; None: the last count's or window's). Draws how many acknowledged
     sends no poll had received yet, over time. Returns the file."""
-    from harness.report import time_axes  # brings matplotlib (Agg): only when drawing
+    from harness.report.plots import axes as time_axes  # brings matplotlib (Agg): only when drawing
 
     series = [(0.0, 0)] + [(t / 1e9, count) for t, count in queue.get("unseen_over_time", [])]
     times, counts = [t for t, _ in series], [c for _, c in series]

@@ -13,9 +13,9 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
 from checkers.perf import Sample
-from harness.report import time_axes
-from harness.report.anomaly_marks import Mark, draw_on_latency, draw_on_rate
-from harness.report.time_axes import Frame, side_legend, time_figure
+from harness.report.plots import axes as time_axes
+from harness.report.plots.axes import Frame, side_legend, time_figure
+from harness.report.plots.marks import Mark, draw_on_latency, draw_on_rate
 
 OUTCOME_COLOURS = {"ok": "#2ca02c", "fail": "#d62728", "info": "#ff7f0e"}
 MARKERS = ("o", "s", "^", "D", "v", "P", "X")

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from harness.report import time_axes  # sets matplotlib's Agg backend
+from harness.report.plots import axes as time_axes  # sets matplotlib's Agg backend
 
 NONE = "none"
 LEADER_COLOUR, BEHIND_COLOUR, NONE_COLOUR = "#2ca02c", "#ff7f0e", "#d62728"

@@ -44,7 +44,7 @@ def lost_acks_plot(
     end (s; None: the last send's or window's). Draws acknowledged and lost sends per
     second above, and each acknowledged send by partition below, the lost ones marked.
     Returns the file."""
-    from harness.report import time_axes  # brings matplotlib (Agg): only when drawing
+    from harness.report.plots import axes as time_axes  # brings matplotlib (Agg): only when drawing
 
     acked = [s for s in read_queue_history(events).sends if s.acked is not None]
     lost = set(result["lost_messages"])
@@ -63,7 +63,7 @@ def lost_acks_plot(
 
 
 def _draw_rates(ax: Any, acked: list[Send], lost: list[Send], end: float) -> None:
-    from harness.report.time_axes import side_legend
+    from harness.report.plots.axes import side_legend
 
     buckets = int(end) + 1
     for sends, colour, label in (
@@ -79,7 +79,7 @@ def _draw_rates(ax: Any, acked: list[Send], lost: list[Send], end: float) -> Non
 
 
 def _draw_by_partition(ax: Any, acked: list[Send], lost: list[Send]) -> None:
-    from harness.report.time_axes import side_legend
+    from harness.report.plots.axes import side_legend
 
     for sends, colour, marker, size, label in (
         (acked, ACKED_COLOUR, "|", 4, "acknowledged"),
@@ -172,7 +172,7 @@ def offsets_plot(
     import matplotlib.pyplot as plt
     from matplotlib.ticker import MaxNLocator
 
-    from harness.report import plots  # brings matplotlib (Agg): only when drawing
+    from harness.report.plots import perf as plots  # brings matplotlib (Agg): only when drawing
 
     history = read_queue_history(events)
     everything = [o for o in observations(history) if o[0] == partition]

@@ -21,7 +21,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch, Rectangle
 
-from harness.report.fault_colours import fault_colour
+from harness.report.plots.colours import fault_colour
 from history import Event
 
 FIG_WIDTH, DPI = 11.0, 110
