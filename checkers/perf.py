@@ -52,9 +52,14 @@ def quantiles(values: Sequence[float]) -> dict[str, float]:
 
 
 def check(events: Sequence[Event]) -> dict[str, Any]:
-    """Takes a history's events. Returns {"valid": True, "latency_ms": {f: {outcome:
-    quantiles}}, "ok_rate": ok ops per second over the span of the ops}."""
-    found = samples(events)
+    """Takes a history's events. Returns the summary of their samples."""
+    return summary(samples(events))
+
+
+def summary(found: Sequence[Sample]) -> dict[str, Any]:
+    """Takes the ops' samples. Returns {"valid": True, "latency_ms": {f: {outcome:
+    quantiles}}, "all_ok_latency_ms", "ok_rate": ok ops per second over the span of the
+    ops}."""
     latency: dict[str, dict[str, dict[str, float]]] = {}
     for f in sorted({s.f for s in found}):
         for outcome in sorted({s.outcome for s in found if s.f == f}):

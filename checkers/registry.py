@@ -1,29 +1,39 @@
 """The checkers as one registry: every checker has one shape, check(history, options) ->
-Result, and `harness check`, `harness run` and `check --spark` all find it here.
+Checked, and `harness check`, `harness run` and `check --spark` all find it here.
 
 CHECKERS holds a checker per model a history is checked against (a linearizability model,
-`set` for lost acknowledged writes, `queue` for Kafka's queue anomalies, `share` for a
-share group's, checkers/groups/share.py); RUN_CHECKERS
-the sections every run adds (stats, perf, nemesis windows). A user's model is checked
-by the linearizability search (checker_for).
+`set` for lost acknowledged writes, `queue` for Kafka's queue anomalies with, for a
+consumer group's history, the group checks, `share` for a share group's); RUN_CHECKERS
+the sections every run adds (stats, perf, nemesis windows), composed as Jepsen's
+`checker/compose` composes (jepsen/src/jepsen/checker.clj). A user's model is checked by
+the linearizability search (checker_for). A check hands back what it read (a Reading),
+so that the report draws from it and never reads the history again: Jepsen's kafka.clj
+builds its analysis once and draws every plot from it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
-import checkers.queue.checker as queue_checker
 from checkers import faults, lost_acks, perf, stats
-from checkers.groups import share, share_history
+from checkers.groups import consumer as groups_checker
+from checkers.groups import share
+from checkers.groups.consumer_history import GROUP_ONLY_FS, GroupHistory, read_group_history
+from checkers.groups.share_history import ShareHistory, read_share_history, share_events
+from checkers.groups.share_history import reject_malformed as reject_malformed_share
 from checkers.linearizable import checker as linearizable
 from checkers.linearizable.model_loader import ModelLoadError, load_model
 from checkers.linearizable.models import MODELS, Model
-from checkers.queue.policy import SubVia
-from checkers.result import Result, check_safe
+from checkers.perf import Sample
+from checkers.queue import checker as queue_checker
+from checkers.queue.policy import POLICY, SubVia
+from checkers.queue.reader import QueueHistory, read_queue_history
+from checkers.result import UNKNOWN, Result, Validity, check_safe, merge_valid
 from checkers.txn.reader import TxnHistory, TxnStream, read_txn_history
 from history import History, HistoryError, MalformedOp, Reader, load
+from history.source import STDIN_NAME
 
 MAP_FS = frozenset({"get", "put", "put-if-absent", "replace", "remove"})
 SET_FS = frozenset({"add", "send", "read"})
@@ -35,7 +45,7 @@ ModelChoice = str | Model
 @dataclass(frozen=True, slots=True)
 class CheckOptions:
     """What every checker may be told: seconds of search per key, processes to use, and
-    for queue histories the policy's inputs (checkers/queue/policy.py)."""
+    for queue and share histories what their run says of its consumers (from_spec)."""
 
     time_limit: float | None = None
     jobs: int | None = None
@@ -44,9 +54,80 @@ class CheckOptions:
     shows, subscribe if any consumer subscribed)."""
     ignore: frozenset[str] = frozenset()
     """Queue histories: anomaly kinds reported but never counted against validity."""
+    consumer_group: bool = False
+    """Queue histories: the consumers subscribed in one group outside transactions, so the
+    group checks (checkers/groups/consumer.py) judge it; a history with the group's own
+    ops (commits) is judged so anyway."""
+    auto_commit: bool = False
+    """Queue histories in a group: librdkafka committed the positions (else commit ops)."""
     delivery_limit: int | None = None
     """Share histories: the group's delivery count limit as the run recorded it (None: the
     run does not say, so the broker's default, share.BROKER_DELIVERY_LIMIT)."""
+
+    @classmethod
+    def from_spec(cls, spec: Mapping[str, Any], **asked: Any) -> CheckOptions:
+        """Takes a run's spec as test.json keeps it (TestSpec.to_json; {} for a history
+        with no run) and options asked for besides. Returns the options a check of that
+        run's history takes: the same for `harness run` and for `harness check` of its
+        folder. A spec is input like any other: a value of the wrong type is left out."""
+        said: dict[str, Any] = {}
+        if type(spec.get("consumer_group")) is bool:
+            grouped = spec["consumer_group"]
+            said["sub_via"] = "subscribe" if grouped else "assign"
+            said["consumer_group"] = grouped and spec.get("txn") is not True
+            said["auto_commit"] = spec.get("auto_commit") is True
+            ignored = spec.get("ignore")
+            if isinstance(ignored, list):  # only kinds this checker knows
+                said["ignore"] = frozenset(k for k in ignored if isinstance(k, str) and k in POLICY)
+        limit = spec.get("delivery_limit")
+        if type(limit) is int and limit > 0:
+            said["delivery_limit"] = limit
+        elif limit is None and spec.get("workload") == "share":
+            said["delivery_limit"] = LIMIT_BEFORE_THE_OPTION
+        known = {f.name for f in fields(cls)}
+        return cls(**said | {k: v for k, v in asked.items() if k in known and v is not None})
+
+
+LIMIT_BEFORE_THE_OPTION = 3
+"""The delivery limit every share run had before --delivery-limit (2026-11-26): the
+workload set it on the group, and test.json did not record it."""
+
+
+@dataclass(frozen=True, slots=True)
+class Reading:
+    """What checks read of a history, for the report to draw from: the queue records, the
+    consumer group's and the share group's histories, the ops' latency samples; None
+    where no check read such a thing."""
+
+    queue: QueueHistory | None = None
+    groups: GroupHistory | None = None
+    share: ShareHistory | None = None
+    samples: Sequence[Sample] | None = None
+
+    def joined(self, other: Reading) -> Reading:
+        """Returns this reading with every part `other` read."""
+        found = {f.name: getattr(other, f.name) for f in fields(other)}
+        return replace(self, **{name: part for name, part in found.items() if part is not None})
+
+
+@dataclass(frozen=True, slots=True)
+class Checked:
+    """A check's outcome: its result, the sections it checked besides (a consumer group's
+    checks beside the queue's), each with its own `valid`, and what it read (Reading)."""
+
+    result: Result
+    reading: Reading = Reading()
+    sections: Mapping[str, Result] = field(default_factory=dict)
+
+    @property
+    def valid(self) -> Validity:
+        """The worst of the result's validity and its sections'."""
+        return merge_valid(self.result["valid"], *(s["valid"] for s in self.sections.values()))
+
+    def merged(self) -> Result:
+        """Returns the result with each section under its name and `valid` the worst of
+        all: what `harness check` reports of one history."""
+        return {**self.result, **self.sections, "valid": self.valid}
 
 
 def _reads_anything(history: History) -> None:
@@ -55,15 +136,15 @@ def _reads_anything(history: History) -> None:
 
 @dataclass(frozen=True, slots=True)
 class Checker:
-    """A checker, Jepsen's one-method role: check(history, options) returns a Result with
-    `valid` (True, False or "unknown"); explain(result) the lines a person reads about it;
-    reject_malformed(history) raises MalformedOp, or a HistoryError naming its line, for an
-    op the check cannot read;
+    """A checker, Jepsen's one-method role: check(history, options) returns a Checked
+    whose result has `valid` (True, False or "unknown"); explain(result) the lines a
+    person reads about it; reject_malformed(history) raises MalformedOp, or a HistoryError
+    naming its line, for an op the check cannot read;
     needs_events: whether check reads history.events; reader(path), if any, makes the
     Reader that reads a history file as it is loaded, into history.read, which check then
     reads instead of the events."""
 
-    check: Callable[[History, CheckOptions], Result]
+    check: Callable[[History, CheckOptions], Checked]
     explain: Callable[[Result], list[str]]
     reject_malformed: Callable[[History], None] = _reads_anything
     needs_events: bool = False
@@ -71,10 +152,11 @@ class Checker:
 
 
 def _linearizable(model: Model) -> Checker:
-    def check(history: History, options: CheckOptions) -> Result:
-        return linearizable.check(
+    def check(history: History, options: CheckOptions) -> Checked:
+        result = linearizable.check(
             history.ops, model, time_limit=options.time_limit, jobs=options.jobs
         )
+        return Checked(result)
 
     def reject_malformed(history: History) -> None:
         linearizable.reject_unknown_ops(history.ops, model)
@@ -82,21 +164,56 @@ def _linearizable(model: Model) -> Checker:
     return Checker(check, linearizable.explain, reject_malformed)
 
 
-def _lost_acks(history: History, options: CheckOptions) -> Result:
-    return lost_acks.check(history.events)
+def _lost_acks(history: History, options: CheckOptions) -> Checked:
+    return Checked(lost_acks.check(history.events))
 
 
-def _queue(history: History, options: CheckOptions) -> Result:
-    sub_via, ignore, jobs = options.sub_via, options.ignore, options.jobs or 1
+def _queue(history: History, options: CheckOptions) -> Checked:
+    """The queue checks of one reading: Jepsen's anomalies, the transactions' when the
+    history has any, and a consumer group's checks when its history is a group's."""
     if history.read is not None:
-        result = queue_checker.check_read(history.read, sub_via=sub_via, ignore=ignore, jobs=jobs)
+        read = history.read
+        if isinstance(read, HistoryError):
+            raise read
     else:
-        result = queue_checker.check(history.events, sub_via=sub_via, ignore=ignore, jobs=jobs)
-    if not result.get("txn_ops"):  # no transaction of several micro-ops: none to order
-        return result
-    from checkers.txn.checker import check_txns, with_transactions  # networkx: only here
+        read = read_queue_history(history.events)
+    assert isinstance(read, QueueHistory)
+    jobs = options.jobs or 1
+    result = queue_checker.check_read(
+        read, sub_via=options.sub_via, ignore=options.ignore, jobs=jobs
+    )
+    if result.get("txn_ops"):  # transactions of several micro-ops: their order to check
+        from checkers.txn.checker import check_txns, with_transactions  # networkx: only here
 
-    return with_transactions(result, check_txns(_transactions(history)), ignore)
+        result = with_transactions(result, check_txns(_transactions(history)), options.ignore)
+    if not (options.consumer_group or history.fs & GROUP_ONLY_FS):
+        return Checked(result, Reading(queue=read))
+    group, section = _groups(history, result.get("lost_messages", []), options)
+    return Checked(result, Reading(queue=read, groups=group), {"groups": section})
+
+
+def _groups(
+    history: History, lost: Sequence[Any], options: CheckOptions
+) -> tuple[GroupHistory | None, Result]:
+    """Returns a consumer group's history and its checks' section (checkers/groups/
+    consumer.py); they need the group's own ops, which a streamed reading leaves out, so
+    those read the file again (never stdin, read once)."""
+    events = history.events
+    if not events and history.read is not None:
+        if history.path == STDIN_NAME:
+            error = "they read the history file again: not from stdin"
+            return None, {"valid": UNKNOWN, "error": error}
+        events = load(history.path).events
+    try:
+        group = read_group_history(events)
+    except Exception as err:  # a bug of the group reading costs its section only
+        return None, check_safe(_raise, err)
+    section = check_safe(groups_checker.check_groups, events, lost, options.auto_commit, group)
+    return group, section
+
+
+def _raise(err: Exception) -> Result:
+    raise err
 
 
 def _transactions(history: History) -> TxnHistory:
@@ -112,9 +229,11 @@ def _transactions(history: History) -> TxnHistory:
     return read
 
 
-def _share(history: History, options: CheckOptions) -> Result:
+def _share(history: History, options: CheckOptions) -> Checked:
     limit = options.delivery_limit or share.BROKER_DELIVERY_LIMIT
-    return share.check_share(history.events, share.ShareRules(delivery_limit=limit))
+    read = read_share_history(history.events)
+    result = share.check_share(history.events, share.ShareRules(delivery_limit=limit), read)
+    return Checked(result, Reading(share=read))
 
 
 LINEARIZABLE_MODELS = ("cas-register", "register", "map", "kv-append")
@@ -135,8 +254,17 @@ CHECKERS: dict[str, Checker] = {
         needs_events=True,
         reader=queue_checker.QueueStream,
     ),
-    "share": Checker(_share, share.share_lines, share_history.reject_malformed, needs_events=True),
+    "share": Checker(_share, share.share_lines, reject_malformed_share, needs_events=True),
 }
+
+SECTIONS: dict[str, str] = {"queue": "queue", "set": "lost-acks", "share": "share"}
+"""The results.json section a run writes each model's result under; any other model's,
+a linearizability search's, goes under `linearizable`."""
+
+
+def section_of(model: str) -> str:
+    """Takes a model's name. Returns the results.json section its result goes under."""
+    return SECTIONS.get(model, "linearizable")
 
 
 def _no_lines(result: Result) -> list[str]:
@@ -145,21 +273,45 @@ def _no_lines(result: Result) -> list[str]:
 
 def _on_events(check: Callable[[Any], Result]) -> Checker:
     """Returns a checker of a history's events that has nothing to explain."""
-    return Checker(lambda history, options: check(history.events), _no_lines, needs_events=True)
+    return Checker(
+        lambda history, options: Checked(check(history.events)), _no_lines, needs_events=True
+    )
+
+
+def _perf(history: History, options: CheckOptions) -> Checked:
+    samples = perf.samples(history.events)
+    return Checked(perf.summary(samples), Reading(samples=samples))
 
 
 RUN_CHECKERS: dict[str, Checker] = {
     "stats": _on_events(stats.check),
-    "perf": _on_events(perf.check),
+    "perf": Checker(_perf, _no_lines, needs_events=True),
     "nemesis": _on_events(faults.check),
 }
 """The sections every run adds to its workload's: counts, latencies and fault windows."""
 
 
-def run_checker(checker: Checker, history: History, options: CheckOptions) -> Result:
-    """Takes a checker, a history and the options. Returns the checker's result; one that
+def run_checker(checker: Checker, history: History, options: CheckOptions) -> Checked:
+    """Takes a checker, a history and the options. Returns the checker's Checked; one that
     raises gives `valid: "unknown"` with the error, never a crash."""
-    return check_safe(checker.check, history, options)
+    try:
+        return checker.check(history, options)
+    except Exception as err:  # a checker bug must not cost the run its other results
+        return Checked(check_safe(_raise, err))
+
+
+def compose(checkers: Mapping[str, Checker], history: History, options: CheckOptions) -> Checked:
+    """Jepsen's checker/compose: takes named checkers, a history and the options. Returns
+    each checker's result under its name (each crash-safe), `valid` the worst of theirs,
+    and every reading joined."""
+    results: dict[str, Result] = {}
+    reading = Reading()
+    for name, checker in checkers.items():
+        checked = run_checker(checker, history, options)
+        results |= {name: checked.result, **checked.sections}
+        reading = reading.joined(checked.reading)
+    valid = merge_valid(*(r["valid"] for r in results.values()))
+    return Checked({"valid": valid, **results}, reading)
 
 
 def load_user_model(reference: str) -> Model:
@@ -203,15 +355,20 @@ def explain(result: Result) -> list[str]:
     return checker.explain(result) if checker else linearizable.explain(result)
 
 
+def analyse(history: History, model: ModelChoice, options: CheckOptions | None = None) -> Checked:
+    """Takes a history and a model (a built-in's name or a user's Model). Returns the
+    check's Checked, its result with `model` (its name); a checker or a model that raises
+    gives `valid: "unknown"` with the error."""
+    name = model if isinstance(model, str) else model.name
+    checked = run_checker(checker_for(model), history, options or CheckOptions())
+    return replace(checked, result={"model": name, **checked.result})
+
+
 def check_history(
     history: History, model: ModelChoice, options: CheckOptions | None = None
 ) -> Result:
-    """Takes a history and a model (a built-in's name or a user's Model). Returns the
-    checker's result with `model` (its name); a checker or a model that raises gives
-    `valid: "unknown"` with the error."""
-    name = model if isinstance(model, str) else model.name
-    result = run_checker(checker_for(model), history, options or CheckOptions())
-    return {"model": name, **result}
+    """Takes what analyse takes. Returns the result with its sections (Checked.merged)."""
+    return analyse(history, model, options).merged()
 
 
 def default_model(history: History) -> str:
@@ -219,7 +376,7 @@ def default_model(history: History) -> str:
     values: a share workload's rounds, else a queue's)."""
     fs = history.fs
     if fs & QUEUE_FS:
-        return "share" if share_history.share_events(history.events) else "queue"
+        return "share" if share_events(history.events) else "queue"
     if "append" in fs:
         return "kv-append"
     if fs & MAP_FS:

@@ -12,7 +12,6 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from checkers.groups.share import BROKER_DELIVERY_LIMIT
-from history import History
 from kvstore import Timeouts
 from kvstore.topic import TopicAdmin
 
@@ -105,8 +104,9 @@ class Workload:
     """Takes a client id; returns an open client (raises when it cannot open now)."""
     final_reads: Callable[[Context], list[OpDict]]
     """Returns the invokes that read everything back once the faults are healed."""
-    check: Callable[[History, Context], dict[str, dict[str, Any]]]
-    """Returns the workload's own checker results by section name (each with `valid`)."""
+    model: str
+    """The registry entry (checkers.CHECKERS) its history is checked against; a run adds
+    the run's own checks (RUN_CHECKERS) beside it."""
     group: Callable[[Context], str | None] = lambda ctx: None
     """Returns the consumer or share group the run's clients join, if any: the target of
     the coordinator faults (nemesis.coordinator)."""

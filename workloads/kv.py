@@ -15,7 +15,7 @@ from typing import Any
 
 from kvstore import KVMap
 from workloads.core import OpDict, Workload, ok
-from workloads.store_client import Handler, create_topic, linearizability, opener
+from workloads.store_client import Handler, create_topic, opener
 
 # Reads dominate, as in most stores; replace needs recent values to succeed often.
 MIX: tuple[tuple[str, int], ...] = (
@@ -97,5 +97,5 @@ KV = Workload(
     ops=lambda rng, ctx: kv_ops(rng, ctx.keys),
     open_client=opener(HANDLERS),
     final_reads=lambda ctx: [{"f": "get", "key": k, "value": None} for k in range(ctx.keys)],
-    check=linearizability("map"),
+    model="map",
 )

@@ -18,15 +18,7 @@ import itertools
 import random
 import threading
 from collections.abc import Iterator
-from typing import Any
 
-from checkers.groups.consumer import check_groups
-from checkers.groups.consumer_history import without_commits
-from checkers.queue.lag import worst_realtime_lag
-from checkers.queue.policy import SubVia
-from checkers.registry import CHECKERS, CheckOptions, run_checker
-from checkers.result import check_safe
-from history import History
 from kvstore import create_store_topic
 from kvstore.topic import TopicAdmin
 from workloads.core import Client, Context, OpDict, Workload, consumer_group_name
@@ -154,33 +146,13 @@ def ops(rng: random.Random, ctx: Context) -> Iterator[OpDict]:
     return queue_ops(rng, ctx.keys, ctx.consumer_group, commits)
 
 
-def check(history: History, ctx: Context) -> dict[str, dict[str, Any]]:
-    """Returns the queue checker's section and, counted as for sets, `lost-acks`, whose
-    verdict is the queue section's: it counts the drains' losses the queue checker judges,
-    under the run's policy (--ignore), and with the polls where no drain is final. With
-    consumers in a group (outside transactions), `groups` too (checkers/groups/consumer.py)."""
-    sub_via: SubVia = "subscribe" if ctx.consumer_group else "assign"
-    options = CheckOptions(sub_via=sub_via, ignore=ctx.ignore)
-    queue_history = without_commits(history)
-    result = run_checker(CHECKERS["queue"], queue_history, options)
-    if "error" not in result:  # the history read as a queue history: its polls can be timed
-        result["worst_realtime_lag"] = worst_realtime_lag(queue_history.events)
-    sections: dict[str, dict[str, Any]] = {"queue": result}
-    if isinstance(result.get("lost_acks"), dict):
-        sections["lost-acks"] = result.pop("lost_acks") | {"valid": result["valid"]}
-    if ctx.consumer_group and not ctx.txn:
-        lost = result.get("lost_messages", [])
-        sections["groups"] = check_safe(check_groups, history.events, lost, ctx.auto_commit)
-    return sections
-
-
 QUEUE = Workload(
     name="queue",
     create_topics=create_topic,
     ops=ops,
     open_client=open_client,
     final_reads=lambda ctx: [{"f": "drain", "key": p, "value": None} for p in range(ctx.keys)],
-    check=check,
+    model="queue",
     group=lambda ctx: consumer_group_name(ctx.topic) if ctx.consumer_group else None,
     recount_from_disk=True,
 )

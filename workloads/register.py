@@ -12,7 +12,7 @@ from typing import Any
 from kvstore import KVMap
 from workloads.core import OpDict, Workload, fail, ok
 from workloads.kv import serve_get, serve_put
-from workloads.store_client import Handler, create_topic, linearizability, opener
+from workloads.store_client import Handler, create_topic, opener
 
 MIX: tuple[tuple[str, int], ...] = (("read", 50), ("write", 25), ("cas", 25))
 
@@ -52,5 +52,5 @@ REGISTER = Workload(
     ops=lambda rng, ctx: register_ops(rng, ctx.keys),
     open_client=opener(HANDLERS),
     final_reads=lambda ctx: [{"f": "read", "key": k, "value": None} for k in range(ctx.keys)],
-    check=linearizability("cas-register"),
+    model="cas-register",
 )

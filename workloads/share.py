@@ -15,7 +15,6 @@ from __future__ import annotations
 import itertools
 import random
 from collections.abc import Iterator
-from typing import Any
 
 from confluent_kafka.admin import (  # type: ignore[attr-defined]
     AdminClient,
@@ -25,9 +24,6 @@ from confluent_kafka.admin import (  # type: ignore[attr-defined]
     ResourceType,
 )
 
-from checkers.groups.share import ShareRules, check_share
-from checkers.result import check_safe
-from history import History
 from kvstore.topic import TopicAdmin
 from workloads.core import Client, Context, OpDict, Workload
 from workloads.queue import create_topic, settings
@@ -98,18 +94,12 @@ def open_client(ctx: Context, client_id: str) -> Client:
     return ShareClient(share_settings(ctx), client_id, crash_every_s=ctx.crash_clients)
 
 
-def check(history: History, ctx: Context) -> dict[str, dict[str, Any]]:
-    """Returns the share section (checkers/groups/share.py)."""
-    rules = ShareRules(delivery_limit=ctx.delivery_limit)
-    return {"share": check_safe(check_share, history.events, rules)}
-
-
 SHARE = Workload(
     name="share",
     create_topics=create_topic_and_group,
     ops=lambda rng, ctx: share_ops(rng, ctx.keys),
     open_client=open_client,
     final_reads=lambda ctx: [{"f": "drain", "value": None}],
-    check=check,
+    model="share",
     group=group_name,
 )

@@ -1,6 +1,6 @@
 """The store under test as a workload's client: a Client over one store instance turning
 its outcomes into completions (a result is ok, DefiniteFailure is fail, anything else is
-info), and what the kv and register workloads share: topic, clients, final reads, check.
+info), and what the kv and register workloads share: topic, clients, final reads.
 A store instance that fails (truncated log, fatal client error) says so in `failure`, and
 the runner replaces it with a fresh one under a new process id.
 
@@ -13,8 +13,6 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from checkers.registry import CHECKERS, CheckOptions, run_checker
-from history import History
 from kvstore import VARIANTS, DefiniteFailure, Indeterminate, KVMap, create_store_topic
 from kvstore.topic import TopicAdmin
 from workloads.core import Client, Context, OpDict, fail, info
@@ -77,25 +75,3 @@ def opener(handlers: Mapping[str, Handler]) -> Callable[[Context, str], Client]:
         return StoreClient(cls(ctx.bootstrap, ctx.topic, client_id, ctx.timeouts), handlers)
 
     return open_client
-
-
-def linearizability(model: str) -> Callable[[History, Context], dict[str, dict[str, Any]]]:
-    """Takes a model name. Returns the check of a history against it, per key, with each
-    key's verdict in `by_key`; a checker that crashes gives unknown, never invalid."""
-
-    def check(history: History, ctx: Context) -> dict[str, dict[str, Any]]:
-        options = CheckOptions(time_limit=ctx.check_time_limit)
-        lin = run_checker(CHECKERS[model], history, options)
-        lin["by_key"] = _verdicts_by_key(history, lin)
-        return {"linearizable": lin}
-
-    return check
-
-
-def _verdicts_by_key(history: History, lin: dict[str, Any]) -> dict[str, Any]:
-    verdicts: dict[str, Any] = {str(op.key): True for op in history.ops}
-    if "error" in lin:
-        return dict.fromkeys(sorted(verdicts), "unknown")
-    for failure in lin.get("failures", []):
-        verdicts[str(failure.get("key"))] = failure.get("valid", "unknown")
-    return dict(sorted(verdicts.items()))

@@ -60,10 +60,16 @@ REACH = ("ahead", "same-op", "returned", "behind", "nothing-returned")
 ENDS = frozenset({"revoked", "lost"})
 
 
-def check_groups(events: Sequence[Event], lost: Collection[Any], auto_commit: bool) -> Result:
-    """Takes a queue history's events, the messages the queue checker found lost, and
-    whether librdkafka committed. Returns the result laid out as the module docstring says."""
-    group = read_group_history(events)
+def check_groups(
+    events: Sequence[Event],
+    lost: Collection[Any],
+    auto_commit: bool,
+    group: GroupHistory | None = None,
+) -> Result:
+    """Takes a queue history's events, the messages the queue checker found lost, whether
+    librdkafka committed, and the events' GroupHistory if already read. Returns the result
+    laid out as the module docstring says."""
+    group = group or read_group_history(events)
     overlaps = ownership_overlaps(group)
     takeovers, unjudged = takeover_cases(group, auto_commit)
     cases = {

@@ -10,17 +10,16 @@ offsets it asked to commit, partition -> next offset to read. Callbacks are time
 client's monotonic clock; the history's `time` is that clock less the run's start, which
 is read back as the largest `mono-ns - time` of any completion carrying both (a completion
 is written just after the client returns, so that is the start to within the write's
-delay). The queue checker does not read `commit` ops: without_group_ops leaves them out.
+delay). The queue checker's reader skips `commit` ops (checkers/queue/reader.py).
 """
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from history import Event, History, Reader, pair_invocations
+from history import Event, pair_invocations
 
 GROUP_ONLY_FS = frozenset({"commit"})
 """The ops of a group that no queue checker reads."""
@@ -81,35 +80,6 @@ class GroupHistory:
     last_seen: dict[str, int] = field(default_factory=dict)
     """Per member, when its last op completed (its client closed soon after, or the run
     ended): it held nothing after."""
-
-
-def without_group_ops(events: Sequence[Event]) -> list[Event]:
-    """Takes a history's events. Returns them without the group's own ops (commits)."""
-    return [e for e in events if e.get("f") not in GROUP_ONLY_FS]
-
-
-def without_commits(history: History) -> History:
-    """Takes a loaded history. Returns it without the group's own ops, for the queue
-    checker and its plots, which do not read them (the history itself when it has none)."""
-    if not history.fs & GROUP_ONLY_FS:
-        return history
-    return dataclasses.replace(history, events=without_group_ops(history.events))
-
-
-class WithoutGroupOps:
-    """A Reader that hands every invocation but the group's own ops to another Reader."""
-
-    def __init__(self, inner: Reader) -> None:
-        self.inner = inner
-
-    def add(self, invoke: Event, invoke_line: int, completion: Event | None, line: int) -> None:
-        """Takes one invocation as history's Reader does; passes it on unless a commit."""
-        if invoke.get("f") not in GROUP_ONLY_FS:
-            self.inner.add(invoke, invoke_line, completion, line)
-
-    def finish(self) -> object:
-        """Returns what the other Reader read."""
-        return self.inner.finish()
 
 
 def read_group_history(events: Sequence[Event]) -> GroupHistory:

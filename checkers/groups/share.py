@@ -189,11 +189,14 @@ def mismatch_cases(share: ShareHistory) -> list[dict[str, Any]]:
     ]
 
 
-def check_share(events: list[Event], rules: ShareRules) -> dict[str, Any]:
-    """Takes a share workload's events and the group's rules. Returns the share section:
-    valid (False with any anomaly; unknown when no final drain ended and some acknowledged
-    send was never accepted or archived), the counts and each kind's first cases."""
-    share = read_share_history(events)
+def check_share(
+    events: list[Event], rules: ShareRules, share: ShareHistory | None = None
+) -> dict[str, Any]:
+    """Takes a share workload's events, the group's rules and the events' ShareHistory if
+    already read. Returns the share section: valid (False with any anomaly; unknown when
+    no final drain ended and some acknowledged send was never accepted or archived), the
+    counts and each kind's first cases."""
+    share = share or read_share_history(events)
     limit = rules.delivery_limit
     found = unresolved_cases(share, limit) | count_cases(share, limit, fault_spans(events))
     found["lock-overlap"] = overlap_cases(share)

@@ -18,12 +18,11 @@ from collections.abc import Iterable
 from typing import Any, cast
 
 from checkers.fork_pool import can_fork, forked_beside
-from checkers.groups.consumer_history import WithoutGroupOps
 from checkers.queue.checker import QueueStream
 from checkers.queue.columns import OpColumns, SendColumns, ops_from, sends_from
 from checkers.queue.positions import Holdings
 from checkers.queue.reader import Poll, QueueHistory, QueueReader, Reposition, Send
-from history import History
+from history import Event, History
 from history.halves import SecondHalf, find_seam, load_halves, read_second_half
 
 __all__ = ["QueueHalf", "SeamHoldings", "load_queue_halves"]
@@ -57,13 +56,12 @@ def load_queue_halves(path: str, jobs: int) -> History | None:
         return load_halves(path, at, QueueHalf(path), made)
 
 
-class QueueHalf(WithoutGroupOps):
-    """The queue checker's Reader (a QueueStream without the group's ops) for one half of
-    a history (history.halves.HalfReader); `later` for the half after the seam."""
+class QueueHalf:
+    """The queue checker's Reader (a QueueStream) for one half of a history
+    (history.halves.HalfReader); `later` for the half after the seam."""
 
     def __init__(self, path: str, *, later: bool = False) -> None:
         self.stream = QueueStream(path)
-        super().__init__(self.stream)
         self.later: tuple[list[Send], list[Poll | Reposition]] = ([], [])
         reader = self.stream.reader
         if later and reader is not None:
@@ -73,10 +71,14 @@ class QueueHalf(WithoutGroupOps):
             reader.sends = cast(list[Send], SendColumns())
             reader.consumer_ops = cast(list[Poll | Reposition], OpColumns())
 
+    def add(self, invoke: Event, invoke_line: int, completion: Event | None, line: int) -> None:
+        """Takes one invocation as history's Reader does, for the stream."""
+        self.stream.add(invoke, invoke_line, completion, line)
+
     def finish(self) -> object:
         """Returns what the reader read (QueueReader.finish sorts it), then the later
         half's records joined after it: every invoke there follows every invoke here."""
-        read = super().finish()
+        read = self.stream.finish()
         if isinstance(read, QueueHistory):
             sends, ops = self.later
             read.sends.extend(sends)

@@ -34,14 +34,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from operator import itemgetter
 
-from checkers.queue.reader import (
-    Poll,
-    QueueHistory,
-    Records,
-    Reposition,
-    pairs,
-    read_queue_history,
-)
+from checkers.queue.reader import Poll, QueueHistory, Records, Reposition, pairs
 from history import Event
 
 Process = int | str
@@ -208,19 +201,26 @@ def process_order(process: Process) -> tuple[bool, int, str]:
     return (isinstance(process, str), process if isinstance(process, int) else 0, str(process))
 
 
-def worst_realtime_lag(events: Sequence[Event]) -> dict[str, object] | None:
-    """Takes a queue history's events. Returns its worst realtime lag as plain data, as
-    kafka.clj's checker reports :worst-realtime-lag: when (s since the start), which
-    consumer and partition, the lag (s) and the offsets behind; None with no ok poll."""
-    history = read_queue_history(events)
-    points = realtime_lag(history, poll_invocations(events, history))
+def lag_points(events: Sequence[Event], history: QueueHistory) -> list[LagPoint]:
+    """Takes a queue history's events and its QueueHistory. Returns its LagPoints
+    (realtime_lag, each poll timed at its invocation)."""
+    return realtime_lag(history, poll_invocations(events, history))
+
+
+def worst_realtime_lag(
+    points: Sequence[LagPoint], names: dict[int, str]
+) -> dict[str, object] | None:
+    """Takes a history's LagPoints and its partitions' names (QueueHistory.names). Returns
+    its worst realtime lag as plain data, as kafka.clj's checker reports
+    :worst-realtime-lag: when (s since the start), which consumer and partition, the lag
+    (s) and the offsets behind; None with no ok poll."""
     if not points:
         return None
     worst = max(points, key=lambda p: p.lag)  # the first, on a tie
     return {
         "time": worst.time / 1e9,
         "process": worst.process,
-        "partition": history.names.get(worst.partition, worst.partition),
+        "partition": names.get(worst.partition, worst.partition),
         "lag": worst.lag / 1e9,
         "behind": worst.behind,
     }

@@ -32,7 +32,9 @@ What becomes of each op:
   partitions moved;
 - an ok assign, seek or subscribe is a Reposition of the partitions it may have changed
   (checkers/queue/positions.py says which);
-- the last ok drain of each partition is its final read.
+- the last ok drain of each partition is its final read;
+- a consumer group's commit op is the group checks' (checkers/groups/consumer.py): it
+  moves no position, and no record comes of it.
 
 Values keep their exact types and are read as checkers/queue/values.py says; anything
 else is an UnreadableQueueOp naming its line: malformed input, never a verdict.
@@ -49,6 +51,7 @@ from checkers.queue.microops import MicroOps, merged, read_micro_ops
 from checkers.queue.positions import NOTHING, Holdings
 from checkers.queue.records import (
     ASSIGN,
+    COMMIT,
     CRASH,
     DEBUG,
     DRAIN,
@@ -110,7 +113,9 @@ __all__ = [
     "read_queue_history",
 ]
 
-QUEUE_FS = frozenset({SEND, POLL, TXN, ASSIGN, SEEK, SUBSCRIBE, DRAIN, CRASH, DEBUG})
+QUEUE_FS = frozenset({SEND, POLL, TXN, ASSIGN, SEEK, SUBSCRIBE, DRAIN, CRASH, DEBUG, COMMIT})
+SKIPPED_FS = frozenset({DEBUG, COMMIT})
+"""The ops no queue record comes of: Jepsen's admin query, a consumer group's commit."""
 MICRO_FS = frozenset({SEND, POLL, TXN})
 """The ops whose value may be a list of micro-ops (a txn's must be)."""
 
@@ -169,7 +174,7 @@ class QueueReader(QueueValues):
         elif f == CRASH:
             self.holdings.crashed(invoke["process"])
             self.consumer_ops.append(Reposition(invoke["index"], invoke["process"], None, {}, f))
-        elif f == DEBUG:
+        elif f in SKIPPED_FS:
             return
         elif completion is None or completion["type"] != "ok":
             self.lose_position(invoke)

@@ -28,6 +28,9 @@ SEND, POLL, TXN, ASSIGN, SEEK, SUBSCRIBE, DRAIN = (
     "drain",
 )
 CRASH, DEBUG = "crash", "debug-topic-partitions"
+COMMIT = "commit"
+"""A consumer group's commit op: the group checks read it (checkers/groups/), the queue
+checker does not (it moves no position)."""
 
 Message = int | str | Keyword
 MAX_PARTITION = 2**31 - 1

@@ -22,12 +22,10 @@ from pathlib import Path
 from typing import Any
 
 from checkers.faults import windows
-from checkers.groups.consumer import check_groups
-from checkers.groups.consumer_history import GROUP_ONLY_FS, WithoutGroupOps, without_commits
 from checkers.groups.share import BROKER_DELIVERY_LIMIT
 from checkers.groups.share_history import Shaped, ShapeProbe
 from checkers.queue.halves import load_queue_halves
-from checkers.queue.policy import POLICY, SubVia
+from checkers.queue.policy import SubVia
 from checkers.registry import (
     CHECKERS,
     QUEUE_FS,
@@ -38,7 +36,7 @@ from checkers.registry import (
     checker_for,
     default_model,
 )
-from checkers.result import UNKNOWN, Result, check_safe, merge_valid
+from checkers.result import Result
 from harness.results import TEST
 from history import History, HistoryError, MalformedOp, OpFound, collector_paused, load
 from history.formats import short
@@ -85,19 +83,15 @@ def _check(path: str, asked: Asked, drawings: Path) -> Outcome:
         # its millions of containers are never walked by a collection (about 2 s for a
         # million ops), and are freed all the same when it is dropped.
         gc.freeze()
-    run_sub_via, run_ignore = run_policy(history)
-    options = CheckOptions(
+    options = CheckOptions.from_spec(
+        run_spec(history),
         time_limit=asked.time_limit,
         jobs=asked.jobs,
-        sub_via=asked.sub_via or run_sub_via,
-        ignore=run_ignore if asked.ignore is None else asked.ignore,
-        delivery_limit=run_delivery_limit(history),
+        sub_via=asked.sub_via,
+        ignore=asked.ignore,
     )
     result = check_history(history, model, options)
     result.setdefault("ops", history.invocations - history.fails)
-    if model == "queue" and (groups := group_section(history, result)) is not None:
-        result["groups"] = groups
-        result["valid"] = merge_valid(result["valid"], groups["valid"])
     warnings: list[str] = []
     name = Path(history.path).name
     if model == "share" and options.delivery_limit is None:
@@ -139,8 +133,6 @@ def load_for_check(
     checker = checker_for(model)
     if checker.needs_events and not history.events and history.read is None:
         history = _load_for(path, checker)
-    if model == "queue":  # a consumer group's commits are no queue checker's (groups.py)
-        history = without_commits(history)
     try:
         checker.reject_malformed(history)
     except MalformedOp as bad:
@@ -160,30 +152,12 @@ def share_shaped(path: str) -> bool:
 
 def _load_for(path: str, checker: Checker, jobs: int = 1) -> History:
     if checker.reader is not None:
-        reader = checker.reader(path)
-        if checker is CHECKERS["queue"]:  # a consumer group's commits: not the queue's ops
+        if checker is CHECKERS["queue"]:
             halves = load_queue_halves(path, jobs)  # a long one, on two cores
             if halves is not None:
                 return halves
-            reader = WithoutGroupOps(reader)
-        return load(path, keep_events=False, reader=reader)
+        return load(path, keep_events=False, reader=checker.reader(path))
     return load(path, keep_events=checker.needs_events)
-
-
-def group_section(history: History, queue: Result) -> Result | None:
-    """Takes a queue history and its queue result. Returns the group checks' section
-    (checkers/groups/consumer.py) when the history is a consumer group's (it has commit ops, or its
-    run's test.json says its consumers subscribed outside transactions), else None. The
-    file is read again with its events: the queue checker's copy has no commit ops."""
-    spec = run_spec(history)
-    grouped = spec.get("consumer_group") is True and spec.get("txn") is not True
-    if not (history.fs & GROUP_ONLY_FS or grouped) or "error" in queue:
-        return None
-    if history.path == STDIN_NAME:  # read once, and without its commits: say so, judge nothing
-        return {"valid": UNKNOWN, "error": "they read the history file again: not from stdin"}
-    events = load(history.path).events
-    lost = queue.get("lost_messages", [])
-    return check_safe(check_groups, events, lost, spec.get("auto_commit") is True)
 
 
 def run_spec(history: History) -> dict[str, Any]:
@@ -196,37 +170,6 @@ def run_spec(history: History) -> dict[str, Any]:
     except (OSError, ValueError, KeyError, TypeError):
         return {}
     return spec if isinstance(spec, dict) else {}
-
-
-LIMIT_BEFORE_THE_OPTION = 3
-"""The delivery limit every share run had before --delivery-limit (2026-11-26): the
-workload set it on the group, and test.json did not record it."""
-
-
-def run_delivery_limit(history: History) -> int | None:
-    """Returns the share group's delivery count limit as the test.json beside the history
-    records it (its spec's delivery_limit; a share run's from before the option, 3), or
-    None when there is no run's test.json to say."""
-    spec = run_spec(history)
-    limit = spec.get("delivery_limit")
-    if limit is None and spec.get("workload") == "share":
-        return LIMIT_BEFORE_THE_OPTION
-    return limit if type(limit) is int and limit > 0 else None
-
-
-def run_policy(history: History) -> tuple[SubVia | None, frozenset[str]]:
-    """Returns how the consumers of the run that recorded history read (subscribe with
-    --consumer-group, else assign) and the queue anomaly kinds it ignored, as the test.json
-    beside it says; (None, no kinds) when there is none."""
-    spec = run_spec(history)
-    if "consumer_group" not in spec:
-        return None, frozenset()
-    sub_via: SubVia = "subscribe" if spec["consumer_group"] is True else "assign"
-    ignored = spec.get("ignore", [])
-    if not isinstance(ignored, list):
-        return sub_via, frozenset()
-    # Only kinds this checker knows: a test.json is input like any other.
-    return sub_via, frozenset(k for k in ignored if isinstance(k, str) and k in POLICY)
 
 
 def draw_counterexamples(

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from checkers.registry import CheckOptions
 from harness import signals
 from harness.cluster.config import PROFILES
 from harness.cluster.docker_cluster import ClusterError, DockerCluster
@@ -363,7 +364,9 @@ def _check_and_report(run: TestRun) -> RunOutcome:
     except HistoryError as err:
         line.say(f"the recorded history is unreadable: {err}")
         return RunOutcome(folder, None, EXIT_CRASH)
-    results = check_run(history, run.workload, run.ctx)
+    options = CheckOptions.from_spec(run.spec.to_json(), time_limit=run.spec.check_time_limit)
+    checked = check_run(history, run.workload, options)
+    results = checked.results
     results["final"] = run.final
     try:
         windows = results.get("nemesis", {}).get("windows", [])
@@ -378,7 +381,7 @@ def _check_and_report(run: TestRun) -> RunOutcome:
     test = {"spec": run.spec.to_json()}
     with contextlib.suppress(OSError, ValueError):
         test = json.loads((folder / TEST).read_text())
-    report = write_outputs(folder, history, test, results)
+    report = write_outputs(folder, history, test, checked)
     line.clear()
     for text in summary_lines(results, report, line.is_terminal):
         line.say(text)

@@ -6,15 +6,25 @@ few lines for the terminal.
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from checkers import perf
 from checkers.groups.consumer import group_lines
-from checkers.groups.consumer_history import without_commits
 from checkers.groups.share import share_lines
-from checkers.registry import RUN_CHECKERS, CheckOptions, run_checker
-from checkers.result import merge_valid
+from checkers.queue.lag import LagPoint, lag_points, worst_realtime_lag
+from checkers.queue.reader import QueueHistory
+from checkers.registry import (
+    RUN_CHECKERS,
+    Checked,
+    CheckOptions,
+    Reading,
+    analyse,
+    compose,
+    section_of,
+)
+from checkers.result import Result, merge_valid
 from harness.report.explain import explain
 from harness.report.nemesis_story import invoke_times
 from harness.report.page import queue_lines, recount_line, recovery_lines, write_report
@@ -22,47 +32,91 @@ from harness.results import RESULTS, write_json
 from harness.run.metadata_watch import read_samples
 from harness.verdicts import DURATION, INCOMPLETE_WORD, painted, run_verdict
 from history import History
-from workloads.core import Context, Workload
+from workloads.core import Workload
 
 LOG = logging.getLogger("harness.run")
 MAX_OFFSET_PLOTS = 16
 
 
-def check_run(history: History, workload: Workload, ctx: Context) -> dict[str, Any]:
-    """Takes a run's history and its workload. Returns the results: top-level `valid`
-    (the worst of the checkers') and one section per checker; a checker that crashes
-    makes its section unknown, never invalid."""
-    try:
-        results = workload.check(history, ctx)
-    except Exception as err:  # the workload's check must not cost the other sections
-        LOG.exception("the %s checks failed", workload.name)
-        results = {workload.name: {"valid": "unknown", "error": repr(err)}}
-    options = CheckOptions(time_limit=ctx.check_time_limit)
-    results |= {name: run_checker(c, history, options) for name, c in RUN_CHECKERS.items()}
+@dataclass(frozen=True, slots=True)
+class RunChecked:
+    """A run's results (results.json's sections and top-level `valid`), what its checks
+    read, and the queue consumers' realtime lag (empty for other histories): what the
+    report draws from, so nothing reads the history again."""
+
+    results: dict[str, Any]
+    reading: Reading
+    lag: list[LagPoint]
+
+
+def check_run(history: History, workload: Workload, options: CheckOptions) -> RunChecked:
+    """Takes a run's history, its workload and the options its spec gives the checks
+    (CheckOptions.from_spec, as `harness check` of its folder takes them). Returns the
+    results: top-level `valid` (the worst of the checkers') and one section per checker;
+    a checker that crashes makes its section unknown, never invalid."""
+    main = analyse(history, workload.model, options)
+    results = run_sections(workload.model, main, history)
+    lag: list[LagPoint] = []
+    if main.reading.queue is not None and "error" not in results.get("queue", {}):
+        try:  # the history read as a queue history: its polls can be timed
+            lag = lag_points(history.events, main.reading.queue)
+            names = main.reading.queue.names
+            results["queue"]["worst_realtime_lag"] = worst_realtime_lag(lag, names)
+        except Exception:  # a measure beside the verdict, never a reason to lose it
+            LOG.exception("measuring the consumers' realtime lag failed")
+    rest = compose(RUN_CHECKERS, history, options)
+    results |= {name: section for name, section in rest.result.items() if name != "valid"}
     valid = merge_valid(*(section["valid"] for section in results.values()))
-    return {"valid": valid, **results}
+    return RunChecked({"valid": valid, **results}, main.reading.joined(rest.reading), lag)
+
+
+def run_sections(model: str, checked: Checked, history: History) -> dict[str, Result]:
+    """Takes the workload's model, its check and the history. Returns the sections a run
+    writes of it in results.json: the result under its model's section (section_of) and
+    its sections beside; a queue's lost-acknowledged-writes view as `lost-acks`, with the
+    queue's verdict (the drains' losses the queue checker judges, under the run's policy,
+    and the polls' where no drain is final); a linearizability result with each key's
+    verdict in `by_key`."""
+    result = {k: v for k, v in checked.result.items() if k != "model"}
+    sections: dict[str, Result] = {section_of(model): result, **checked.sections}
+    if isinstance(result.get("lost_acks"), dict):
+        sections["lost-acks"] = result.pop("lost_acks") | {"valid": result["valid"]}
+    if section_of(model) == "linearizable":
+        result["by_key"] = _verdicts_by_key(history, result)
+    return sections
+
+
+def _verdicts_by_key(history: History, lin: Result) -> dict[str, Any]:
+    verdicts: dict[str, Any] = {str(op.key): True for op in history.ops}
+    if "error" in lin:
+        return dict.fromkeys(sorted(verdicts), "unknown")
+    for failure in lin.get("failures", []):
+        verdicts[str(failure.get("key"))] = failure.get("valid", "unknown")
+    return dict(sorted(verdicts.items()))
 
 
 def write_outputs(
-    folder: Path, history: History, test: dict[str, Any], results: dict[str, Any]
+    folder: Path, history: History, test: dict[str, Any], checked: RunChecked
 ) -> Path:
     """Writes results.json, latency.png, rate.png, each counterexample and report.html
-    into folder. A drawing that fails is logged and left out; the verdict never is.
-    Returns report.html's path."""
+    into folder, drawn from what the checks read. A drawing that fails is logged and left
+    out; the verdict never is. Returns report.html's path."""
+    results, reading = checked.results, checked.reading
     results["explanation"] = explain(results, test.get("spec", {}))
     write_json(folder / RESULTS, results)
     drawings: dict[str, list[Path]] = {}
+    windows = results.get("nemesis", {}).get("windows", [])
+    end = 0.0
     try:
         from harness.report.counterexamples.timeline import render_counterexample
         from harness.report.plots.axes import run_end
         from harness.report.plots.marks import anomaly_marks
         from harness.report.plots.perf import latency_plot, rate_plot
 
-        samples = perf.samples(history.events)
-        windows = results.get("nemesis", {}).get("windows", [])
+        samples = reading.samples or []
         end = run_end(history.events, windows)  # every time plot's x range: they line up
         try:
-            marks = anomaly_marks(results, without_commits(history).events)
+            marks = anomaly_marks(results, history.events, reading.queue)
         except Exception:  # the marks must not cost the plots they go on
             LOG.exception("finding the anomalies' times failed; the plots go without them")
             marks = []
@@ -72,8 +126,9 @@ def write_outputs(
         for failure in results.get("linearizable", {}).get("failures", []):
             drawn = render_counterexample(failure, folder, windows=windows)
             drawings[str(failure.get("key"))] = drawn
-        if isinstance(results.get("queue"), dict) and "error" not in results["queue"]:
-            _queue_plots(folder, without_commits(history), results["queue"], windows, end)
+        queue = results.get("queue")
+        if reading.queue is not None and isinstance(queue, dict) and "error" not in queue:
+            _queue_plots(folder, reading.queue, checked.lag, queue, windows, end)
         if metadata := read_samples(folder):
             from harness.report.plots.metadata import metadata_plot
 
@@ -83,7 +138,7 @@ def write_outputs(
     try:  # report.html's Groups section: groups.png, share-deliveries.png
         from harness.report.plots.groups import draw_groups
 
-        draw_groups(folder, history.events, results)
+        draw_groups(folder, results, reading.groups, reading.share, end)
     except Exception:  # nor the other drawings
         LOG.exception("drawing the groups plots failed")
     return write_report(folder, test, results, drawings, invoke_times(history.events))
@@ -91,22 +146,23 @@ def write_outputs(
 
 def _queue_plots(
     folder: Path,
-    history: History,
+    history: QueueHistory,
+    lag: Sequence[LagPoint],
     queue: dict[str, Any],
     windows: list[dict[str, Any]],
     end: float,
 ) -> None:
-    from harness.report.plots.lag import LAG_FILE, UNSEEN_FILE, realtime_lag_plot, unseen_plot
+    from harness.report.plots.lag import LAG_FILE, UNSEEN_FILE, draw_lag, unseen_plot
     from harness.report.plots.queue import anomaly_offsets, lost_acks_plot, offsets_plot, zoom
 
-    lost_acks_plot(history.events, queue, windows, folder / "lost-acks.png", end)
-    realtime_lag_plot(history.events, windows, folder / LAG_FILE, end)
+    lost_acks_plot(history, queue, windows, folder / "lost-acks.png", end)
+    draw_lag(lag, windows, folder / LAG_FILE, end)
     unseen_plot(queue, windows, folder / UNSEEN_FILE, end)
     # Only the partitions with an anomaly, zoomed around it: the others' plots show a
     # straight line each, and pushed the anomalies' down the page.
-    found = anomaly_offsets(history.events, queue)
+    found = anomaly_offsets(history, queue)
     for p in sorted(found, key=repr)[:MAX_OFFSET_PLOTS]:
-        offsets_plot(history.events, queue, p, folder / f"offsets-{p}.png", zoom(found[p]))
+        offsets_plot(history, queue, p, folder / f"offsets-{p}.png", zoom(found[p]))
 
 
 def queue_policy_lines(queue: dict[str, Any]) -> list[str]:

@@ -11,12 +11,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from checkers.registry import CheckOptions
 from harness.results import new_run_folder, write_test_json
 from harness.run.verdict import check_run, write_outputs
 from harness.spec import TestSpec
 from history import HistoryWriter, load
-from kvstore import DEFAULT_TIMEOUTS
-from workloads.core import Context
 from workloads.registry import WORKLOADS
 
 MS = 1_000_000
@@ -65,31 +64,18 @@ def fill_run(
     started: float,
     *,
     check: bool = True,
-    **ctx: Any,
 ) -> None:
-    """Writes a run into an existing folder as `harness run` does; ctx: the workload's
-    Context fields beyond those a spec fixes (consumer_group, delivery_limit, ...)."""
+    """Writes a run into an existing folder as `harness run` does."""
     write_test_json(folder, spec, started)
     with HistoryWriter(folder / "history.jsonl") as writer:
         for event in history:
             writer.append({k: v for k, v in event.items() if k != "index"})  # the writer's
     if check:
         loaded = load(folder)
-        context = Context(
-            bootstrap="",
-            topic=spec.topic,
-            kafka_config=spec.kafka_config,
-            store=spec.store,
-            keys=spec.keys,
-            partitions=1,
-            replication_factor=3,
-            timeouts=DEFAULT_TIMEOUTS,
-            check_time_limit=10.0,
-            **ctx,
-        )
-        results = check_run(loaded, WORKLOADS[spec.workload], context)
+        options = CheckOptions.from_spec(spec.to_json(), time_limit=10.0)
+        checked = check_run(loaded, WORKLOADS[spec.workload], options)
         test = {"spec": spec.to_json(), "versions": {"kafka": "3.9.1"}}
-        write_outputs(folder, loaded, test, results)
+        write_outputs(folder, loaded, test, checked)
 
 
 def age(folder: Path, seconds: float) -> None:

@@ -157,14 +157,14 @@ def test_a_crash_on_one_history_is_255_and_the_others_are_checked(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     folder = folder_of(tmp_path, a=STALE_READ, b=VALID)
-    real = check_file.run_policy
+    real = check_file.run_spec
 
     def broken_for_b(history: Any) -> Any:
         if history.path.endswith("b.jsonl"):
             raise RuntimeError("a bug")
         return real(history)
 
-    monkeypatch.setattr(check_file, "run_policy", broken_for_b)
+    monkeypatch.setattr(check_file, "run_spec", broken_for_b)
     code, out, err = run(capsys, str(folder), "--jobs", "1")
     assert code == 255
     assert out.startswith("INVALID")

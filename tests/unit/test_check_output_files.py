@@ -37,7 +37,7 @@ def test_a_crash_on_a_history_logs_into_out(
     def broken(history: Any) -> Any:
         raise RuntimeError("a bug")
 
-    monkeypatch.setattr(check_file, "run_policy", broken)
+    monkeypatch.setattr(check_file, "run_spec", broken)
     out = tmp_path / "out" / "not yet made"
     code, _, err = run(capsys, str(history_file(tmp_path, VALID)), "--out", str(out))
     assert code == 255

@@ -33,11 +33,11 @@ S = 1_000_000_000
 SECTION = '<section id="groups"><h2>Groups</h2>'
 
 
-def _run(folder: Path, spec: TestSpec, events: list[dict[str, Any]], **ctx: Any) -> str:
+def _run(folder: Path, spec: TestSpec, events: list[dict[str, Any]]) -> str:
     """Writes a run folder of events as `harness run` does (checks, plots, report).
     Returns its report.html."""
     folder.mkdir()
-    fill_run(folder, spec, events, 0.0, **ctx)
+    fill_run(folder, spec, events, 0.0)
     return (folder / "report.html").read_text()
 
 
@@ -50,8 +50,8 @@ def _share_with_fault() -> Share:
 
 def test_the_section_is_there_for_a_group_run_with_its_timeline(tmp_path: Path) -> None:
     events = GroupSimulation(random.Random(6), GroupSimConfig(partitions=2)).run()
-    spec = TestSpec(name="queue-group", workload="queue", nemesis=(), consumer_group=True)
-    page = _run(tmp_path / "group", spec, events, consumer_group=True)
+    spec = TestSpec(name="queue-group", workload="queue", nemesis=())
+    page = _run(tmp_path / "group", spec, events)
     assert SECTION in page and "<h3>Consumer group</h3>" in page
     assert f'<img src="{GROUPS_FILE}"' in page and (tmp_path / "group" / GROUPS_FILE).exists()
     assert "None found of: double-ownership, commit-regression, takeover-skip" in page
@@ -60,8 +60,8 @@ def test_the_section_is_there_for_a_group_run_with_its_timeline(tmp_path: Path) 
 
 
 def test_the_section_is_there_for_a_share_run_with_its_counts(tmp_path: Path) -> None:
-    spec = TestSpec(name="share", workload="share", nemesis=("kill-leader",), delivery_limit=3)
-    page = _run(tmp_path / "share", spec, _share_with_fault().events(), delivery_limit=3)
+    spec = TestSpec(name="share", workload="share", nemesis=("kill-leader",))
+    page = _run(tmp_path / "share", spec, _share_with_fault().events())
     assert SECTION in page and "<h3>Share group</h3>" in page
     assert f'<img src="{SHARE_FILE}"' in page and (tmp_path / "share" / SHARE_FILE).exists()
     assert "No acquisition overlapped" in page
@@ -77,10 +77,10 @@ def test_in_chromium_the_section_shows_its_drawings_and_never_scrolls_sideways(
     tmp_path: Path, width: int
 ) -> None:
     group = GroupSimulation(random.Random(6), GroupSimConfig(partitions=2)).run()
-    spec = TestSpec(name="queue-group", workload="queue", nemesis=(), consumer_group=True)
-    _run(tmp_path / "group", spec, group, consumer_group=True)
+    spec = TestSpec(name="queue-group", workload="queue", nemesis=())
+    _run(tmp_path / "group", spec, group)
     spec = TestSpec(name="share", workload="share", nemesis=("kill-leader",))
-    _run(tmp_path / "share", spec, _share_with_fault().events(), delivery_limit=3)
+    _run(tmp_path / "share", spec, _share_with_fault().events())
     with Browser(tmp_path / "profile", width, 900) as page:
         for run, drawing in (("group", GROUPS_FILE), ("share", SHARE_FILE)):
             page.open((tmp_path / run / "report.html").as_uri())
@@ -107,8 +107,8 @@ def test_an_acquisition_overlap_is_listed_in_words(tmp_path: Path) -> None:
     h.send(1, 2, 5)  # c4 holds it from 5.1 s until its accept is asked at 7 s; c5 gets it at 6.1
     h.poll(Poll(4, 5.0, [(1, 2, 5, 1)], ["accept"], ack_at=7.0))
     h.poll(Poll(5, 6.0, [(1, 2, 5, 2)], ["release"]))
-    spec = TestSpec(name="share", workload="share", nemesis=(), delivery_limit=3)
-    page = _run(tmp_path / "share", spec, h.events(), delivery_limit=3)
+    spec = TestSpec(name="share", workload="share", nemesis=())
+    page = _run(tmp_path / "share", spec, h.events())
     assert "acquisition overlaps: 1" in page
     assert (
         "record 1/2: c4 was handed it at 5.1 s (delivery 1) and held its lock until its "

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from harness.run.runner import Plan, Recorder, Runner
+from harness.run.verdict import check_run
 from history import HistoryWriter, load
 from kvstore import DefiniteFailure, Indeterminate, KafkaMap, Timeouts
 from kvstore.memlog import MemoryLog
@@ -21,7 +22,7 @@ from kvstore.state import Outcome
 from kvstore.variants import ReplicaStyleMap
 from nemesis.core import Compose
 from tests.unit.test_kvstore_map import Call, finish, instances, wait_for
-from tests.unit.test_runner import context
+from tests.unit.test_runner import CHECKING, context
 from workloads.core import Client, OpDict
 from workloads.kv import HANDLERS
 from workloads.registry import WORKLOADS
@@ -48,7 +49,7 @@ class ScriptedHistory:
     def linearizable(self) -> dict[str, Any]:
         """Closes the history and returns the kv workload's linearizability result for it."""
         self._writer.close()
-        return WORKLOADS["kv"].check(load(self.path), context())["linearizable"]
+        return check_run(load(self.path), WORKLOADS["kv"], CHECKING).results["linearizable"]
 
 
 def client(m: KafkaMap) -> StoreClient:

@@ -7,8 +7,10 @@ import re
 from pathlib import Path
 
 from checkers.queue import checker as queue
+from checkers.queue.lag import lag_points
+from checkers.queue.reader import read_queue_history
 from harness.report.page import write_report
-from harness.report.plots.lag import LAG_FILE, UNSEEN_FILE, draw_lag, realtime_lag_plot, unseen_plot
+from harness.report.plots.lag import LAG_FILE, UNSEEN_FILE, draw_lag, unseen_plot
 from tests.unit.queue_sim import SimConfig, simulate
 
 PNG = b"\x89PNG\r\n\x1a\n"
@@ -28,7 +30,7 @@ def test_both_plots_draw_and_the_report_shows_them(tmp_path: Path) -> None:
     result = queue.check(events)
     assert result["unseen_over_time"], "the simulation should leave sends unseen for a while"
     drawn = [
-        realtime_lag_plot(events, WINDOWS, tmp_path / LAG_FILE),
+        draw_lag(lag_points(events, read_queue_history(events)), WINDOWS, tmp_path / LAG_FILE),
         unseen_plot(result, WINDOWS, tmp_path / UNSEEN_FILE),
     ]
     for path in drawn:

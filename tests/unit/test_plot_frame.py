@@ -12,13 +12,15 @@ from matplotlib.patches import Rectangle
 
 from checkers import perf
 from checkers.queue import checker as queue
+from checkers.queue.reader import read_queue_history
+from checkers.registry import Reading
 from harness.report.page import offsets_line
 from harness.report.plots.axes import Frame, run_end
 from harness.report.plots.colours import FAULT_COLOURS, fault_colour
 from harness.report.plots.marks import LOST, NONLINEAR, Mark, anomaly_marks
 from harness.report.plots.perf import OUTCOME_COLOURS, latency_figure, rate_figure
 from harness.report.plots.queue import anomaly_offsets, case_offsets, zoom
-from harness.run.verdict import write_outputs
+from harness.run.verdict import RunChecked, write_outputs
 from history.core import load
 from nemesis.names import NEMESES
 from tests.unit.queue_sim import SimConfig, simulate, write_jsonl
@@ -90,11 +92,17 @@ def test_time_plots_share_their_left_and_right_edges() -> None:
             _close(f)
 
 
+def _checked(events: list[dict[str, Any]], results: dict[str, Any]) -> RunChecked:
+    """Returns a queue run's results with what its checks read of events."""
+    reading = Reading(queue=read_queue_history(events), samples=perf.samples(events))
+    return RunChecked(results, reading, [])
+
+
 def test_lost_sends_are_marked_at_their_invocation_on_latency_and_rate() -> None:
     events, planted = simulate(3, SimConfig(partitions=3, ops=400, losses=4))
     result = queue.check(events)
     assert result["lost"] == len(planted.losses) > 0
-    marks = anomaly_marks({"queue": result}, events)
+    marks = anomaly_marks({"queue": result}, events, read_queue_history(events))
     sends = {
         e["value"]: e["time"] / 1e9
         for e in events
@@ -116,7 +124,7 @@ def test_lost_sends_are_marked_at_their_invocation_on_latency_and_rate() -> None
 def test_the_failing_op_of_a_non_linearizable_key_is_ringed_at_its_latency() -> None:
     op = {"index": 7, "f": "get", "call": 2_500_000_000, "ret": 2_520_000_000}
     results = {"linearizable": {"failures": [{"key": 0, "valid": False, "op": op}]}}
-    (mark,) = anomaly_marks(results, [])
+    (mark,) = anomaly_marks(results, [], None)
     assert mark == Mark(NONLINEAR, 2.5, 20.0)
     frame = latency_figure([], [], 4.0, [mark])
     try:
@@ -134,17 +142,19 @@ def test_a_cycle_is_marked_at_its_first_transaction() -> None:
         {"index": 3, "process": 1, "type": "ok", "f": "txn", "value": [], "time": 4 * 10**9},
     ]
     kinds = {"G1c": {"count": 1, "invalidating": True, "cases": [{"indexes": [1, 0]}]}}
-    (mark,) = anomaly_marks({"queue": {"kinds": kinds}}, events)
+    (mark,) = anomaly_marks({"queue": {"kinds": kinds}}, events, read_queue_history([]))
     assert (mark.time, mark.latency_ms, mark.found_as) == (1.0, 2000.0, "G1c")
 
 
 def test_a_run_without_anomalies_draws_no_offsets_plot(tmp_path: Path) -> None:
     events, _ = simulate(4, SimConfig(partitions=3, ops=200))
     result = queue.check(events)
-    assert result["valid"] is True and anomaly_offsets(events, result) == {}
+    assert result["valid"] is True and anomaly_offsets(read_queue_history(events), result) == {}
     write_jsonl(events, tmp_path / "history.jsonl")
     results = {"valid": True, "queue": result}
-    report = write_outputs(tmp_path, load(tmp_path / "history.jsonl"), {}, results)
+    report = write_outputs(
+        tmp_path, load(tmp_path / "history.jsonl"), {}, _checked(events, results)
+    )
     assert (tmp_path / "latency.png").exists() and (tmp_path / "lost-acks.png").exists()
     assert not list(tmp_path.glob("offsets-*.png"))
     assert "none of the 3 partitions had an anomaly" in report.read_text(encoding="utf-8")
@@ -160,7 +170,7 @@ def test_anomalies_that_cannot_be_timed_cost_the_plots_only_their_marks(
     events, _ = simulate(6, SimConfig(partitions=2, ops=100, losses=1))
     write_jsonl(events, tmp_path / "history.jsonl")
     results = {"queue": queue.check(events)}
-    write_outputs(tmp_path, load(tmp_path / "history.jsonl"), {}, results)
+    write_outputs(tmp_path, load(tmp_path / "history.jsonl"), {}, _checked(events, results))
     assert (tmp_path / "latency.png").exists() and (tmp_path / "rate.png").exists()
 
 
@@ -169,11 +179,12 @@ def test_offsets_plots_only_for_partitions_with_anomalies_zoomed_around_them(
 ) -> None:
     events, _ = simulate(5, SimConfig(partitions=4, ops=500, losses=1))
     result = queue.check(events)
-    found = anomaly_offsets(events, result)
+    found = anomaly_offsets(read_queue_history(events), result)
     lost = [c for c in result["kinds"]["lost-write"]["cases"]]
     assert found == {c["partition"]: [c["offset"]] for c in lost}
     write_jsonl(events, tmp_path / "history.jsonl")
-    report = write_outputs(tmp_path, load(tmp_path / "history.jsonl"), {}, {"queue": result})
+    checked = _checked(events, {"queue": result})
+    report = write_outputs(tmp_path, load(tmp_path / "history.jsonl"), {}, checked)
     drawn = sorted(p.name for p in tmp_path.glob("offsets-*.png"))
     assert drawn == [f"offsets-{p}.png" for p in sorted(found)]
     assert offsets_line(result, len(drawn)) in report.read_text(encoding="utf-8")

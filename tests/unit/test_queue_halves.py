@@ -14,7 +14,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from checkers.groups.consumer_history import WithoutGroupOps
 from checkers.queue import checker as queue
 from checkers.queue.halves import QueueHalf, SeamHoldings, _replay, load_queue_halves
 from checkers.queue.positions import Holdings
@@ -45,7 +44,7 @@ configs = st.builds(
 
 
 def serial(path: Path) -> History:
-    return load(str(path), keep_events=False, reader=WithoutGroupOps(queue.QueueStream(str(path))))
+    return load(str(path), keep_events=False, reader=queue.QueueStream(str(path)))
 
 
 def seams(path: Path, every: int) -> list[int]:

@@ -90,8 +90,16 @@ def test_worst_partition_moves_and_polls_that_were_not_ok() -> None:
 
 
 def test_the_worst_lag_is_reported_as_plain_data() -> None:
-    from checkers.queue.lag import worst_realtime_lag
+    from checkers.queue.lag import lag_points, worst_realtime_lag
 
-    worst = worst_realtime_lag(_history())
-    assert worst == {"time": 700e-9, "process": 1, "partition": 0, "lag": 690e-9, "behind": 3}
-    assert worst_realtime_lag(_history()[:4]) is None  # a send and an assign: no poll
+    def worst(events: list[dict[str, Any]]) -> dict[str, object] | None:
+        return worst_realtime_lag(lag_points(events, read_queue_history(events)), {})
+
+    assert worst(_history()) == {
+        "time": 700e-9,
+        "process": 1,
+        "partition": 0,
+        "lag": 690e-9,
+        "behind": 3,
+    }
+    assert worst(_history()[:4]) is None  # a send and an assign: no poll

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from checkers.queue import checker as queue
+from checkers.queue.reader import read_queue_history
 from harness.report.plots.queue import lost_acks_plot, offsets_plot
 from tests.unit.queue_sim import SimConfig, simulate
 
@@ -26,10 +27,11 @@ def test_both_plots_draw(tmp_path: Path) -> None:
         },
         {"fault": "kill-leader", "start": 0.3, "stop": None},
     ]
+    read = read_queue_history(events)
     drawn = [
-        lost_acks_plot(events, result, windows, tmp_path / "lost-acks.png"),
-        offsets_plot(events, result, 0, tmp_path / "offsets-0.png"),
-        offsets_plot(events, result, 7, tmp_path / "offsets-7.png"),  # no such partition
+        lost_acks_plot(read, result, windows, tmp_path / "lost-acks.png"),
+        offsets_plot(read, result, 0, tmp_path / "offsets-0.png"),
+        offsets_plot(read, result, 7, tmp_path / "offsets-7.png"),  # no such partition
     ]
     for path in drawn:
         assert path.read_bytes()[:8] == PNG

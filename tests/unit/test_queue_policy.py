@@ -204,32 +204,21 @@ def test_the_runs_summary_says_what_it_ignored(tmp_path: Path) -> None:
     assert "  lost writes: 1 from the polls alone, 0 by the final drains" in lines
 
 
-def test_the_runs_queue_check_passes_sub_via_and_ignore() -> None:
+def test_the_runs_queue_check_takes_sub_via_and_ignore_from_its_spec() -> None:
+    from checkers.registry import CheckOptions
+    from harness.run.verdict import check_run
     from history import History
-    from kvstore import Timeouts
-    from workloads.core import Context
-    from workloads.queue import check
+    from workloads.queue import QUEUE
 
-    def context(**policy: Any) -> Context:
-        return Context(
-            bootstrap="",
-            topic="t",
-            kafka_config="safe",
-            store="",
-            keys=1,
-            partitions=1,
-            replication_factor=1,
-            timeouts=Timeouts(),
-            check_time_limit=1.0,
-            **policy,
-        )
+    def checked(**spec: Any) -> dict[str, Any]:
+        return check_run(history, QUEUE, CheckOptions.from_spec(spec)).results
 
     history = History(path="h", format="jsonl", events=skipping().events, ops=[], nemesis=[])
-    assigned = check(history, context())
+    assigned = checked(consumer_group=False)
     assert (assigned["queue"]["valid"], assigned["lost-acks"]["valid"]) == (False, False)
-    grouped = check(history, context(consumer_group=True))
+    grouped = checked(consumer_group=True)
     assert (grouped["queue"]["valid"], grouped["queue"]["sub_via"]) == (True, "subscribe")
-    ignored = check(history, context(ignore=frozenset({"poll-skip"})))
+    ignored = checked(consumer_group=False, ignore=["poll-skip"])
     assert ignored["queue"]["ignored"] == ["poll-skip"] and ignored["queue"]["valid"] is True
 
 

@@ -16,7 +16,7 @@ from harness.report.zip_link import zip_url
 from harness.results import new_run_folder, point_latest, write_json
 from harness.run.verdict import check_run, summary_lines, write_outputs
 from history import HistoryWriter, load
-from tests.unit.test_runner import context
+from tests.unit.test_runner import CHECKING
 from workloads.registry import WORKLOADS
 
 
@@ -53,14 +53,15 @@ STALE_READ = [
 
 def test_a_stale_read_gives_invalid_results_and_a_complete_report(tmp_path: Path) -> None:
     history = load(_history(tmp_path, STALE_READ))
-    results = check_run(history, WORKLOADS["kv"], context())
+    checked = check_run(history, WORKLOADS["kv"], CHECKING)
+    results = checked.results
     assert results["valid"] is False
     assert results["linearizable"]["by_key"] == {"1": False, "2": True}
     assert results["stats"]["by_f"]["put"] == {"ok": 2, "fail": 0, "info": 1}
     [window] = results["nemesis"]["windows"]
     assert window["fault"] == "partition-leader" and window["start"] < window["stop"]
     test = {"spec": {"name": "t", "workload": "kv"}, "versions": {"kafka": "3.9.1"}}
-    report = write_outputs(tmp_path, history, test, results)
+    report = write_outputs(tmp_path, history, test, checked)
     for name in ("results.json", "latency.png", "rate.png", f"{file_stem(1)}.png"):
         assert (tmp_path / name).stat().st_size > 0, name
     page = report.read_text()
@@ -79,7 +80,7 @@ def test_a_run_without_ok_ops_is_unknown_not_valid(tmp_path: Path) -> None:
         {"process": 0, "type": "invoke", "f": "put", "key": 1, "value": 1},
         {"process": 0, "type": "info", "f": "put", "key": 1, "value": 1, "error": "x"},
     ]
-    results = check_run(load(_history(tmp_path, events)), WORKLOADS["kv"], context())
+    results = check_run(load(_history(tmp_path, events)), WORKLOADS["kv"], CHECKING).results
     assert results["valid"] == "unknown"
 
 
@@ -87,13 +88,13 @@ def test_a_drawing_that_fails_keeps_the_verdict(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     history = load(_history(tmp_path, STALE_READ))
-    results = check_run(history, WORKLOADS["kv"], context())
+    checked = check_run(history, WORKLOADS["kv"], CHECKING)
 
     def broken(*_: Any) -> None:
         raise ValueError("cannot draw")
 
     monkeypatch.setattr("harness.report.plots.perf.latency_plot", broken)
-    report = write_outputs(tmp_path, history, {}, results)
+    report = write_outputs(tmp_path, history, {}, checked)
     assert "INVALID" in report.read_text()
     assert json.loads((tmp_path / "results.json").read_text())["valid"] is False
 

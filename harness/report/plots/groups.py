@@ -15,9 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from checkers.groups.consumer_history import Commit, GroupHistory, read_group_history
-from checkers.groups.share_history import ShareHistory, read_share_history
-from history import Event
+from checkers.groups.consumer_history import Commit, GroupHistory
+from checkers.groups.share_history import ShareHistory
 
 GROUPS_FILE, SHARE_FILE = "groups.png", "share-deliveries.png"
 MAX_MEMBERS = 40
@@ -174,21 +173,19 @@ def draw_commits(ax: Any, commits: Sequence[Commit]) -> None:
 
 
 def groups_plot(
-    events: Sequence[Event],
+    group: GroupHistory,
     section: dict[str, Any],
     windows: Sequence[dict[str, Any]],
     path: Path,
-    end: float | None = None,
+    end: float,
 ) -> Path:
-    """Takes a consumer group's queue history, its groups section, the fault windows
-    (checkers.faults), a file and the test's end (s; None: the history's). Draws the
+    """Takes a consumer group's history as its check read it, its groups section, the
+    fault windows (checkers.faults), a file and the test's end (s). Draws the
     ownership timeline above the committed offsets, faults shaded. Returns the file."""
     from matplotlib.patches import Patch
 
     from harness.report.plots import axes as time_axes  # brings matplotlib (Agg): only when drawing
 
-    group = read_group_history(events)
-    end = time_axes.run_end(events, windows) if end is None else end
     intervals = ownership_intervals(group, end)
     partitions = 1 + max(
         [o.partition for o in intervals] + [p for c in group.commits for p in c.offsets],
@@ -228,13 +225,13 @@ def delivery_histogram(share: ShareHistory) -> tuple[Counter[int], Counter[int]]
     return seen, counted
 
 
-def share_plot(events: Sequence[Event], section: dict[str, Any], path: Path) -> Path:
-    """Takes a share history, its share section and a file. Draws how many records were
-    delivered once, twice, ... (as the history saw them, and by the broker's delivery
-    count) with the section's delivery limit marked. Returns the file."""
+def share_plot(share: ShareHistory, section: dict[str, Any], path: Path) -> Path:
+    """Takes a share history as its check read it, its share section and a file. Draws
+    how many records were delivered once, twice, ... (as the history saw them, and by the
+    broker's delivery count) with the section's delivery limit marked. Returns the file."""
     import matplotlib.pyplot as plt
 
-    seen, counted = delivery_histogram(read_share_history(events))
+    seen, counted = delivery_histogram(share)
     limit = int(section["delivery_limit"])
     fig, ax = plt.subplots(figsize=(8, 3.6))
     draw_deliveries(ax, seen, counted, limit)
@@ -282,15 +279,22 @@ def draw_deliveries(ax: Any, seen: Counter[int], counted: Counter[int], limit: i
     ax.legend(fontsize=8, loc="upper right")
 
 
-def draw_groups(folder: Path, events: Sequence[Event], results: dict[str, Any]) -> list[Path]:
-    """Takes a run folder, its history's events and its results. Draws groups.png for a
-    consumer group's run and share-deliveries.png for a share group's (each only when its
-    section was checked). Returns the files written."""
+def draw_groups(
+    folder: Path,
+    results: dict[str, Any],
+    group: GroupHistory | None,
+    share: ShareHistory | None,
+    end: float,
+) -> list[Path]:
+    """Takes a run folder, its results, the consumer group's and the share group's
+    histories as the checks read them (None: not read) and the test's end (s). Draws
+    groups.png for a consumer group's run and share-deliveries.png for a share group's
+    (each only when its section was checked). Returns the files written."""
     windows = results.get("nemesis", {}).get("windows", [])
     drawn = []
-    groups, share = results.get("groups"), results.get("share")
-    if isinstance(groups, dict) and "error" not in groups:
-        drawn.append(groups_plot(events, groups, windows, folder / GROUPS_FILE))
-    if isinstance(share, dict) and "error" not in share:
-        drawn.append(share_plot(events, share, folder / SHARE_FILE))
+    groups_section, share_section = results.get("groups"), results.get("share")
+    if group is not None and isinstance(groups_section, dict) and "error" not in groups_section:
+        drawn.append(groups_plot(group, groups_section, windows, folder / GROUPS_FILE, end))
+    if share is not None and isinstance(share_section, dict) and "error" not in share_section:
+        drawn.append(share_plot(share, share_section, folder / SHARE_FILE))
     return drawn

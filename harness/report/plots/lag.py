@@ -10,16 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from checkers.queue.lag import (
-    LagPoint,
-    Process,
-    poll_invocations,
-    process_order,
-    realtime_lag,
-    worst_lags,
-)
-from checkers.queue.reader import read_queue_history
-from history import Event
+from checkers.queue.lag import LagPoint, Process, process_order, worst_lags
 
 LAG_FILE, UNSEEN_FILE = "realtime-lag.png", "unseen.png"
 UNSEEN_COLOUR = "#ff7f0e"  # the colour of "not known yet" (info) in every plot
@@ -31,16 +22,6 @@ BUCKETS = 1500
 """At most this many points per consumer: the worst of each slice of the run."""
 HEADROOM = 1.08
 """The y range over the data's highest value."""
-
-
-def realtime_lag_plot(
-    events: Sequence[Event], windows: Sequence[dict[str, Any]], out: Path, end: float | None = None
-) -> Path:
-    """Takes a queue history's events, the run's fault windows (checkers.faults), a file and
-    the test's end (s; None: the last poll's or window's). Draws each consumer's realtime
-    lag and offsets behind over time. Returns the file."""
-    history = read_queue_history(events)
-    return draw_lag(realtime_lag(history, poll_invocations(events, history)), windows, out, end)
 
 
 def draw_lag(

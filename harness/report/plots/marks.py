@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from checkers.queue.reader import read_queue_history
+from checkers.queue.reader import QueueHistory
 from history import Event, pair_invocations
 
 if TYPE_CHECKING:
@@ -46,14 +46,16 @@ class Mark:
     found_as: str = ""
 
 
-def anomaly_marks(results: dict[str, Any], events: Sequence[Event]) -> list[Mark]:
-    """Takes a run's results (results.json) and its history's events (the queue's without
-    the group's own ops). Returns a Mark per lost send, per non-linearizable key and per
-    dependency cycle the results keep, in time order."""
+def anomaly_marks(
+    results: dict[str, Any], events: Sequence[Event], queue_history: QueueHistory | None
+) -> list[Mark]:
+    """Takes a run's results (results.json), its history's events and, for a queue
+    history, its records as the check read them. Returns a Mark per lost send, per
+    non-linearizable key and per dependency cycle the results keep, in time order."""
     marks = _nonlinear(results.get("linearizable"))
     queue = results.get("queue")
-    if isinstance(queue, dict) and "error" not in queue:
-        marks += _lost(queue, events) + _cycles(queue, events)
+    if isinstance(queue, dict) and "error" not in queue and queue_history is not None:
+        marks += _lost(queue, queue_history) + _cycles(queue, events)
     return sorted(marks, key=lambda m: m.time)
 
 
@@ -70,14 +72,14 @@ def _nonlinear(section: Any) -> list[Mark]:
     return marks
 
 
-def _lost(queue: dict[str, Any], events: Sequence[Event]) -> list[Mark]:
+def _lost(queue: dict[str, Any], history: QueueHistory) -> list[Mark]:
     # Every lost send, from the history: the results keep only the first cases of a kind.
     lost = set(queue.get("lost_messages") or ())
     if not lost:
         return []
     return [
         Mark(LOST, s.invoked / 1e9, (s.acked - s.invoked) / 1e6)
-        for s in read_queue_history(events).sends
+        for s in history.sends
         if s.acked is not None and s.value in lost
     ]
 

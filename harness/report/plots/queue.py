@@ -15,12 +15,11 @@ from checkers.queue.reader import (
     DRAIN,
     POLL,
     SEND,
+    QueueHistory,
     Send,
     observations,
     observed_batches,
-    read_queue_history,
 )
-from history import Event
 
 ACKED_COLOUR, LOST_COLOUR = "#7f7f7f", "#d62728"
 # How each observer is drawn in the offsets plot: colour, marker, size.
@@ -32,13 +31,13 @@ OBSERVER_STYLE = {
 
 
 def lost_acks_plot(
-    events: Sequence[Event],
+    history: QueueHistory,
     result: dict[str, Any],
     fault_windows: Sequence[dict[str, Any]],
     out_path: Path,
     end: float | None = None,
 ) -> Path:
-    """Takes a queue history's events, the queue checker's result on it, the run's fault
+    """Takes a queue history's records, the queue checker's result on it, the run's fault
     windows (checkers.faults: "fault", "start", "stop" in s since the test began, stop
     None if never healed, and the steps of a fault made of steps), a file and the test's
     end (s; None: the last send's or window's). Draws acknowledged and lost sends per
@@ -46,7 +45,7 @@ def lost_acks_plot(
     Returns the file."""
     from harness.report.plots import axes as time_axes  # brings matplotlib (Agg): only when drawing
 
-    acked = [s for s in read_queue_history(events).sends if s.acked is not None]
+    acked = [s for s in history.sends if s.acked is not None]
     lost = set(result["lost_messages"])
     lost_sends = [s for s in acked if s.value in lost]
     if end is None:
@@ -106,8 +105,8 @@ ZOOM_CONTEXT = 10
 span when that is more): enough to see the log run on as it should around them."""
 
 
-def anomaly_offsets(events: Sequence[Event], result: dict[str, Any]) -> dict[Any, list[int]]:
-    """Takes a queue history's events and the queue checker's result on it. Returns, for
+def anomaly_offsets(history: QueueHistory, result: dict[str, Any]) -> dict[Any, list[int]]:
+    """Takes a queue history's records and the queue checker's result on it. Returns, for
     each partition with an anomaly that counts against the run, the offsets involved: every
     lost send's, and those the kept cases of the other invalidating kinds name."""
     found: dict[Any, list[int]] = {}
@@ -119,7 +118,7 @@ def anomaly_offsets(events: Sequence[Event], result: dict[str, Any]) -> dict[Any
                     found.setdefault(partition, []).append(offset)
     lost = set(result.get("lost_messages") or ())
     if lost and kinds.get("lost-write", {}).get("invalidating", True):
-        for s in read_queue_history(events).sends:
+        for s in history.sends:
             if s.value in lost and s.offset is not None and s.acked is not None:
                 found.setdefault(s.partition, []).append(s.offset)
     return {p: sorted(set(offsets)) for p, offsets in found.items()}
@@ -158,13 +157,13 @@ def zoom(offsets: Sequence[int]) -> tuple[int, int]:
 
 
 def offsets_plot(
-    events: Sequence[Event],
+    history: QueueHistory,
     result: dict[str, Any],
     partition: int,
     out_path: Path,
     shown: tuple[int, int] | None = None,
 ) -> Path:
-    """Takes a queue history's events, the queue checker's result on it, a partition, a
+    """Takes a queue history's records, the queue checker's result on it, a partition, a
     file and the offsets to draw (first, last; None: all). Draws the message at each of
     those offsets as each observer (send acknowledgement, poll, final drain) saw it,
     marking offsets seen holding different messages and the acknowledged sends that were
@@ -174,7 +173,6 @@ def offsets_plot(
 
     from harness.report.plots import perf as plots  # brings matplotlib (Agg): only when drawing
 
-    history = read_queue_history(events)
     everything = [o for o in observations(history) if o[0] == partition]
     low, high = shown if shown is not None else (-1, float("inf"))
     if shown is not None and everything:
