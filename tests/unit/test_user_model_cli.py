@@ -1,6 +1,6 @@
-"""`harness check --model FILE.py:NAME | package.module:NAME`: verdicts with the README's
-counter, loading errors as one line and exit 254, ops the model does not know, models that
-raise (unknown, never a crash), and a model file that --help never runs."""
+"""`harness check --model FILE.py:NAME | package.module:NAME`: verdicts with the counter of
+docs/CHECKERS.md, loading errors as one line and exit 254, ops the model does not know,
+models that raise (unknown, never a crash), and a model file that --help never runs."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""The README's user-defined model (examples/counter_model.py) against a brute-force oracle,
-and the README block kept the same text as the file.
+"""The user-defined model of docs/CHECKERS.md (examples/counter_model.py) against a
+brute-force oracle, and the page's block kept the same text as the file.
 
 The oracle shares nothing with checkers/ but the counter's vocabulary: it tries every order
 of a key's ops that respects real time (an ok op that returned before another's invoke comes
@@ -34,8 +34,9 @@ def counter() -> Model:
     return load_model(f"{EXAMPLE}:COUNTER")
 
 
-def test_the_readme_shows_the_example_file_verbatim() -> None:
-    blocks = re.findall(r"```python\n(.*?)```", (ROOT / "README.md").read_text(), re.DOTALL)
+def test_the_checkers_page_shows_the_example_file_verbatim() -> None:
+    page = (ROOT / "docs" / "CHECKERS.md").read_text()
+    blocks = re.findall(r"```python\n(.*?)```", page, re.DOTALL)
     assert EXAMPLE.read_text() in blocks
 
 
