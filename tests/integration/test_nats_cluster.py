@@ -2,7 +2,8 @@
 with sync_interval always come up on a labelled network; an R3 file-backed stream keeps
 every message it acked while its leader is SIGKILLed and a new one takes over, on every
 replica once the killed server is back, and stores none that the cluster refused with
-"no responders" meanwhile (so a client may call that refusal a definite fail); a KV bucket, read from the stream leader and
+"no responders" meanwhile (so a client may call that refusal a definite fail); a publish
+that timed out may be stored all the same; a KV bucket, read from the stream leader and
 through Direct Get, puts, gets, creates, updates at the expected revision only, and
 deletes; nothing is left behind.
 
@@ -22,6 +23,7 @@ import nats
 import pytest
 from nats.aio.client import Client as NatsClient
 from nats.errors import Error as NatsError
+from nats.errors import TimeoutError as NatsTimeoutError
 from nats.js import JetStreamContext
 from nats.js.errors import KeyNotFoundError, KeyWrongLastSequenceError, NoStreamResponseError
 
@@ -184,6 +186,31 @@ def test_acked_messages_survive_a_killed_stream_leader(nats_cluster: NatsCluster
     assert set(read) <= acked | after.unknown, "read values never published"
     assert len(read) == len(set(read)) == stored, f"{len(read)} reads of {stored} messages"
     print(f"after the kill: {len(after.refused)} refused, {len(after.unknown)} unknown")
+
+
+def test_a_timed_out_publish_may_still_be_stored(nats_cluster: NatsCluster) -> None:
+    """A publish given 0.5 ms for its ack times out in the client, yet the stream takes
+    it: a timeout is indeterminate, never a fail (workloads/nats_outcomes.py)."""
+
+    async def attempt() -> tuple[set[int], set[int]]:
+        nc = await connect(nats_cluster)
+        try:
+            js = nc.jetstream()
+            await js.add_stream(stream_config("timeouts", ["timeouts.>"], 3))
+            timed_out = set()
+            for value in range(50):
+                try:
+                    await js.publish("timeouts.0", str(value).encode(), timeout=0.0005)
+                except NatsTimeoutError:
+                    timed_out.add(value)
+            sub = await js.pull_subscribe("timeouts.0", durable="drain", stream="timeouts")
+            stored = {int(msg.data) for msg in await sub.fetch(50, timeout=5)}
+            return timed_out, stored
+        finally:
+            await nc.close()
+
+    timed_out, stored = asyncio.run(attempt())
+    assert timed_out & stored, f"{len(timed_out)} timed out, none of them stored"
 
 
 @pytest.mark.parametrize("reads", KV_READS)
