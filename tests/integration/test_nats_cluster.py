@@ -5,7 +5,8 @@ replica once the killed server is back, and stores none that the cluster refused
 "no responders" meanwhile (so a client may call that refusal a definite fail); a publish
 that timed out may be stored all the same; a KV bucket, read from the stream leader and
 through Direct Get, puts, gets, creates, updates at the expected revision only, and
-deletes; nothing is left behind.
+deletes; each server's log, config and store are copied out, and the cluster is found
+again from its labels; nothing is left behind.
 
 The queue half is the shape of Jepsen's NATS queue test (jepsen-io/nats
 src/jepsen/nats/queue.clj: publish with acks, then drain with a pull consumer that
@@ -15,9 +16,11 @@ fetches and acks; a lost message is one acked and never read, on any node).
 from __future__ import annotations
 
 import asyncio
+import tarfile
 import time
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import nats
 import pytest
@@ -186,6 +189,21 @@ def test_acked_messages_survive_a_killed_stream_leader(nats_cluster: NatsCluster
     assert set(read) <= acked | after.unknown, "read values never published"
     assert len(read) == len(set(read)) == stored, f"{len(read)} reads of {stored} messages"
     print(f"after the kill: {len(after.refused)} refused, {len(after.unknown)} unknown")
+
+
+def test_logs_config_and_store_are_copied_and_the_cluster_is_found_again(
+    nats_cluster: NatsCluster, tmp_path: Path
+) -> None:
+    nats_cluster.copy_logs(tmp_path)
+    for node in nats_cluster.nodes:
+        assert "Server is ready" in (tmp_path / node / "nats.log").read_text()
+        assert f"server_name: {node}\n" in (tmp_path / node / "nats.conf").read_text()
+        with tarfile.open(tmp_path / node / "data.tar") as tar:
+            assert any(name.startswith("nats/jetstream/") for name in tar.getnames())
+    again = NatsCluster(NatsSpec(name=nats_cluster.spec.name), docker_client())
+    assert again.attach()
+    assert again.spec == nats_cluster.spec
+    assert [again.ip(n) for n in again.nodes] == [nats_cluster.ip(n) for n in nats_cluster.nodes]
 
 
 def test_a_timed_out_publish_may_still_be_stored(nats_cluster: NatsCluster) -> None:

@@ -11,6 +11,7 @@ container's kill, pause and start are the server's.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import io
 import re
 import tarfile
@@ -50,6 +51,7 @@ from harness.cluster.readiness import Deadline
 
 SYSTEM_LABEL = "kafka-harness.system"
 NATS_VERSION_LABEL = "kafka-harness.nats-version"
+SYNC_LABEL = "kafka-harness.nats-sync"
 ROLE_LABEL = "kafka-harness.role"
 ADDRESS_LABEL = "kafka-harness.address"
 MEMORY_MIB = 512
@@ -84,6 +86,7 @@ class NatsCluster:
             CHECKOUT_LABEL: CHECKOUT,
             SYSTEM_LABEL: "nats",
             NATS_VERSION_LABEL: self.spec.version,
+            SYNC_LABEL: self.spec.sync,
         }
         if server is not None:
             labels |= {NODE_LABEL: server.name, ROLE_LABEL: "nats", ADDRESS_LABEL: server.address}
@@ -124,6 +127,25 @@ class NatsCluster:
     def client_urls(self) -> list[str]:
         """Returns every server's client URL (nats://address:4222), for nats-py."""
         return client_urls(list(self._servers.values()))
+
+    def attach(self) -> bool:
+        """Reads the servers, release and sync profile of an existing NATS cluster of this
+        name from its containers' labels; returns False if there is none."""
+        found = [c for c in self._containers() if c.labels.get(SYSTEM_LABEL) == "nats"]
+        servers = sorted(
+            (Server(c.labels[NODE_LABEL], c.labels[ADDRESS_LABEL]) for c in found),
+            key=lambda s: int(s.name[1:]),
+        )
+        self._servers = {s.name: s for s in servers}
+        if found:
+            labels = found[0].labels
+            self.spec = dataclasses.replace(
+                self.spec,
+                servers=len(servers),
+                version=labels[NATS_VERSION_LABEL],
+                sync=labels[SYNC_LABEL],
+            )
+        return bool(found)
 
     # ---- lifecycle ---------------------------------------------------------------------
 

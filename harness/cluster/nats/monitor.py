@@ -79,8 +79,9 @@ class JetStreamView:
     meta_leader: str | None
     meta_peers: tuple[Peer, ...]
     meta_size: int
-    """The servers the meta group counts (its leader lists them in meta_peers; others
-    list none)."""
+    """The servers the meta group counts. Its leader lists the others in meta_peers;
+    a follower lists none on 2.12.1 and them all on 2.15.3, so only the leader's list is
+    read for their state."""
     streams: dict[str, StreamView]
     sync_always: bool
     """Whether the server fsyncs every write (sync_interval: always)."""
