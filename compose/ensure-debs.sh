@@ -2,7 +2,8 @@
 # Checks Python >= 3.11 first, then installs the Debian (or Ubuntu) packages the
 # harness needs when any is missing (docker.io, iptables, maven, a Java 17 JRE for Spark,
 # the Java 17 JDK's javac for the Java client's driver, chromium for the page tests, the
-# venv module;
+# venv module, a go command (Debian's golang-go: too old to build nats-server itself, it
+# fetches the Go toolchain that does, see compose/ensure-go.sh);
 # debootstrap and Debian's keyring unless HARNESS_BASE_IMAGE names a base image to
 # pull instead); runs apt-get update once. PYTHON names the interpreter (python3).
 set -euo pipefail
@@ -18,6 +19,7 @@ command -v java >/dev/null 2>&1 || missing+=(openjdk-17-jre-headless)
 # `--client java` builds its driver (clients/java/) with javac on first use.
 command -v javac >/dev/null 2>&1 || missing+=(openjdk-17-jdk-headless)
 command -v chromium >/dev/null 2>&1 || missing+=(chromium)
+command -v go >/dev/null 2>&1 || missing+=(golang-go)
 "$python" -c 'import ensurepip, venv' >/dev/null 2>&1 || missing+=("${python##*/}-venv")
 if [ -z "${HARNESS_BASE_IMAGE:-}" ]; then
   command -v debootstrap >/dev/null 2>&1 || missing+=(debootstrap)

@@ -57,7 +57,8 @@ __all__ = [
 ]
 
 
-def _tar(files: dict[str, str]) -> bytes:
+def tar_files(files: dict[str, str]) -> bytes:
+    """Takes path -> text. Returns a tar archive holding them, for put_archive at /."""
     buf = io.BytesIO()
     with tarfile.open(fileobj=buf, mode="w") as tar:
         for path, text in files.items():
@@ -240,7 +241,7 @@ class DockerCluster(ClusterQueries):
         except APIError as err:
             raise ClusterError(f"docker refused container {node.name}: {err}") from err
         files = node_files(self.spec, node, list(self._nodes.values()))
-        api.put_archive(created["Id"], "/", _tar(files))
+        api.put_archive(created["Id"], "/", tar_files(files))
 
     def exists(self) -> int:
         """Returns how many containers and networks a cluster of this name has now."""

@@ -40,8 +40,10 @@ def base_image() -> str:
     return os.environ.get("HARNESS_BASE_IMAGE", DEFAULT_BASE_IMAGE)
 
 
-def _run_step(script: str, *args: str) -> None:
-    # stdout passes through: the scripts print one line when they do real work.
+def run_step(script: str, *args: str) -> None:
+    """Runs compose/<script> with args; raises ImageError with its last lines of stderr
+    when it fails. Its stdout passes through: the scripts print one line when they do
+    real work."""
     proc = subprocess.run(
         ["bash", str(COMPOSE_DIR / script), *args], stderr=subprocess.PIPE, text=True, check=False
     )
@@ -69,7 +71,8 @@ def node_image(version: str = DEFAULT_VERSION) -> str:
     return f"{NODE_IMAGE_REPO}:{version}-{inputs_digest(version)}"
 
 
-def _image_is_current(client: docker.DockerClient, tag: str, want: str) -> bool:
+def image_is_current(client: docker.DockerClient, tag: str, want: str) -> bool:
+    """Returns whether image tag exists and was built from inputs of digest want."""
     try:
         image = client.images.get(tag)
     except ImageNotFound:
@@ -78,26 +81,32 @@ def _image_is_current(client: docker.DockerClient, tag: str, want: str) -> bool:
     return bool(labels.get(INPUTS_LABEL) == want)
 
 
+def ensure_base_image(client: docker.DockerClient) -> None:
+    """Bootstraps the base image when it is the default one and missing."""
+    if base_image() != DEFAULT_BASE_IMAGE:
+        return
+    try:
+        client.images.get(DEFAULT_BASE_IMAGE)
+    except ImageNotFound:
+        try:
+            run_step("bootstrap-base.sh", DEFAULT_BASE_IMAGE)
+        except ImageError as err:
+            raise ImageError(
+                f"{err} (where a container registry is reachable, "
+                "HARNESS_BASE_IMAGE=debian:bookworm builds on a stock image instead)"
+            ) from err
+
+
 def ensure_node_image(
     client: docker.DockerClient, say: Callable[[str], None], version: str = DEFAULT_VERSION
 ) -> str:
     """Fetches a release's jars, bootstraps the base image and builds the release's node
     image, each only if missing or stale; returns the node image's tag."""
-    _run_step("fetch-kafka.sh", version)
-    if base_image() == DEFAULT_BASE_IMAGE:
-        try:
-            client.images.get(DEFAULT_BASE_IMAGE)
-        except ImageNotFound:
-            try:
-                _run_step("bootstrap-base.sh", DEFAULT_BASE_IMAGE)
-            except ImageError as err:
-                raise ImageError(
-                    f"{err} (where a container registry is reachable, "
-                    "HARNESS_BASE_IMAGE=debian:bookworm builds on a stock image instead)"
-                ) from err
+    run_step("fetch-kafka.sh", version)
+    ensure_base_image(client)
     want = inputs_digest(version)
     tag = node_image(version)
-    if _image_is_current(client, tag, want):
+    if image_is_current(client, tag, want):
         return tag
     say(f"building {tag}")
     # The context is packed here (the one list of what `docker build` is given: there is
@@ -108,7 +117,7 @@ def ensure_node_image(
                 tar.add(COMPOSE_DIR / name, arcname=name)
             tar.add(COMPOSE_DIR / jar_folder(version), arcname="lib", filter=_without_stamp)
         context.seek(0)
-        _build(client, context, tag, want)
+        build_image(client, context, tag, want)
     return tag
 
 
@@ -116,8 +125,10 @@ def _without_stamp(member: tarfile.TarInfo) -> tarfile.TarInfo | None:
     return None if member.name.endswith("/.complete") else member
 
 
-def _build(client: docker.DockerClient, context: BinaryIO, tag: str, want: str) -> None:
-    # The bootstrapped base has everything; a stock base installs the JRE with apt.
+def build_image(client: docker.DockerClient, context: BinaryIO, tag: str, want: str) -> None:
+    """Builds image tag from a packed context on the base image, labelled as the
+    harness's and with its inputs' digest want; raises ImageError when the build fails."""
+    # The bootstrapped base has everything; a stock base installs the rest with apt.
     network = "none" if base_image() == DEFAULT_BASE_IMAGE else None
     try:
         client.images.build(

@@ -1,0 +1,128 @@
+"""The shape of a NATS JetStream cluster (NatsSpec: name, servers, release, sync profile)
+and one server's configuration, rendered from compose/nats/nats.conf.tmpl.
+
+The template holds every setting; a sync profile fills the one that differs. NATS
+writes file-store data to the page cache and fsyncs it every `sync_interval` (2 minutes
+unless set); `always` syncs every write (nats-server's docs, jetstream.sync_interval;
+Jepsen's NATS suite, jepsen-io/nats src/jepsen/nats/db.clj, passes the same knob as
+--sync-interval). Servers get fixed addresses as Kafka brokers do (layout.py): server i
+is node n<i> at .(100+i) of the cluster's /24, and its server_name is its node name.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from collections.abc import Sequence
+from dataclasses import dataclass
+from string import Template
+
+from harness.cluster.config import COMPOSE_DIR
+from harness.cluster.layout import SpecError, name_problem
+
+NATS_COMPOSE_DIR = COMPOSE_DIR / "nats"
+CLIENT_PORT, ROUTE_PORT, MONITOR_PORT = 4222, 6222, 8222
+STORE_DIR = "/var/lib/nats"
+"""JetStream keeps its files in STORE_DIR/jetstream."""
+CONFIG_PATH = "/etc/nats/nats.conf"
+NATS_VERSIONS = ("2.12.1", "2.15.3")
+"""Jepsen's version (jepsen-io/nats cli.clj's default) and the newest the Go module
+proxy serves."""
+DEFAULT_NATS_VERSION = "2.12.1"
+SERVER_COUNTS = (3, 5)
+"""JetStream replicates a stream on at most 5 servers; an odd count keeps a majority."""
+_ADDRESS_BASE = 100
+
+
+@dataclass(frozen=True, slots=True)
+class SyncProfile:
+    """How often a server fsyncs its file store: `sync_interval` (None: NATS's default)."""
+
+    name: str
+    sync_interval: str | None
+
+    def setting(self) -> str:
+        """Returns the jetstream block's line for this profile ("" for the default)."""
+        return "" if self.sync_interval is None else f"sync_interval: {self.sync_interval}"
+
+
+SYNC_PROFILES: dict[str, SyncProfile] = {
+    "default": SyncProfile("default", None),
+    "always": SyncProfile("always", "always"),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class NatsSpec:
+    """The shape of a NATS cluster: its name, server count, nats-server release and sync
+    profile; raises SpecError when built with values no cluster can have."""
+
+    name: str = "harness-nats"
+    servers: int = 3
+    version: str = DEFAULT_NATS_VERSION
+    sync: str = "default"
+
+    def __post_init__(self) -> None:
+        problems = [
+            name_problem(self.name),
+            None
+            if self.servers in SERVER_COUNTS
+            else f"servers {self.servers}: one of {', '.join(map(str, SERVER_COUNTS))}",
+            None
+            if self.version in NATS_VERSIONS
+            else f"nats version {self.version!r}: one of {', '.join(NATS_VERSIONS)}",
+            None
+            if self.sync in SYNC_PROFILES
+            else f"sync profile {self.sync!r}: one of {', '.join(SYNC_PROFILES)}",
+        ]
+        for problem in problems:
+            if problem is not None:
+                raise SpecError(problem)
+
+    @property
+    def profile(self) -> SyncProfile:
+        """Returns the sync profile the spec names."""
+        return SYNC_PROFILES[self.sync]
+
+
+@dataclass(frozen=True, slots=True)
+class Server:
+    """One NATS server of the cluster: its node name (also its server_name) and address."""
+
+    name: str
+    address: str
+
+
+def plan_servers(spec: NatsSpec, subnet: ipaddress.IPv4Network) -> list[Server]:
+    """Takes a spec and its /24 subnet; returns the servers n1.. with fixed addresses."""
+    base = subnet.network_address
+    return [Server(f"n{i}", str(base + _ADDRESS_BASE + i)) for i in range(1, spec.servers + 1)]
+
+
+def route_urls(server: Server, servers: Sequence[Server]) -> list[str]:
+    """Returns the routes of server: every other server's route URL (as Jepsen's routes
+    leave the node itself out)."""
+    return [f"nats-route://{s.address}:{ROUTE_PORT}" for s in servers if s != server]
+
+
+def server_config(
+    server: Server, servers: Sequence[Server], profile: SyncProfile, cluster_name: str
+) -> str:
+    """Takes one server, every server of the cluster, a sync profile and the cluster's
+    name; returns the server's nats.conf."""
+    template = Template((NATS_COMPOSE_DIR / "nats.conf.tmpl").read_text())
+    # substitute() rather than safe_substitute(): a missing value is a bug here.
+    return template.substitute(
+        server_name=server.name,
+        client_port=CLIENT_PORT,
+        monitor_port=MONITOR_PORT,
+        route_port=ROUTE_PORT,
+        store_dir=STORE_DIR,
+        sync_interval=profile.setting(),
+        cluster_name=cluster_name,
+        routes="\n    ".join(route_urls(server, servers)),
+    )
+
+
+def client_urls(servers: Sequence[Server]) -> list[str]:
+    """Returns the client URLs of servers, for nats-py's `servers` option."""
+    return [f"nats://{s.address}:{CLIENT_PORT}" for s in servers]
