@@ -63,6 +63,7 @@ nightly: setup
 
 lint: $(VENV_STAMP)
 	@$(PY) -m ruff check .
+	@$(PY) -m ruff format --check --quiet .
 	@$(PY) -m mypy
 	@$(dir $(PY))lint-imports --no-cache --no-logo
 

@@ -19,8 +19,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from checkers.linearizable.checker import check
-from checkers.linearizable.models import MODELS
+from checkers.linearizable import MODELS, check
 from history import Op, OpType
 
 TARGET_S = 0.5

@@ -22,8 +22,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from checkers.linearizable.checker import check
-from checkers.linearizable.models import MODELS
+from checkers.linearizable import MODELS, check
 from history import Op
 
 

@@ -56,8 +56,8 @@ def generate(path: Path, ops: int, partitions: int) -> dict[str, int]:
 def run_child(path: str) -> dict[str, Any]:
     """Loads and checks the history in this process as `harness check` does; returns the
     times, verdict and peak RSS."""
-    from checkers.queue import checker as queue
-    from checkers.queue.halves import load_queue_halves
+    from checkers import queue
+    from checkers.queue import load_queue_halves
     from history import load
 
     started = time.monotonic()

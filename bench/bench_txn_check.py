@@ -42,8 +42,7 @@ def generate(path: Path, txns: int, processes: int, partitions: int) -> dict[str
 
 def run_child(path: str) -> dict[str, Any]:
     """Loads and checks the history in this process. Returns the times, RSS and counts."""
-    from checkers.txn.checker import check_txns
-    from checkers.txn.reader import TxnHistory, TxnStream
+    from checkers.txn import TxnHistory, TxnStream, check_txns
     from history import load
 
     started = time.monotonic()

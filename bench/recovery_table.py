@@ -14,7 +14,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from checkers.recovery import leader_samples, op_spans, queue_partitions, recovery
+from checkers import leader_samples, op_spans, queue_partitions, recovery_times
 from harness.run.metadata_watch import LEADERS_FILE, read_samples
 from harness.run.recovery import store_partitions
 from history import load
@@ -41,7 +41,7 @@ def run_rows(folder: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     touched = queue_partitions if queue else store_partitions(spec["partitions"])
     spans = op_spans(load(folder / "history.jsonl").events, touched)
     leaders = leader_samples(read_samples(folder, LEADERS_FILE))
-    return spec, recovery(windows, spans, leaders)["partitions"]
+    return spec, recovery_times(windows, spans, leaders)["partitions"]
 
 
 def cell(spec: dict[str, Any]) -> Cell:

@@ -32,8 +32,7 @@ from operator import attrgetter
 from typing import Any, Protocol
 
 from checkers.result import Validity, merge_valid
-from history import Event, Invocation, MalformedOp, Op, freeze, pair_invocations
-from history.frozen import thaw
+from history import Event, Invocation, MalformedOp, Op, freeze, pair_invocations, thaw
 
 WRITE_FS = frozenset({"add", "send"})
 READ_F = "read"

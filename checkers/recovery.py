@@ -191,7 +191,7 @@ def _first_ok(
     return min(done, default=None)
 
 
-def recovery(
+def recovery_times(
     windows: Sequence[dict[str, Any]], spans: Sequence[OpSpan], leaders: Sequence[LeaderSample]
 ) -> dict[str, Any]:
     """Takes the fault windows, the ops and the leader samples. Returns {"partitions": a

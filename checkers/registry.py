@@ -31,9 +31,8 @@ from checkers.queue import checker as queue_checker
 from checkers.queue.policy import POLICY, SubVia
 from checkers.queue.reader import QueueHistory, read_queue_history
 from checkers.result import UNKNOWN, Result, Validity, check_safe, merge_valid
-from checkers.txn.reader import TxnHistory, TxnStream, read_txn_history
-from history import History, HistoryError, MalformedOp, Reader, load
-from history.source import STDIN_NAME
+from checkers.txn import TxnHistory, TxnStream, read_txn_history
+from history import STDIN_NAME, History, HistoryError, MalformedOp, Reader, load
 
 MAP_FS = frozenset({"get", "put", "put-if-absent", "replace", "remove"})
 SET_FS = frozenset({"add", "send", "read"})
@@ -183,7 +182,7 @@ def _queue(history: History, options: CheckOptions) -> Checked:
         read, sub_via=options.sub_via, ignore=options.ignore, jobs=jobs
     )
     if result.get("txn_ops"):  # transactions of several micro-ops: their order to check
-        from checkers.txn.checker import check_txns, with_transactions  # networkx: only here
+        from checkers.txn import check_txns, with_transactions  # networkx: only here
 
         result = with_transactions(result, check_txns(_transactions(history)), options.ignore)
     if not (options.consumer_group or history.fs & GROUP_ONLY_FS):

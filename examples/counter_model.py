@@ -5,7 +5,7 @@ harness check history.jsonl --model examples/counter_model.py:COUNTER
 
 from __future__ import annotations
 
-from checkers.linearizable.models import Inconsistent, Model
+from checkers.linearizable import Inconsistent, Model
 from history import Op
 
 

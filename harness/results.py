@@ -24,7 +24,7 @@ from typing import Any
 
 from harness.spec import TestSpec
 from harness.verdicts import DURATION
-from history.writer import jsonable
+from history import jsonable
 
 TEST, HISTORY, RESULTS = "test.json", "history.jsonl", "results.json"
 LOST_ACKS_SECTIONS = ("lost-acks", "lost_acks")

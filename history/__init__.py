@@ -1,7 +1,8 @@
 """The history: the project's ground floor. Events as recorded (history.jsonl, Jepsen's
 history.edn and text logs), their reading and pairing into ops, and their writing.
 
-It imports nothing of the project; everything else reads histories through it.
+It imports nothing of the project; everything else reads histories through this face,
+and its own modules import each other by full name.
 """
 
 from history.core import (
@@ -18,32 +19,54 @@ from history.core import (
     split_by_key,
     to_op,
 )
+from history.edn_values import Keyword
 from history.events import EVENT_TYPES, Event, HistoryError
-from history.frozen import freeze
+from history.formats import JSONL, detect_format, parse_history, read_jsonl, short
+from history.frozen import Exact, freeze, thaw
+from history.halves import SecondHalf, find_seam, load_halves, read_second_half
 from history.pairing import Invocation, pair_invocations
-from history.source import HISTORY_FILES, find_history_file
-from history.writer import HistoryWriter
+from history.paths import CHECK_CRASH_LOG_PREFIX, drawing_folders, find_histories
+from history.source import HISTORY_FILES, STDIN, STDIN_NAME, find_history_file
+from history.writer import HistoryWriter, jsonable
 
 __all__ = [
+    "CHECK_CRASH_LOG_PREFIX",
     "EVENT_TYPES",
     "HISTORY_FILES",
+    "JSONL",
+    "STDIN",
+    "STDIN_NAME",
     "Event",
+    "Exact",
     "History",
     "HistoryError",
     "HistoryWriter",
     "Invocation",
+    "Keyword",
     "MalformedOp",
     "Op",
     "OpFound",
     "OpType",
     "Reader",
+    "SecondHalf",
     "collector_paused",
+    "detect_format",
+    "drawing_folders",
     "drop_failures",
+    "find_histories",
     "find_history_file",
+    "find_seam",
     "freeze",
+    "jsonable",
     "load",
+    "load_halves",
     "pair",
     "pair_invocations",
+    "parse_history",
+    "read_jsonl",
+    "read_second_half",
+    "short",
     "split_by_key",
+    "thaw",
     "to_op",
 ]

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import Any, Final
 
-from history import edn
+from history.edn import EdnError, history_forms
 from history.edn_values import Keyword, Tagged, name_of
 from history.events import Event, HistoryError, check_event, require
 from history.jepsen import Facts, Reading
@@ -33,14 +33,14 @@ def read_edn_events(
     bytes for each event. Yields (line, event) for each event. Raises HistoryError for
     one that is malformed, and Reread when a fact guessed proves wrong."""
     facts = Facts(reading)
-    forms = edn.history_forms(lines, budget)
+    forms = history_forms(lines, budget)
     position = 0
     while True:
         try:
             line_no, form = next(forms)
         except StopIteration:
             break
-        except edn.EdnError as e:
+        except EdnError as e:
             raise HistoryError(path, e.line, f"bad EDN: {e.problem}") from None
         if form.__class__ is Tagged:  # an op printed as a record, #jepsen.history.Op{...}
             form = form.value

@@ -19,7 +19,7 @@ from typing import Any, Final
 
 import orjson
 
-from history import edn
+from history.edn import EdnError, read_forms
 from history.edn_values import Keyword, name_of
 from history.events import (
     EVENT_TYPES,
@@ -128,8 +128,8 @@ def _process(text: str, path: str, line_no: int) -> int | str:
 
 def _value_and_error(rest: str, event: Event, path: str, line_no: int, budget: int) -> Event:
     try:
-        values = [form for _, form in edn.read_forms(rest, line_no, budget)]
-    except edn.EdnError as e:
+        values = [form for _, form in read_forms(rest, line_no, budget)]
+    except EdnError as e:
         if not isinstance(event["process"], int):
             # A nemesis prints whatever its faults return (#<Object ...> and the like);
             # no check reads it, so it is kept as text rather than refused.

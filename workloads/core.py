@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from checkers.groups.share import BROKER_DELIVERY_LIMIT
+from checkers.groups import BROKER_DELIVERY_LIMIT
 from kvstore import Timeouts
 from kvstore.topic import TopicAdmin
 

@@ -40,9 +40,8 @@ from types import FrameType
 from typing import Any, Final
 
 from checkers.result import error_line
-from history import Op, freeze
-from history.frozen import Exact
-from history.frozen import thaw as thaw_value
+from history import Exact, Op, freeze
+from history import thaw as thaw_value
 
 State = Any  # any hashable, immutable value
 _INTERRUPTS: Final = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)

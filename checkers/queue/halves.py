@@ -22,8 +22,7 @@ from checkers.queue.checker import QueueStream
 from checkers.queue.columns import OpColumns, SendColumns, ops_from, sends_from
 from checkers.queue.positions import Holdings
 from checkers.queue.reader import Poll, QueueHistory, QueueReader, Reposition, Send
-from history import Event, History
-from history.halves import SecondHalf, find_seam, load_halves, read_second_half
+from history import Event, History, SecondHalf, find_seam, load_halves, read_second_half
 
 __all__ = ["QueueHalf", "SeamHoldings", "load_queue_halves"]
 

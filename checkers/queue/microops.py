@@ -20,9 +20,7 @@ from typing import Any
 
 from checkers.queue.records import POLL, SEND, Message, Records, pairs
 from checkers.queue.values import QueueValues
-from history import Event
-from history.edn_values import Keyword
-from history.formats import short
+from history import Event, Keyword, short
 
 MicroSend = tuple[int, int, Message, int | None]
 """A send micro-op: (its place in its op's value, partition, message, the offset Kafka

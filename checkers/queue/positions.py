@@ -38,9 +38,7 @@ from typing import Any
 
 from checkers.queue.records import ASSIGN, SUBSCRIBE
 from checkers.queue.values import QueueValues
-from history import Event
-from history.edn_values import Keyword
-from history.formats import short
+from history import Event, Keyword, short
 
 NOTHING: frozenset[int] = frozenset()
 LOST = frozenset({"revoked", "lost"})

@@ -79,8 +79,7 @@ from checkers.queue.records import (
     pairs,
 )
 from checkers.queue.values import QueueValues, add_int_pairs
-from history import Event, HistoryError, pair_invocations
-from history.formats import short
+from history import Event, HistoryError, pair_invocations, short
 
 __all__ = [
     "ASSIGN",

@@ -15,8 +15,7 @@ from dataclasses import dataclass, field
 from itertools import chain
 from typing import Any, TypeAlias
 
-from history import HistoryError
-from history.edn_values import Keyword
+from history import HistoryError, Keyword
 
 SEND, POLL, TXN, ASSIGN, SEEK, SUBSCRIBE, DRAIN = (
     "send",

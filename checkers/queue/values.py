@@ -17,9 +17,7 @@ from collections.abc import Sequence
 from typing import Any, NoReturn, TypeGuard
 
 from checkers.queue.records import MAX_PARTITION, Message, Record, Records, UnreadableQueueOp
-from history import Event
-from history.edn_values import Keyword
-from history.formats import short
+from history import Event, Keyword, short
 
 Lines = tuple[Event, int, Event | None, int]
 """The op being read: its invoke, the invoke's line, its completion (or None), its line."""

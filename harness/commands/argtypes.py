@@ -8,7 +8,7 @@ import argparse
 import math
 from collections.abc import Callable
 
-from checkers.queue.policy import parse_kinds
+from checkers.queue import parse_kinds
 
 
 def positive(kind: type[int] | type[float]) -> Callable[[str], int | float]:

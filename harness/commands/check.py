@@ -23,16 +23,14 @@ from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import Any
 
-from checkers.fork_pool import can_fork, forked_map
-from checkers.linearizable.model_loader import ModelLoadError, is_reference
-from checkers.queue.policy import SUB_VIA
-from checkers.registry import CHECKERS, ModelChoice, load_user_model
+from checkers import CHECKERS, ModelChoice, can_fork, forked_map, load_user_model
+from checkers.linearizable import ModelLoadError, is_reference
+from checkers.queue import SUB_VIA
 from harness.commands.argtypes import IGNORE_HELP, positive, queue_kinds
 from harness.commands.check_file import Asked, Outcome, check_file, one_line, write_crash_log
 from harness.commands.check_output import exit_code, report, say, summary, summary_fields
 from harness.exit_codes import EXIT_BAD_INPUT, EXIT_CRASH, EXIT_INTERRUPTED
-from history.paths import drawing_folders, find_histories
-from history.source import STDIN
+from history import STDIN, drawing_folders, find_histories
 
 
 def add_parser(subparsers: Any) -> None:

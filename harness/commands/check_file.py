@@ -21,27 +21,33 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from checkers.faults import windows
-from checkers.groups.share import BROKER_DELIVERY_LIMIT
-from checkers.groups.share_history import Shaped, ShapeProbe
-from checkers.queue.halves import load_queue_halves
-from checkers.queue.policy import SubVia
-from checkers.registry import (
+from checkers import (
     CHECKERS,
     QUEUE_FS,
     Checker,
     CheckOptions,
     ModelChoice,
+    Result,
     check_history,
     checker_for,
     default_model,
+    fault_windows,
 )
-from checkers.result import Result
+from checkers.groups import BROKER_DELIVERY_LIMIT, Shaped, ShapeProbe
+from checkers.queue import SubVia, load_queue_halves
 from harness.results import TEST
-from history import History, HistoryError, MalformedOp, OpFound, collector_paused, load
-from history.formats import short
-from history.paths import CHECK_CRASH_LOG_PREFIX
-from history.source import STDIN, STDIN_NAME
+from history import (
+    CHECK_CRASH_LOG_PREFIX,
+    STDIN,
+    STDIN_NAME,
+    History,
+    HistoryError,
+    MalformedOp,
+    OpFound,
+    collector_paused,
+    load,
+    short,
+)
 
 Outcome = dict[str, Any]
 
@@ -99,7 +105,7 @@ def _check(path: str, asked: Asked, drawings: Path) -> Outcome:
             f"{history.path}: its run records no delivery limit (test.json's "
             f"delivery_limit): checked against the broker's default, {BROKER_DELIVERY_LIMIT}"
         )
-    drawn = draw_counterexamples(result, drawings, warnings, name, windows(history.nemesis))
+    drawn = draw_counterexamples(result, drawings, warnings, name, fault_windows(history.nemesis))
     return {
         "path": history.path,
         "format": history.format,

@@ -14,15 +14,14 @@ import sys
 from pathlib import Path
 from typing import Any, Final, TextIO
 
-from checkers.groups.consumer import group_lines
-from checkers.registry import explain
-from checkers.result import merge_valid
+from checkers import explain, merge_valid
+from checkers.groups import group_lines
 from harness.exit_codes import EXIT_BAD_INPUT, EXIT_CRASH
 from harness.report.explain import explain as report_sentences
 from harness.results import RESULTS, TEST, to_json
 from harness.verdicts import exit_code as exit_code_for
 from harness.verdicts import verdict_word
-from history.source import STDIN_NAME
+from history import STDIN_NAME
 
 Outcome = dict[str, Any]
 _BREAKING: Final = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from checkers.queue.policy import KINDS, SUB_VIA
+from checkers.queue import KINDS, SUB_VIA
 from harness.cluster.config import RELEASES
 from harness.commands.argtypes import IGNORE_HELP, positive, probability, queue_kinds
 from harness.commands.cluster import add_cluster_options, cluster_spec

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from checkers.recovery import TIMES
+from checkers import RECOVERY_TIMES
 from harness.pipeline.tables import CONFIG
 
 RECORDED = ("new_leader_s", "first_ok_s", "after_heal_s")
@@ -38,7 +38,7 @@ def recovery_figures(runs: Any, results: Any) -> Any:
     )
     joined = rows.join(runs.select("run", *CONFIG), "run")
     figures = []
-    for t in TIMES:
+    for t in RECOVERY_TIMES:
         figures += [
             F.round(F.percentile_approx(t, 0.5, 10_000), 3).alias(f"{t}_median"),
             F.round(F.max(t), 3).alias(f"{t}_worst"),

@@ -20,20 +20,23 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from checkers.linearizable import checker as linearizable
-from checkers.linearizable.models import MODELS, Model, freeze
-from checkers.result import check_safe
+from checkers import check_safe, linearizable
+from checkers.linearizable import MODELS, Model
 from history import (
+    JSONL,
     History,
     HistoryError,
     Invocation,
     Op,
+    detect_format,
     drop_failures,
     find_history_file,
+    freeze,
     pair_invocations,
+    parse_history,
+    read_jsonl,
     to_op,
 )
-from history.formats import JSONL, detect_format, parse_history, read_jsonl
 
 FORMAT_PROBE_BYTES = 1 << 16
 PARSE, PAIR = 0, 1  # a line that cannot be read is reported before any pairing error
@@ -154,7 +157,7 @@ def _raise_first(errors: Any, path: str) -> None:
 def guess_model(invocations: Any, path: str, fmt: str) -> str:
     """Takes the RDD of invocations. Returns checkers.registry.default_model's guess, made on one
     invocation of each kind (the guess depends on nothing else)."""
-    from checkers.registry import default_model
+    from checkers import default_model
 
     def earlier(a: Invocation, b: Invocation) -> Invocation:
         return a if a.invoke["index"] <= b.invoke["index"] else b
@@ -198,7 +201,7 @@ def check_with_spark(
 
 def linearizable_models() -> tuple[str, ...]:
     """Returns the models whose check --spark splits into per-key Spark tasks."""
-    from checkers.registry import LINEARIZABLE_MODELS
+    from checkers import LINEARIZABLE_MODELS
 
     return LINEARIZABLE_MODELS
 

@@ -13,8 +13,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from checkers.queue.explain import case_words
-from checkers.queue.policy import effect
+from checkers.queue import case_words, effect
 from harness.cluster.config import PROFILES
 from harness.report.nemesis_story import Row, estimated_invokes, story
 from harness.verdicts import DURATION, incomplete, verdict_word

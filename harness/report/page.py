@@ -10,10 +10,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from checkers.groups.consumer import group_lines
-from checkers.groups.share import share_lines
-from checkers.queue.explain import case_words
-from checkers.queue.policy import effect
+from checkers.groups import group_lines, share_lines
+from checkers.queue import case_words, effect
 from harness.cluster.config import PROFILES
 from harness.report.counterexamples.cycles import cycle_svg
 from harness.report.explain import explain

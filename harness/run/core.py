@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from checkers.registry import CheckOptions
+from checkers import CheckOptions
 from harness import signals
 from harness.cluster.config import PROFILES
 from harness.cluster.docker_cluster import ClusterError, DockerCluster

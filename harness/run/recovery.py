@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from checkers.recovery import Touched, leader_samples, op_spans, queue_partitions, recovery
+from checkers import Touched, leader_samples, op_spans, queue_partitions, recovery_times
 from harness.run.metadata_watch import LEADERS_FILE, read_samples
 from harness.spec import TestSpec
 from history import Event, History
@@ -25,7 +25,7 @@ def recovery_section(
     touched = queue_partitions if spec.workload == "queue" else store_partitions(spec.partitions)
     spans = op_spans(history.events, touched)
     leaders = leader_samples(read_samples(folder, LEADERS_FILE))
-    return recovery(windows, spans, leaders)
+    return recovery_times(windows, spans, leaders)
 
 
 def store_partitions(partitions: int) -> Touched:

@@ -11,20 +11,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from checkers.groups.consumer import group_lines
-from checkers.groups.share import share_lines
-from checkers.queue.lag import LagPoint, lag_points, worst_realtime_lag
-from checkers.queue.reader import QueueHistory
-from checkers.registry import (
+from checkers import (
     RUN_CHECKERS,
     Checked,
     CheckOptions,
     Reading,
+    Result,
     analyse,
     compose,
+    merge_valid,
     section_of,
 )
-from checkers.result import Result, merge_valid
+from checkers.groups import group_lines, share_lines
+from checkers.queue import LagPoint, QueueHistory, lag_points, worst_realtime_lag
 from harness.report.explain import explain
 from harness.report.nemesis_story import invoke_times
 from harness.report.page import queue_lines, recount_line, recovery_lines, write_report

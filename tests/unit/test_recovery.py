@@ -14,7 +14,7 @@ from checkers.recovery import (
     leader_samples,
     op_spans,
     queue_partitions,
-    recovery,
+    recovery_times,
     taken,
 )
 from harness.report.page import recovery_lines, write_report
@@ -65,7 +65,7 @@ def samples() -> list[dict[str, Any]]:
 
 def test_times_from_the_fault_to_a_new_leader_a_first_ok_op_and_after_the_heal() -> None:
     spans = op_spans(events(), queue_partitions)
-    found = recovery([PAUSE], spans, leader_samples(samples()))
+    found = recovery_times([PAUSE], spans, leader_samples(samples()))
     (row,) = found["partitions"]
     assert (row["node"], row["partition"], row["new_leader"]) == ("n2", 0, "n3")
     assert row["new_leader_s"] == 7.0
@@ -85,7 +85,7 @@ def test_times_from_the_fault_to_a_new_leader_a_first_ok_op_and_after_the_heal()
 def test_a_fault_never_recovered_from_says_so() -> None:
     unhealed = PAUSE | {"stop": None}
     spans = op_spans(events()[:6], queue_partitions)  # nothing after the failures
-    (row,) = recovery([unhealed], spans, [])["partitions"]
+    (row,) = recovery_times([unhealed], spans, [])["partitions"]
     assert row["new_leader_s"] is None and row["first_ok_s"] is None
     assert row["after_heal_s"] is None
 
@@ -98,7 +98,7 @@ def test_an_op_invoked_in_the_fault_that_completes_after_the_heal_did_not_serve_
     ]
     flat = sorted((e for pair in waited for e in pair), key=lambda e: e["time"])
     spans = op_spans([e | {"index": i} for i, e in enumerate(flat)], queue_partitions)
-    found = recovery([PAUSE], spans, [])
+    found = recovery_times([PAUSE], spans, [])
     (row,) = found["partitions"]
     assert (row["first_ok_s"], row["in_fault_s"], row["after_heal_s"]) == (10.9, None, 1.1)
     assert found["summary"]["pause-leader"]["in_fault_s"]["never"] == 1
@@ -126,14 +126,14 @@ def test_times_count_from_when_the_fault_was_in_place_not_from_its_invoke() -> N
     # The cut took a second to install: the times are the same as with start at 10 s.
     late = PAUSE | {"start": 9.0, "in_force": 10.0}
     spans = op_spans(events(), queue_partitions)
-    (row,) = recovery([late], spans, leader_samples(samples()))["partitions"]
+    (row,) = recovery_times([late], spans, leader_samples(samples()))["partitions"]
     assert (row["start"], row["new_leader_s"], row["first_ok_s"]) == (10.0, 7.0, 7.5)
 
 
 def test_the_report_the_terminal_and_the_rate_plot_show_each_faults_recovery(
     tmp_path: Path,
 ) -> None:
-    found = recovery([PAUSE], op_spans(events(), queue_partitions), leader_samples(samples()))
+    found = recovery_times([PAUSE], op_spans(events(), queue_partitions), leader_samples(samples()))
     said = (
         "pause-leader, 1 partitions taken: new leader 7 s (worst 7 s); first ok op 7.5 s "
         "(worst 7.5 s); served in the fault 7.5 s (worst 7.5 s); after the heal 0.7 s "

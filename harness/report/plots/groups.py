@@ -15,8 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from checkers.groups.consumer_history import Commit, GroupHistory
-from checkers.groups.share_history import ShareHistory
+from checkers.groups import Commit, GroupHistory, ShareHistory
 
 GROUPS_FILE, SHARE_FILE = "groups.png", "share-deliveries.png"
 MAX_MEMBERS = 40

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from checkers.queue.lag import LagPoint, Process, process_order, worst_lags
+from checkers.queue import LagPoint, Process, process_order, worst_lags
 
 LAG_FILE, UNSEEN_FILE = "realtime-lag.png", "unseen.png"
 UNSEEN_COLOUR = "#ff7f0e"  # the colour of "not known yet" (info) in every plot

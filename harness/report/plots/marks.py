@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from checkers.queue.reader import QueueHistory
+from checkers.queue import QueueHistory
 from history import Event, pair_invocations
 
 if TYPE_CHECKING:

@@ -12,7 +12,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
-from checkers.perf import Sample
+from checkers import Sample
 from harness.report.plots import axes as time_axes
 from harness.report.plots.axes import Frame, side_legend, time_figure
 from harness.report.plots.marks import Mark, draw_on_latency, draw_on_rate

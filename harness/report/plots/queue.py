@@ -10,13 +10,14 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from checkers.queue.cases import inconsistent_offset_cases, index_observations
-from checkers.queue.reader import (
+from checkers.queue import (
     DRAIN,
     POLL,
     SEND,
     QueueHistory,
     Send,
+    inconsistent_offset_cases,
+    index_observations,
     observations,
     observed_batches,
 )
