@@ -109,8 +109,8 @@ def kraft_properties(
     share_groups: bool = False,
 ) -> str:
     """Takes one KRaft node's identity and roles (broker, controller or both), the
-    quorum's voters, the cluster's shape and whether its release has share groups;
-    returns its server.properties."""
+    quorum's voters, the cluster's shape and whether its release runs the share workload
+    (then its brokers get compose/share.properties.tmpl); returns its server.properties."""
     roles = [r for r, has in (("broker", broker), ("controller", controller)) if has]
     listeners = [
         listener

@@ -31,7 +31,9 @@ TXN_FEATURE = "transaction.version"
 CLIENT_VERSION_TAG = 2
 ENDING = {2: "PrepareCommit", 3: "PrepareAbort", 4: "CompleteCommit", 5: "CompleteAbort"}
 """The coordinator's TransactionState ids of a transaction's end."""
-COMPLETE = (4, 5)
+PREPARING = (2, 3)
+"""The first record of a transaction's end: logged before EndTxn is answered, so before
+the client's commit or abort returns."""
 TV2_LEVEL = 2
 """transaction.version 2: KIP-890's epoch bump at every transaction's end."""
 
@@ -89,7 +91,8 @@ def protocol(client_version: int | None) -> str:
 
 def client_protocols(records: Iterable[TxnRecord]) -> dict[str, dict[str, Any]]:
     """Takes the logged records in log order. Returns per transactional id the protocols
-    its transactions' ends were logged with, and how many transactions it ended."""
+    its transactions' ends were logged with, and how many ends were logged (a transaction
+    that sent nothing ends in its client alone: the coordinator never hears of it)."""
     found: dict[str, dict[str, Any]] = {}
     for record in records:
         if record.status not in ENDING:
@@ -97,14 +100,14 @@ def client_protocols(records: Iterable[TxnRecord]) -> dict[str, dict[str, Any]]:
         client = found.setdefault(record.transactional_id, {"protocols": [], "ended": 0})
         if (spoke := protocol(record.client_version)) not in client["protocols"]:
             client["protocols"].append(spoke)
-        client["ended"] += record.status in COMPLETE
+        client["ended"] += record.status in PREPARING
     return dict(sorted(found.items()))
 
 
 def transactions_section(records: Iterable[TxnRecord], broker_level: int) -> dict[str, Any]:
     """Takes the logged records and the cluster's finalized transaction.version. Returns
     results.json's account of the transaction protocol: per client and in one word (TV1,
-    TV2, mixed, or none when no transaction ended)."""
+    TV2, mixed, or none when the coordinator logged no transaction's end)."""
     clients = client_protocols(records)
     spoken = sorted({p for c in clients.values() for p in c["protocols"]})
     return {

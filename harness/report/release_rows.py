@@ -33,7 +33,7 @@ def transactions_line(found: dict[str, Any]) -> str:
         return f"not read: {found['error']}"
     clients = found.get("clients") or {}
     if not clients:
-        return "none: no transaction ended"
+        return "none: the coordinator logged no transaction's end"
     each = ", ".join(
         f"{tid} {'/'.join(c.get('protocols', []))} ({c.get('ended', 0)} ended)"
         for tid, c in sorted(clients.items())

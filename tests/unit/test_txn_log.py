@@ -80,6 +80,7 @@ def test_each_client_has_the_protocols_its_transactions_ended_with() -> None:
             ("t-0", 1, COMPLETE_ABORT, 2),
             ("t-1", 1, PREPARE_COMMIT, 0),
             ("t-1", 1, COMPLETE_COMMIT, 0),
+            ("t-2", 0, PREPARE_COMMIT, None),
             ("t-2", 0, COMPLETE_COMMIT, None),
         ]
     ]
@@ -109,7 +110,7 @@ def test_the_release_section_names_the_client_library_and_its_version() -> None:
     }
     assert release_rows(plain) == [("client", "confluent-kafka 2.16.1 (librdkafka 2.16.0)")]
     found = transactions_section(
-        [TxnRecord("t-0", 1, 1, COMPLETE_COMMIT, 2), TxnRecord("t-1", 2, 1, COMPLETE_ABORT, 2)], 2
+        [TxnRecord("t-0", 1, 1, PREPARE_COMMIT, 2), TxnRecord("t-1", 2, 1, PREPARE_ABORT, 2)], 2
     )
     java = release_section({"spec": spec | {"client": "java"}, "versions": versions}, found)
     assert (java["client"], java["client_version"], "librdkafka" in java) == (
