@@ -41,7 +41,7 @@ java-client: debs $(VENV_STAMP)
 run: setup
 	@$(PY) -m harness run --nemesis $(NEMESIS) --time-limit $(TIME_LIMIT) $(ARGS)
 
-# The nightly matrix: every Kafka version (3.9.1 on ZooKeeper, 4.4.0 on KRaft) x workload x
+# The nightly matrix: the Kafka releases of NIGHTLY_VERSIONS (any from 3.9.1 to 4.4.0) x workload x
 # nemesis x Kafka config x store, NIGHTLY_RUNS runs each (NIGHTLY_TIME s of workload),
 # NIGHTLY_JOBS at once, then `analyze` over the results. An invalid run is what the matrix
 # is for, so only analyze's exit code decides the target's.

@@ -16,8 +16,9 @@ import sys
 import time
 from pathlib import Path
 
-from harness.cluster.config import COMPOSE_DIR, DEFAULT_VERSION, METADATA_MODES, RELEASES
+from harness.cluster.config import COMPOSE_DIR
 from harness.cluster.images import DEFAULT_BASE_IMAGE, jar_folder, node_image
+from harness.cluster.releases import DEFAULT_VERSION, METADATA_MODES, RELEASES
 
 
 def timed(*args: str) -> float:

@@ -58,8 +58,8 @@ def point_latest(root: Path, folder: Path) -> None:
 
 
 def versions(kafka_version: str, client: str = "librdkafka") -> dict[str, str]:
-    """Returns the versions a result depends on: Kafka, Python, librdkafka, the harness,
-    and with the Java client its release and the JVM's."""
+    """Returns the versions a result depends on: Kafka, Python, confluent-kafka and its
+    librdkafka, the harness, and with the Java client its release and the JVM's."""
     found = {"kafka": kafka_version, "python": platform.python_version()}
     if client == "java":
         from workloads.java_driver import java_versions
@@ -69,13 +69,15 @@ def versions(kafka_version: str, client: str = "librdkafka") -> dict[str, str]:
         import confluent_kafka
 
         found["librdkafka"] = confluent_kafka.libversion()[0]
-        found["confluent_kafka"] = confluent_kafka.version()[0]
     except ImportError:
         found["librdkafka"] = "absent"
-    try:
-        found["harness"] = metadata.version("kafka-harness")
-    except metadata.PackageNotFoundError:
-        found["harness"] = "unknown"
+    # The package's own record: confluent_kafka.version() is a plain string in 2.16 (a
+    # tuple before), whose first item was "2".
+    for name, package in (("confluent_kafka", "confluent-kafka"), ("harness", "kafka-harness")):
+        try:
+            found[name] = metadata.version(package)
+        except metadata.PackageNotFoundError:
+            found[name] = "unknown"
     return found
 
 
@@ -246,7 +248,9 @@ TEST_SHAPE: dict[str, Any] = {
             "rate": float,
         }
     ),
-    "versions": dict.fromkeys(("kafka", "python", "librdkafka", "harness"), str),
+    "versions": dict.fromkeys(
+        ("kafka", "python", "librdkafka", "confluent_kafka", "kafka_clients", "harness"), str
+    ),
     "started": str,
 }
 """What the index and the analysis read of test.json: a shape is a type, a dict of
@@ -258,6 +262,7 @@ RESULTS_SHAPE: dict[str, Any] = {
     "nemesis": {"windows": [{"start": float, "stop": float}]},
     DURATION: {"planned_s": float, "ran_s": float, "complete": (True, False), "reason": str},
     **dict.fromkeys(LOST_ACKS_SECTIONS, dict.fromkeys(COUNTS, int)),
+    "release": {"transactions": {"protocol": str}},
 }
 """What the index and the analysis read of results.json."""
 

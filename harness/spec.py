@@ -6,8 +6,8 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
-from harness.cluster.config import DEFAULT_VERSION, Metadata
 from harness.cluster.layout import ClusterSpec, KraftRoles
+from harness.cluster.releases import DEFAULT_VERSION, Metadata
 
 DELIVERY_LIMIT = 3
 """The share workload's default delivery count limit: small (Kafka allows 2 to 10, and

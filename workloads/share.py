@@ -1,4 +1,4 @@
-"""The share workload (Kafka 4.4.0): producers send unique integers to a topic and
+"""The share workload (Kafka 4.3 and later): producers send unique integers to a topic and
 ShareConsumers in one share group (KIP-932, Kafka's queues) accept, release or reject them.
 
 Each process sends to random partitions and polls its share consumer (workloads/

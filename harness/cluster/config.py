@@ -1,5 +1,5 @@
-"""Renders Kafka and ZooKeeper configuration from the templates in compose/, and says
-what each Kafka release can do.
+"""Renders Kafka and ZooKeeper configuration from the templates in compose/, by profile
+and release (what each release can do: harness/cluster/releases.py).
 
 The templates hold every setting: compose/server.properties.tmpl what every Kafka node
 shares, zookeeper.properties.tmpl and kraft.properties.tmpl what one metadata mode
@@ -13,42 +13,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from string import Template
-from typing import Literal
+
+from harness.cluster.releases import RELEASES, Metadata
 
 COMPOSE_DIR = Path(__file__).resolve().parents[2] / "compose"
 CONTROLLER_PORT = 9093
-Metadata = Literal["zookeeper", "kraft"]
-METADATA_MODES: tuple[Metadata, ...] = ("zookeeper", "kraft")
 ELR_FEATURE = "eligible.leader.replicas.version"
 """KIP-966's feature flag (Kafka 4.x): level 1 turns eligible leader replicas on."""
-
-
-@dataclass(frozen=True, slots=True)
-class Release:
-    """A Kafka release the harness runs, and what it can do."""
-
-    version: str
-    zookeeper_mode: bool
-    """Whether it can keep its metadata in ZooKeeper (removed in 4.0)."""
-    elr_feature: bool
-    """Whether storage format can set eligible leader replicas (ELR_FEATURE); where it
-    cannot, ELR is off."""
-    share_groups: bool = False
-    """Whether it has share groups (KIP-932), on in a new cluster: its brokers get
-    compose/share.properties.tmpl."""
-
-
-RELEASES: dict[str, Release] = {
-    "3.9.1": Release("3.9.1", zookeeper_mode=True, elr_feature=False),
-    "4.4.0": Release("4.4.0", zookeeper_mode=False, elr_feature=True, share_groups=True),
-}
-DEFAULT_VERSION = "3.9.1"
-
-
-def default_metadata(version: str) -> Metadata:
-    """Returns the metadata mode a release runs in unless asked otherwise: ZooKeeper where
-    it still can (3.9, as before KRaft was added here), else KRaft."""
-    return "zookeeper" if RELEASES[version].zookeeper_mode else "kraft"
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,7 +31,7 @@ class Profile:
     unclean_leader_election: bool
     eligible_leader_replicas: bool | None = None
     """KIP-966 on a KRaft cluster of a release that has it, set when its storage is
-    formatted; None leaves the release's default (on for new 4.x clusters)."""
+    formatted; None leaves the release's default (on in a new cluster from 4.1)."""
 
     @property
     def safety(self) -> str:
@@ -89,7 +60,7 @@ def profile_problem(profile: Profile, version: str, metadata: Metadata) -> str |
     if metadata != "kraft" or not RELEASES[version].elr_feature:
         return (
             f"kafka config {profile.name!r} sets eligible leader replicas, which only "
-            f"KRaft on Kafka {', '.join(v for v, r in RELEASES.items() if r.elr_feature)} has"
+            f"KRaft on Kafka {next(v for v, r in RELEASES.items() if r.elr_feature)} and later has"
         )
     return None
 
@@ -138,8 +109,8 @@ def kraft_properties(
     share_groups: bool = False,
 ) -> str:
     """Takes one KRaft node's identity and roles (broker, controller or both), the
-    quorum's voters, the cluster's shape and whether its release has share groups;
-    returns its server.properties."""
+    quorum's voters, the cluster's shape and whether its release runs the share workload
+    (then its brokers get compose/share.properties.tmpl); returns its server.properties."""
     roles = [r for r, has in (("broker", broker), ("controller", controller)) if has]
     listeners = [
         listener

@@ -20,8 +20,9 @@ from typing import BinaryIO
 import docker
 from docker.errors import ImageNotFound
 
-from harness.cluster.config import COMPOSE_DIR, DEFAULT_VERSION
+from harness.cluster.config import COMPOSE_DIR
 from harness.cluster.labels import HARNESS_LABEL
+from harness.cluster.releases import DEFAULT_VERSION
 
 NODE_IMAGE_REPO = "harness-kafka"
 DEFAULT_BASE_IMAGE = "harness-base:bookworm"

@@ -15,14 +15,8 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-from harness.cluster.config import (
-    DEFAULT_VERSION,
-    METADATA_MODES,
-    PROFILES,
-    RELEASES,
-    Metadata,
-    profile_problem,
-)
+from harness.cluster.config import PROFILES, profile_problem
+from harness.cluster.releases import DEFAULT_VERSION, Metadata, release_problem
 
 Role = Literal["kafka", "zookeeper", "controller", "combined"]
 """kafka: a broker; controller: a dedicated KRaft controller; combined: both."""
@@ -59,17 +53,6 @@ def count_problem(what: str, count: int, most: int) -> str | None:
     if 1 <= count <= most:
         return None
     return f"{what} {count}: 1 to {most} (the address layout of one /24 network)"
-
-
-def release_problem(version: str, metadata: str) -> str | None:
-    """Returns why a Kafka version cannot run in a metadata mode, or None."""
-    if version not in RELEASES:
-        return f"kafka version {version!r}: one of {', '.join(RELEASES)}"
-    if metadata not in METADATA_MODES:
-        return f"metadata {metadata!r}: one of {', '.join(METADATA_MODES)}"
-    if metadata == "zookeeper" and not RELEASES[version].zookeeper_mode:
-        return f"Kafka {version} has no ZooKeeper mode (removed in 4.0): use --metadata kraft"
-    return None
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 
 from harness.cluster import config
 from harness.cluster.layout import BROKER_ROLES, CONTROLLER_ROLES, ClusterSpec, Node
+from harness.cluster.releases import RELEASES
 from harness.cluster.resources import node_environment
 
 
@@ -52,7 +53,7 @@ def node_files(spec: ClusterSpec, node: Node, nodes: Sequence[Node]) -> dict[str
             quorum_voters=config.quorum_voters(voters),
             brokers=spec.brokers,
             profile=profile,
-            share_groups=config.RELEASES[spec.kafka_version].share_groups,
+            share_groups=RELEASES[spec.kafka_version].share_workload,
         )
     return {"/etc/kafka/server.properties": props}
 

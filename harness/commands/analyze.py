@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from harness import signals
+from harness.cluster.releases import release_problem, version_problem
 from harness.exit_codes import EXIT_BAD_INPUT, EXIT_CRASH, EXIT_OK
 from harness.pipeline.analyze import Analysis, analyze
 from harness.pipeline.session import DEFAULT_MASTER
@@ -34,7 +35,25 @@ def add_parser(subparsers: Any) -> None:
         "--spark-master", default=DEFAULT_MASTER, metavar="URL", help="default: local[*]"
     )
     parser.add_argument("--out", metavar="DIR", help="default: RESULTS_DIR/analysis")
+    parser.add_argument(
+        "--kafka",
+        nargs="+",
+        type=release,
+        default=[],
+        metavar="VERSION[:MODE]",
+        help="only the runs on these releases (a version alone: in any metadata mode; "
+        "default: every run)",
+    )
     parser.set_defaults(func=run)
+
+
+def release(text: str) -> tuple[str, str | None]:
+    """An argparse type for VERSION or VERSION:MODE, a release the harness runs."""
+    version, _, mode = text.partition(":")
+    problem = release_problem(version, mode) if mode else version_problem(version)
+    if problem is not None:
+        raise argparse.ArgumentTypeError(problem)
+    return version, mode or None
 
 
 def run(args: argparse.Namespace) -> int:
@@ -50,7 +69,7 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_BAD_INPUT
     line = StatusLine()
     try:
-        found = analyze(root, out, args.spark_master, line)
+        found = analyze(root, out, args.spark_master, line, args.kafka)
     except KeyboardInterrupt:
         line.clear()  # or the status would run into the word `interrupted`
         raise

@@ -18,13 +18,7 @@ from collections.abc import Callable
 from typing import Any
 
 from harness import signals
-from harness.cluster.config import (
-    DEFAULT_VERSION,
-    METADATA_MODES,
-    PROFILES,
-    RELEASES,
-    default_metadata,
-)
+from harness.cluster.config import PROFILES
 from harness.cluster.labels import CHECKOUT
 from harness.cluster.layout import (
     KRAFT_ROLES,
@@ -35,6 +29,12 @@ from harness.cluster.layout import (
     SpecError,
     count_problem,
     name_problem,
+)
+from harness.cluster.releases import (
+    DEFAULT_VERSION,
+    METADATA_MODES,
+    default_metadata,
+    version_problem,
 )
 from harness.commands.argtypes import positive
 from harness.exit_codes import EXIT_BAD_INPUT, EXIT_CRASH, EXIT_INTERRUPTED, EXIT_UNHEALTHY
@@ -74,6 +74,14 @@ def _cluster_name(text: str) -> str:
     return text
 
 
+def kafka_version(text: str) -> str:
+    """An argparse type for a Kafka release the harness runs (harness/cluster/releases.py)."""
+    problem = version_problem(text)
+    if problem is not None:
+        raise argparse.ArgumentTypeError(problem)
+    return text
+
+
 def add_cluster_options(parser: argparse.ArgumentParser) -> None:
     """Adds the options that shape a cluster (shared by `cluster up` and `run`)."""
     parser.add_argument(
@@ -96,14 +104,16 @@ def add_cluster_options(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--kafka-version",
-        choices=list(RELEASES),
+        type=kafka_version,
         default=DEFAULT_VERSION,
-        help=f"Kafka release (default {DEFAULT_VERSION}; 4.4.0 has no ZooKeeper mode)",
+        metavar="VERSION",
+        help=f"Kafka release, 3.9.1 to 4.4.0 as Maven Central serves them, fetched on first "
+        f"use (default {DEFAULT_VERSION}; 4.x has no ZooKeeper mode)",
     )
     parser.add_argument(
         "--metadata",
         choices=METADATA_MODES,
-        help="where metadata lives (default: zookeeper on 3.9.1, kraft on 4.4.0)",
+        help="where metadata lives (default: zookeeper on 3.9.x, kraft on 4.x)",
     )
     parser.add_argument(
         "--kraft-roles",
@@ -186,7 +196,9 @@ def add_parser(sub: Any) -> None:
         help="remove every cluster the harness made on this engine, anyone's",
     )
     image = cluster_sub.add_parser("image", help="fetch jars and build the node image if missing")
-    image.add_argument("--kafka-version", choices=list(RELEASES), default=DEFAULT_VERSION)
+    image.add_argument(
+        "--kafka-version", type=kafka_version, default=DEFAULT_VERSION, metavar="VERSION"
+    )
     for p in (up, status, down):
         p.add_argument(
             "--name", type=_cluster_name, default="harness", help="cluster name (default harness)"

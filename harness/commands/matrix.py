@@ -22,15 +22,15 @@ from pathlib import Path
 from typing import Any, cast
 
 from harness import signals
-from harness.cluster.config import (
+from harness.cluster.config import PROFILES, profile_problem
+from harness.cluster.releases import (
+    MATRIX_DEFAULT,
     METADATA_MODES,
-    PROFILES,
-    RELEASES,
     Metadata,
     default_metadata,
-    profile_problem,
+    release_problem,
+    version_problem,
 )
-from harness.cluster.layout import release_problem
 from harness.commands.argtypes import positive
 from harness.commands.matrix_label import label
 from harness.exit_codes import (
@@ -94,8 +94,8 @@ class Job:
 def parse_kafka(text: str) -> Kafka:
     """Takes VERSION or VERSION:METADATA. Returns the Kafka it names; raises ValueError."""
     version, _, given = text.partition(":")
-    if version not in RELEASES:
-        raise ValueError(f"kafka {text!r}: version one of {', '.join(RELEASES)}")
+    if (unknown := version_problem(version)) is not None:
+        raise ValueError(unknown)
     metadata = given or default_metadata(version)
     problem = release_problem(version, metadata)
     if problem is not None:
@@ -121,8 +121,8 @@ def plan(
     """Takes the matrix's axes, the rounds (1-based) and each fault's time limit. Returns
     its runs round by round, the releases of one cell next to each other; faults that do
     not apply to a release's metadata mode, configs the release cannot run (eligible
-    leader replicas before 4.x), and group faults for workloads that join no group, are
-    left out."""
+    leader replicas before 4.0), and group faults for workloads that join no group, are
+    left out (and what `harness run` refuses, by runnable)."""
     return [
         Job(kafka, w, s, n, c, r, seed_base + r, time_limit(n))
         for r in rounds
@@ -135,6 +135,58 @@ def plan(
         and (n not in GROUP_FAULTS or w in GROUPED_WORKLOADS)
         and profile_problem(PROFILES[c], kafka.version, kafka.metadata) is None
     ]
+
+
+class _Refused(Exception):
+    """`harness run`'s parser refused a command line."""
+
+
+class _RunParser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # type: ignore[override]
+        raise _Refused(message)
+
+
+def run_parser() -> argparse.ArgumentParser:
+    """Returns a parser of `harness run` command lines that raises instead of exiting."""
+    from harness.commands import run as run_command
+
+    parser = _RunParser(prog="harness")
+    run_command.add_parser(parser.add_subparsers())
+    return parser
+
+
+def run_refusal(parser: argparse.ArgumentParser, job: Job, extra: Sequence[str]) -> str | None:
+    """Takes run_parser(), a job and the options every run gets. Returns why `harness run`
+    would refuse the job's command line at once (an option its release cannot run, say),
+    or None."""
+    from harness.commands.run import spec_from_args
+
+    try:
+        args = parser.parse_args(job.argv("results", "harness", extra)[3:])
+        spec_from_args(args, job.seed)
+    except (_Refused, ValueError) as err:
+        return str(err)
+    return None
+
+
+def runnable(jobs: Sequence[Job], extra: Sequence[str]) -> tuple[list[Job], list[str]]:
+    """Takes the planned jobs and the options every run gets. Returns the jobs `harness run`
+    accepts, and one line per reason it refuses the others, naming their releases."""
+    parser = run_parser()
+    seen: dict[tuple[Kafka, str, str, str, str], str | None] = {}
+    kept: list[Job] = []
+    refused: dict[str, list[str]] = {}
+    for job in jobs:
+        cell = (job.kafka, job.workload, job.store, job.nemesis, job.config)
+        if cell not in seen:  # the rounds of a cell differ only in their seeds
+            seen[cell] = run_refusal(parser, job, extra)
+        why = seen[cell]
+        if why is None:
+            kept.append(job)
+        elif job.kafka.label not in refused.setdefault(why, []):
+            refused[why].append(job.kafka.label)
+    lines = [f"left out on {', '.join(labels)}: {why}" for why, labels in refused.items()]
+    return kept, lines
 
 
 def worst(codes: Sequence[int]) -> int:
@@ -277,10 +329,15 @@ def _command(args: argparse.Namespace) -> int:
         return EXIT_BAD_INPUT
     extra = args.run_args[1:] if args.run_args[:1] == ["--"] else args.run_args
     rounds = range(args.first_round, args.first_round + args.runs)
-    jobs = plan(
+    planned = plan(
         kafkas, args.workloads, args.stores, args.nemeses, args.configs, rounds,
         args.seed_base, limits,
     )  # fmt: skip
+    jobs, refused = runnable(planned, extra)
+    for line in refused:
+        print(f"harness matrix: {line}", file=sys.stderr)
+    if planned and not jobs:
+        return EXIT_BAD_INPUT
     if args.list:
         for job in jobs:
             print(job.describe())
@@ -302,10 +359,10 @@ def add_parser(sub: Any) -> None:
     p.add_argument(
         "--kafka",
         nargs="+",
-        default=list(RELEASES),
+        default=list(MATRIX_DEFAULT),
         metavar="VERSION[:MODE]",
-        help=f"releases, each with a metadata mode ({'|'.join(METADATA_MODES)}; "
-        "default: the release's own)",
+        help=f"releases (3.9.1 to 4.4.0; default {' '.join(MATRIX_DEFAULT)}), each with a "
+        f"metadata mode ({'|'.join(METADATA_MODES)}; default: the release's own)",
     )
     p.add_argument("--workloads", nargs="+", choices=sorted(WORKLOAD_NAMES), default=["kv"])
     p.add_argument("--stores", nargs="+", choices=list(STORES), default=["linearizable"])

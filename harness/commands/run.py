@@ -12,13 +12,14 @@ from pathlib import Path
 from typing import Any
 
 from checkers.queue import KINDS, SUB_VIA
-from harness.cluster.config import RELEASES
+from harness.cluster.releases import consumer_protocol_problem, share_problem
 from harness.commands.argtypes import IGNORE_HELP, positive, probability, queue_kinds
 from harness.commands.cluster import add_cluster_options, cluster_spec
 from harness.exit_codes import EXIT_BAD_INPUT, EXIT_INTERRUPTED, EXIT_INVALID
 from harness.progress import StatusLine
 from harness.spec import DELIVERY_LIMIT, TestSpec, default_name
 from nemesis.names import NEMESES
+from workloads.java_driver import KAFKA_CLIENTS_VERSION
 from workloads.names import STORES, WORKLOAD_NAMES
 
 # The modules that run a test (Docker's, Kafka's and ZooKeeper's clients) are imported
@@ -162,7 +163,8 @@ def add_parser(sub: Any) -> None:
         choices=CLIENTS,
         default="librdkafka",
         help="with --txn: the Kafka client the transactions run through: librdkafka "
-        "(confluent-kafka, the default) or java (kafka-clients 4.4.0, transactions v2)",
+        "(confluent-kafka, the default; transactions v1) or java (kafka-clients "
+        f"{KAFKA_CLIENTS_VERSION}, transactions v2 where the brokers have it: 4.x)",
     )
     p.add_argument(
         "--release-p",
@@ -220,9 +222,8 @@ def spec_from_args(args: argparse.Namespace, seed: int) -> TestSpec:
         raise ValueError(
             "--crash-clients crashes queue clients: it needs --workload queue or share"
         )
-    if args.workload == "share" and not RELEASES[cluster.kafka_version].share_groups:
-        version = cluster.kafka_version
-        raise ValueError(f"--workload share needs share groups (KIP-932): 4.4.0, not {version}")
+    if args.workload == "share" and (no_share := share_problem(cluster.kafka_version)):
+        raise ValueError(no_share)
     if args.release_p + args.reject_p > 1:
         raise ValueError("--release-p and --reject-p add up to more than 1")
     if (group_problem := _group_problem(args, cluster.kafka_version)) is not None:
@@ -280,8 +281,8 @@ def _group_problem(args: argparse.Namespace, kafka_version: str) -> str | None:
         return "--sub-via subscribe is the queue workload's: it needs --workload queue"
     if args.group_protocol != "classic" and not grouped:
         return f"--group-protocol {args.group_protocol} is a group's: it needs --sub-via subscribe"
-    if args.group_protocol == "consumer" and int(kafka_version.split(".")[0]) < 4:
-        return f"--group-protocol consumer (KIP-848) needs Kafka 4.0 or later, not {kafka_version}"
+    if args.group_protocol == "consumer" and (refused := consumer_protocol_problem(kafka_version)):
+        return refused
     if args.auto_commit and (not grouped or args.txn):
         return "--auto-commit needs --sub-via subscribe without --txn (transactions commit)"
     return None

@@ -6,13 +6,14 @@ plots and summary.md; broken run folders are listed with the reason, never fatal
 from __future__ import annotations
 
 import datetime
-from dataclasses import dataclass
+from collections.abc import Collection
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from harness.pipeline.frames import readable
 from harness.progress import StatusLine
-from harness.results import Listing, list_runs
+from harness.results import TEST, TEST_SHAPE, Listing, list_runs, read_shaped
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,23 +30,62 @@ class Analysis:
     """What is new since the last analysis into the same folder, in one line."""
 
 
-def analyze(root: Path, out: Path, master: str, line: StatusLine) -> Analysis:
-    """Takes a results directory, the output folder, a Spark master and a status line.
-    Writes every output; returns what was found."""
+Release = tuple[str, str | None]
+"""A Kafka version and the metadata mode it ran in (None: any)."""
+
+
+def analyze(
+    root: Path,
+    out: Path,
+    master: str,
+    line: StatusLine,
+    releases: Collection[Release] = (),
+) -> Analysis:
+    """Takes a results directory, the output folder, a Spark master, a status line and the
+    releases to analyse (none: every run's). Writes every output; returns what was found."""
     from harness.pipeline.session import shuffle_partitions_for, spark_session
 
     line.update(f"starting Spark ({master})")
     with spark_session(master, out / "spark.log", shuffle_partitions_for(master)) as spark:
-        return analyze_with(spark, root, out, line)
+        return analyze_with(spark, root, out, line, releases)
 
 
-def analyze_with(spark: Any, root: Path, out: Path, line: StatusLine) -> Analysis:
+def of_releases(listing: Listing, releases: Collection[Release]) -> Listing:
+    """Takes run folders and releases. Returns the folders whose test.json names one of the
+    releases (a run from before KRaft ran 3.9 on ZooKeeper), and the broken ones that name
+    none other; every folder when no release is given."""
+    if not releases:
+        return listing
+
+    def ran_on(run: str) -> Release | None:
+        test = read_shaped(listing.root / run / TEST, TEST_SHAPE)[0]
+        if not isinstance(test, dict):
+            return None
+        spec = test["spec"]
+        version = spec.get("kafka_version") or test.get("versions", {}).get("kafka")
+        return None if version is None else (version, spec.get("metadata") or "zookeeper")
+
+    def wanted(found: Release | None, unknown: bool) -> bool:
+        if found is None:
+            return unknown
+        return any(found[0] == v and m in (None, found[1]) for v, m in releases)
+
+    return replace(
+        listing,
+        complete=[r for r in listing.complete if wanted(ran_on(r), unknown=False)],
+        broken=[b for b in listing.broken if wanted(ran_on(b.run), unknown=True)],
+    )
+
+
+def analyze_with(
+    spark: Any, root: Path, out: Path, line: StatusLine, releases: Collection[Release] = ()
+) -> Analysis:
     """Like analyze, on a running SparkSession."""
     from harness.pipeline import run_links
     from harness.pipeline.summary import render
     from harness.report.index import write_index
 
-    listing = readable(list_runs(root, skip=out))
+    listing = readable(of_releases(list_runs(root, skip=out), releases))
     found = _tables(spark, listing, out, line)
     broken = [{"run": b.name, "reason": b.reason} for b in listing.broken] + found["broken"]
     broken.sort(key=lambda b: b["run"])

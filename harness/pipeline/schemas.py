@@ -14,6 +14,8 @@ from harness.results import LOST_ACKS_SECTIONS
 from harness.verdicts import DURATION
 
 CORRUPT = "_corrupt_record"
+VERSIONS = ("kafka", "python", "librdkafka", "confluent_kafka", "kafka_clients", "harness")
+"""What test.json's `versions` says that the pipeline reads."""
 
 
 def _types() -> Any:
@@ -61,12 +63,7 @@ def test_schema() -> Any:
             t.StructField("client", t.StringType()),
         ]
     )
-    versions = t.StructType(
-        [
-            t.StructField(name, t.StringType())
-            for name in ("kafka", "python", "librdkafka", "harness")
-        ]
-    )
+    versions = t.StructType([t.StructField(name, t.StringType()) for name in VERSIONS])
     return t.StructType(
         [
             t.StructField("spec", spec),
@@ -146,10 +143,13 @@ def results_schema() -> Any:
             t.StructField("complete", t.BooleanType()),
         ]
     )
+    transactions = t.StructType([t.StructField("protocol", t.StringType())])
+    release = t.StructType([t.StructField("transactions", transactions)])
     return t.StructType(
         [
             t.StructField("valid", t.StringType()),
             t.StructField("error", t.StringType()),
+            t.StructField("release", release),
             t.StructField("linearizable", linearizable),
             t.StructField("nemesis", nemesis),
             t.StructField(DURATION, duration),

@@ -97,6 +97,18 @@ def _nemesis() -> Any:
     return F.when(faults != "", faults).otherwise("none")
 
 
+def _client() -> tuple[Any, Any]:
+    """Returns the columns of the client library a run's workload went through and its
+    version: kafka-clients with --client java, else confluent-kafka (over librdkafka)."""
+    F = _f()
+    java = F.col("spec.client") == "java"
+    name = F.when(java, F.lit("kafka-clients")).otherwise(F.lit("confluent-kafka"))
+    version = F.when(java, F.col("versions.kafka_clients")).otherwise(
+        F.col("versions.confluent_kafka")
+    )
+    return name.alias("client"), version.alias("client_version")
+
+
 def _anomalies() -> Any:
     """Returns the column of the queue anomaly kinds found, "G0:3 G1a:1" (sorted), or null."""
     F = _f()
@@ -125,6 +137,7 @@ def run_rows(tests: Any, results: Any, counts: Any, latency: Any) -> Any:
         F.coalesce(F.col("spec.kafka_version"), F.col("versions.kafka")).alias("kafka_version"),
         F.coalesce(F.col("spec.metadata"), F.lit("zookeeper")).alias("metadata"),
         F.col("versions.librdkafka").alias("librdkafka_version"),
+        *_client(),
         F.col("versions.harness").alias("harness_version"),
         F.col(CORRUPT).alias("test_corrupt"),
     )
@@ -142,6 +155,7 @@ def run_rows(tests: Any, results: Any, counts: Any, latency: Any) -> Any:
         F.col("queue.transactions.aborted").alias("txn_aborted"),
         F.col("queue.transactions.unknown").alias("txn_unknown"),
         _anomalies().alias("anomalies"),
+        F.col("release.transactions.protocol").alias("txn_protocol"),
         F.col(CORRUPT).alias("results_corrupt"),
     )
     joined = t.join(r, "run", "full").join(counts, "run", "left").join(latency, "run", "left")
@@ -163,6 +177,8 @@ RUN_COLUMNS = (
     "start_time",
     *CONFIG,
     "seed",
+    "client",
+    "client_version",
     "librdkafka_version",
     "harness_version",
     "ops",
@@ -177,6 +193,7 @@ RUN_COLUMNS = (
     "nonlinearizable_keys",
     "unknown_keys",
     *TXN_OUTCOMES,
+    "txn_protocol",
     "anomalies",
     "verdict",
     *QUANTILE_NAMES,

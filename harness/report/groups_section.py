@@ -116,7 +116,7 @@ def share_group_html(section: dict[str, Any], folder: Path) -> str:
             f"{outcomes.get('maybe', 0)} maybe, {outcomes.get('open', 0)} open, "
             f"{outcomes.get('never-delivered', 0)} never delivered",
         ),
-        ("final drain", "ended" if section.get("drained") else "none ended"),
+        ("final drain", "completed" if section.get("drained") else "none ended"),
     ]
     kinds = section.get("kinds", {})
     overlap = kinds.get("lock-overlap", {})

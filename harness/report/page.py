@@ -18,6 +18,7 @@ from harness.report.explain import explain
 from harness.report.groups_section import groups_html
 from harness.report.nemesis_table import story_table, time_zero
 from harness.report.plots.lag import LAG_FILE, UNSEEN_FILE
+from harness.report.release_rows import release_rows
 from harness.report.zip_link import zip_link
 from harness.verdicts import run_verdict, verdict_word
 
@@ -350,6 +351,7 @@ def write_report(
             summary.append((section, _section_summary(section, results[section])))
     summary.append(("final phase", _final(results.get("final", {}))))
     summary.append(("cluster", _cluster(spec)))
+    summary += release_rows(results.get("release"))
     if "interrupted" in results:
         summary.append(("interrupted", results["interrupted"]))
     files = sorted(p for p in folder.rglob("*") if p.is_file() and p.name != "report.html")

@@ -1,5 +1,6 @@
-"""What a running cluster says about itself that a run's result depends on, for test.json,
-and the line run.log gives it."""
+"""What a running cluster says about itself that a run's result depends on, for test.json
+and results.json (its release, features, and the protocol its transactions ran), and the
+line run.log gives it."""
 
 from __future__ import annotations
 
@@ -8,6 +9,12 @@ from typing import Any
 from harness.cluster.admin import AdminError
 from harness.cluster.config import ELR_FEATURE
 from harness.cluster.docker_cluster import DockerCluster
+from harness.cluster.txn_log import (
+    TXN_FEATURE,
+    TxnLogError,
+    read_transaction_log,
+    transactions_section,
+)
 
 
 def cluster_facts(cluster: DockerCluster) -> dict[str, Any]:
@@ -37,3 +44,40 @@ def cluster_line(cluster: DockerCluster, facts: dict[str, Any], seconds: float) 
         f"cluster {cluster.spec.name} up in {seconds:.1f} s: Kafka {facts['kafka_version']} "
         f"on {facts['metadata']}, bootstrap {cluster.bootstrap_servers}"
     )
+
+
+TXN_LOG_TIMEOUT_S = 30.0
+
+
+def transaction_facts(cluster: DockerCluster) -> dict[str, Any]:
+    """Returns which transaction protocol each transactional client spoke, as the
+    coordinator logged it (harness/cluster/txn_log.py), with the cluster's finalized
+    transaction.version; or the error that kept it from being read."""
+    try:
+        level = cluster.features().get(TXN_FEATURE, 0) if cluster.metadata == "kraft" else 0
+        records = read_transaction_log(cluster.bootstrap_servers, TXN_LOG_TIMEOUT_S)
+    except (AdminError, TxnLogError) as err:
+        return {"protocol": "unknown", "error": str(err)}
+    return transactions_section(records, level)
+
+
+def release_section(test: dict[str, Any], transactions: dict[str, Any] | None) -> dict[str, Any]:
+    """Takes test.json and what transaction_facts found (None: no transactions, or not
+    read). Returns results.json's `release`: the Kafka release, its metadata mode, the
+    client library the workload ran through and its version, and the transactions'
+    protocol."""
+    spec, versions = test.get("spec", {}), test.get("versions", {})
+    if spec.get("client") == "java":
+        client = {"client": "kafka-clients", "client_version": versions.get("kafka_clients")}
+    else:
+        client = {
+            "client": "confluent-kafka",
+            "client_version": versions.get("confluent_kafka"),
+            "librdkafka": versions.get("librdkafka"),
+        }
+    return {
+        "kafka": spec.get("kafka_version"),
+        "metadata": spec.get("metadata"),
+        **client,
+        "transactions": transactions,
+    }

@@ -35,7 +35,12 @@ from harness.results import (
     write_json,
     write_test_json,
 )
-from harness.run.cluster_facts import cluster_facts, cluster_line
+from harness.run.cluster_facts import (
+    cluster_facts,
+    cluster_line,
+    release_section,
+    transaction_facts,
+)
 from harness.run.completion import duration_section
 from harness.run.final_phase import final_reads, wait_healthy
 from harness.run.metadata_watch import MetadataWatch
@@ -85,6 +90,8 @@ class TestRun:
         """What stopped the run before its final reads, in words (None: nothing did)."""
         self.final: dict[str, Any] = {}
         self.on_disk: dict[str, Any] | None = None
+        self.transactions: dict[str, Any] | None = None
+        """The protocol each transactional client spoke, read after the final reads."""
         self.workload = WORKLOADS[spec.workload]
         self.ctx = Context(
             bootstrap="",
@@ -209,6 +216,9 @@ class TestRun:
         self.final |= final_reads(reads, self.open_client, recorder, cut_short)
         missing = self.final.get("missing") or "none"
         LOG.info(f"final reads: {self.final.get('read')} ok, never read: {missing}")
+        if self.spec.txn:
+            self.transactions = transaction_facts(self.cluster)
+            LOG.info("transaction protocol: %s", self.transactions)
         if self.workload.recount_from_disk and not cut_short():
             self.line.update("recounting the topic from the brokers' disks")
             try:
@@ -381,6 +391,7 @@ def _check_and_report(run: TestRun) -> RunOutcome:
     test = {"spec": run.spec.to_json()}
     with contextlib.suppress(OSError, ValueError):
         test = json.loads((folder / TEST).read_text())
+    results["release"] = release_section(test, run.transactions)
     report = write_outputs(folder, history, test, checked)
     line.clear()
     for text in summary_lines(results, report, line.is_terminal):

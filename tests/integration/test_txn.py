@@ -4,7 +4,8 @@ read_committed, by a poll or by a final drain; nothing is left running afterward
 drain reads committed records past a transaction still open below them. The same through
 the Java client (--client java) on 4.4.0 KRaft, which speaks transactions v2: aborted and
 crashed (SIGKILLed mid-transaction) transactions' values are never read, and no driver
-process outlives the run."""
+process outlives the run. The protocol the coordinator logged for each client is TV1
+through librdkafka and TV2 through the Java client."""
 
 from __future__ import annotations
 
@@ -69,6 +70,10 @@ def test_a_transactional_run_commits_and_aborts_and_never_reads_an_aborted_value
     assert code == 0, out
     assert results["queue"]["transactions"]["committed"] > 20, out
     assert results["final"]["recount"]["acknowledged"] > 0, out
+    # librdkafka has no KIP-890 transactions v2: the coordinator logged TV1 for every client.
+    release = results["release"]
+    assert (release["client"], release["transactions"]["protocol"]) == ("confluent-kafka", "TV1")
+    assert len(release["transactions"]["clients"]) == 5, release
     lines = (tmp_path / "latest" / "history.jsonl").read_text().splitlines()
     history = [json.loads(line) for line in lines]
     txns = _txns(history)
@@ -178,6 +183,13 @@ def test_the_java_client_commits_and_aborts_and_never_reads_an_aborted_value(
     assert test["spec"]["client"] == "java" and test["versions"]["kafka_clients"] == "4.4.0"
     client_log = (tmp_path / "latest" / "client.log").read_text()  # the JVMs' stderr
     assert "transactions v2: true" in client_log, "the Java client did not use transactions v2"
+    # What the coordinator logged agrees, for every client, over every transaction it ended
+    # (one that sent nothing commits in the client alone: the coordinator never hears of it).
+    spoken = results["release"]["transactions"]
+    assert (spoken["protocol"], spoken["broker_level"]) == ("TV2", 2), spoken
+    ended = sum(c["ended"] for c in spoken["clients"].values())
+    sending = [e for e in committed if any(mop[0] == "send" for mop in e["value"])]
+    assert ended >= len(sending) > 0, spoken
 
 
 def test_crashed_java_clients_are_killed_mid_transaction_and_their_values_never_read(

@@ -9,6 +9,7 @@ import json
 import math
 import os
 import random
+from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -275,6 +276,8 @@ def mixed(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any
             for a, b, c in taken
         ]
     }
+    # And the protocol its transactions spoke, as `harness run` reads it from the coordinator.
+    results["release"] = {"client": "confluent-kafka", "transactions": {"protocol": "TV1"}}
     (txn / "results.json").write_text(json.dumps(results))
     # The same through the Java client: another test, never averaged with librdkafka's.
     java_spec = TestSpec(
@@ -342,6 +345,11 @@ def test_a_transactional_run_has_its_outcomes_and_anomalies(mixed: dict[str, Any
         "pause-leader",
         "1",
     )
+    # The client library each ran through, from test.json; the protocol, from results.json.
+    assert (txn["client"], txn["txn_protocol"]) == ("confluent-kafka", "TV1")
+    assert txn["client_version"] == metadata.version("confluent-kafka")
+    assert (java["client"], java["txn_protocol"]) == ("kafka-clients", "")
+    assert {r["client"] for r in others} == {"confluent-kafka"}
 
 
 def test_recovery_times_per_configuration_and_fault(mixed: dict[str, Any]) -> None:

@@ -15,6 +15,7 @@ from confluent_kafka import KafkaError, KafkaException, TopicPartition
 
 from harness.cli import build_parser
 from harness.cluster import config
+from harness.cluster.releases import RELEASES
 from harness.commands.run import spec_from_args
 from kvstore import DEFAULT_TIMEOUTS
 from workloads.core import Context
@@ -92,7 +93,7 @@ def test_only_a_release_with_share_groups_gets_their_broker_settings() -> None:
     assert "group.share.min.record.lock.duration.ms=1000" in props(True)
     assert "share.coordinator.state.topic.replication.factor=3" in props(True)
     assert "group.share" not in props(False)
-    assert [v for v, r in config.RELEASES.items() if r.share_groups] == ["4.4.0"]
+    assert [v for v, r in RELEASES.items() if r.share_workload] == ["4.3.0", "4.3.1", "4.4.0"]
 
 
 def test_run_takes_the_share_options_on_4_4_0() -> None:
