@@ -8,6 +8,7 @@ import (
 	"os"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -33,6 +34,10 @@ type FS struct {
 
 	mu    sync.Mutex // guards dirty
 	dirty map[*node]struct{}
+
+	budget  int64        // bytes of unsynced pages held before the largest files are written back
+	pages   atomic.Int64 // unsynced pages held now
+	pressed atomic.Int64 // bytes written back past the budget, since the mount
 }
 
 // FileReport is one file's unsynced state at a power cut or a sync.
@@ -52,16 +57,19 @@ type MountReport struct {
 	UnsyncedBytes int64        `json:"unsynced_bytes"`
 	Listed        []FileReport `json:"listed"`
 	Unlisted      int          `json:"unlisted,omitempty"`
+	// WrittenBack counts bytes written back without a sync, past the memory budget.
+	WrittenBack int64 `json:"written_back_past_budget,omitempty"`
 }
 
-// Mount serves mountpoint over backing (both existing directories) and returns the mount.
-func Mount(mountpoint, backing string) (*FS, error) {
+// Mount serves mountpoint over backing (both existing directories), holding up to
+// budget bytes of unsynced pages, and returns the mount.
+func Mount(mountpoint, backing string, budget int64) (*FS, error) {
 	root, err := fs.NewLoopbackRoot(backing)
 	if err != nil {
 		return nil, err
 	}
 	loop := root.(*fs.LoopbackNode)
-	fsys := &FS{Mountpoint: mountpoint, Backing: backing, dirty: map[*node]struct{}{}}
+	fsys := &FS{Mountpoint: mountpoint, Backing: backing, dirty: map[*node]struct{}{}, budget: budget}
 	top := &node{LoopbackNode: loop, fsys: fsys}
 	loop.RootData.RootNode = top
 	second := time.Second
@@ -130,7 +138,7 @@ func (f *FS) visit(fn func(n *node), die bool) MountReport {
 	f.gate.Lock()
 	defer f.gate.Unlock()
 	f.dead = f.dead || die
-	report := MountReport{Mount: f.Mountpoint, Listed: []FileReport{}}
+	report := MountReport{Mount: f.Mountpoint, Listed: []FileReport{}, WrittenBack: f.pressed.Load()}
 	var files []FileReport
 	for _, n := range f.dirtyNodes() {
 		n.mu.Lock()

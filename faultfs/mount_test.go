@@ -50,7 +50,11 @@ func newRig(t *testing.T) *rig {
 }
 
 func (r *rig) mount() {
-	fsys, err := Mount(r.dir, r.backing)
+	r.mountWith(1 << 30)
+}
+
+func (r *rig) mountWith(budget int64) {
+	fsys, err := Mount(r.dir, r.backing, budget)
 	if err != nil {
 		r.t.Fatalf("mount: %v", err)
 	}
@@ -287,5 +291,26 @@ func TestListingsShowTheSizeWritersSee(t *testing.T) {
 	}
 	if got := r.read("grown"); got != "ABC" {
 		t.Fatalf("after a listing the file reads %q, want ABC", got)
+	}
+}
+
+// Past its budget the layer writes the largest files back, as a kernel past
+// vm.dirty_bytes does: they survive the cut, and the cut's report says so.
+func TestPastTheBudgetTheLargestFilesAreWrittenBack(t *testing.T) {
+	r := newRig(t)
+	must(t, r.fsys.Unmount())
+	r.mountWith(4 * PageSize)
+	must(t, os.WriteFile(r.path("big"), bytes.Repeat([]byte("b"), 3*PageSize), 0o644))
+	must(t, os.WriteFile(r.path("small"), []byte("s"), 0o644))
+	if r.onDisk("big") != "" {
+		t.Fatalf("big was written back within the budget")
+	}
+	must(t, os.WriteFile(r.path("more"), bytes.Repeat([]byte("m"), PageSize), 0o644))
+	lost := r.powerCut()
+	if got := r.read("big"); len(got) != 3*PageSize {
+		t.Fatalf("the largest file was not written back past the budget: %d bytes", len(got))
+	}
+	if r.read("small") != "" || lost.WrittenBack != 3*PageSize {
+		t.Fatalf("small reads %q; the report says %d bytes written back", r.read("small"), lost.WrittenBack)
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -30,6 +31,8 @@ type node struct {
 	mu   sync.Mutex
 	// state is set while the file holds unsynced state (guarded by mu).
 	state *dirtyState
+	// pages is how many pages state holds, readable without mu (for the budget).
+	pages atomic.Int64
 }
 
 // dirtyState is a file's unsynced state and the node's own descriptor of its backing
@@ -287,6 +290,7 @@ func (n *node) truncate(file *os.File, size int64) syscall.Errno {
 	}
 	state.cache.Truncate(size)
 	state.changed = time.Now()
+	n.counted()
 	return 0
 }
 
@@ -324,7 +328,18 @@ func (n *node) forget() {
 	}
 	n.state.disk.Close()
 	n.state = nil
+	n.counted()
 	n.fsys.untrack(n)
+}
+
+// counted brings the node's and the mount's page counts up to date. The caller holds
+// the node's lock.
+func (n *node) counted() {
+	var now int64
+	if n.state != nil {
+		now = int64(n.state.cache.DirtyPages())
+	}
+	n.fsys.pages.Add(now - n.pages.Swap(now))
 }
 
 // Read reads through the cache when the file has unsynced state, else from the disk.
@@ -361,9 +376,11 @@ func (h *handle) Write(ctx context.Context, data []byte, off int64) (uint32, sys
 	}
 	got, err := state.cache.WriteAt(state.disk, data, off)
 	state.changed = time.Now()
+	n.counted()
 	if err != nil {
 		return uint32(got), fs.ToErrno(err)
 	}
+	n.fsys.relieve(n)
 	return uint32(got), 0
 }
 

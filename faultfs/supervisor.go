@@ -105,9 +105,10 @@ func lookupUser(name string) (int, int, error) {
 	return uid, gid, err
 }
 
-// runSupervisor mounts dirs, runs cmd as runAs, serves the control socket and
-// returns the exit code: the command's, or 128 plus the signal that ended it.
-func runSupervisor(dirs []string, runAs, control, events string, cmd []string) int {
+// runSupervisor mounts dirs (each holding up to budget bytes unsynced), runs cmd as
+// runAs, serves the control socket and returns the exit code: the command's, or 128
+// plus the signal that ended it.
+func runSupervisor(dirs []string, runAs, control, events string, budget int64, cmd []string) int {
 	uid, gid, err := lookupUser(runAs)
 	if err != nil {
 		log.Printf("user %s: %v", runAs, err)
@@ -118,7 +119,7 @@ func runSupervisor(dirs []string, runAs, control, events string, cmd []string) i
 		backing, err := prepare(dir, uid, gid)
 		if err == nil {
 			var fsys *FS
-			if fsys, err = Mount(dir, backing); err == nil {
+			if fsys, err = Mount(dir, backing, budget); err == nil {
 				s.mounts = append(s.mounts, fsys)
 				continue
 			}
