@@ -144,13 +144,16 @@ func runSupervisor(dirs []string, runAs, control, events string, budget int64, c
 		Setpgid:    true,
 		Credential: &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)},
 	}
+	// Caught before the command starts: a stop signal must never end the daemon itself.
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGQUIT, CutSignal, CrashSignal)
 	if err := s.child.Start(); err != nil {
 		log.Printf("start %v: %v", cmd, err)
 		s.unmountAll()
 		return 255
 	}
 	s.record(Event{Event: "start", Pid: s.child.Process.Pid, Mounts: s.status()})
-	go s.forwardSignals()
+	go s.forwardSignals(sigs)
 	go func() {
 		_ = s.child.Wait()
 		close(s.done)
@@ -159,9 +162,9 @@ func runSupervisor(dirs []string, runAs, control, events string, budget int64, c
 	return s.finish()
 }
 
-// CutSignal and CrashSignal, sent to the container (tini passes them on), do what
-// the control socket's cut and crash do, without a process in the node to ask and
-// in the time of one signal, so that several nodes lose power at once.
+// CutSignal (a power cut) and CrashSignal (a crash) are signals to the container,
+// which tini passes on: the control node needs no process in the node to ask, and
+// several nodes lose power within the time of one signal each.
 const (
 	CutSignal   = syscall.SIGPWR
 	CrashSignal = syscall.SIGUSR1
@@ -186,9 +189,7 @@ func closeOnExec() error {
 
 // forwardSignals passes the stop signals Docker sends (through tini) to the command,
 // and turns CutSignal and CrashSignal into a cut or a crash.
-func (s *supervisor) forwardSignals() {
-	sigs := make(chan os.Signal, 4)
-	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGQUIT, CutSignal, CrashSignal)
+func (s *supervisor) forwardSignals(sigs <-chan os.Signal) {
 	for sig := range sigs {
 		var err error
 		switch sig {
