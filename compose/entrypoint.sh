@@ -5,7 +5,19 @@
 # A KRaft node (broker, controller or both) formats its storage once, with the
 # cluster id and format arguments the harness set in KRAFT_CLUSTER_ID and
 # KRAFT_FORMAT_ARGS, before its first start; a restart keeps what is there.
+#
+# With FAULTFS_DIRS (a cluster made with --faultfs: harness/cluster/node_setup.py) the
+# container starts as root, and faultfs puts its power-loss layer under each of those
+# directories, then runs this script again as kafka beneath it and outlives the JVM
+# (faultfs/supervisor.go); its events go to the node's log folder.
 set -e
+if [ -n "${FAULTFS_DIRS:-}" ] && [ "$(id -u)" = 0 ]; then
+  mounts=
+  for d in $FAULTFS_DIRS; do mounts="$mounts -mount $d"; done
+  # shellcheck disable=SC2086 # the mount options are words on purpose
+  exec /usr/local/bin/faultfs run -user kafka -events /var/log/kafka/faultfs.jsonl $mounts \
+    -- "$0" "$@"
+fi
 heap=${HEAP_MIB:?HEAP_MIB is not set: the harness sets it when it creates the container}
 cp_libs='/opt/kafka/libs/*'
 log="-Dlog4j.configuration=file:/etc/kafka/log4j.properties -Dkafka.logs.dir=/var/log/kafka"

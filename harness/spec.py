@@ -31,6 +31,9 @@ class TestSpec:
     metadata: Metadata = "zookeeper"
     kraft_roles: KraftRoles = "dedicated"
     controllers: int = 3
+    faultfs: bool = False
+    """Every node's data directory on faultfs, the power-loss layer (--faultfs, or any
+    power-loss nemesis)."""
     time_limit: float = 60.0
     concurrency: int = 5
     rate: float = 100.0
@@ -87,6 +90,7 @@ class TestSpec:
             metadata=self.metadata,
             kraft_roles=self.kraft_roles,
             controllers=self.controllers,
+            faultfs=self.faultfs,
         )
 
     def to_json(self) -> dict[str, Any]:

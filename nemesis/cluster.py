@@ -8,7 +8,7 @@ node; the Docker cluster (harness.cluster) has both abilities.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol, runtime_checkable
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,3 +145,15 @@ class KafkaAdmin(Protocol):
 
 class Cluster(Nodes, KafkaAdmin, Protocol):
     """A cluster a nemesis can break and ask about: both abilities."""
+
+
+@runtime_checkable
+class PowerSwitch(Protocol):
+    """An optional ability: nodes whose data directories sit on a layer that holds
+    every write until its file is fsynced (faultfs), so that they can lose power."""
+
+    def power_off(self, node: str) -> dict[str, Any]:
+        """Cuts node's power: every process dies at once, and what was written since
+        each file's last fsync is lost. Returns what was lost, as the layer counted it
+        ({"error": ...} when it could not say). `start` powers it on again."""
+        ...

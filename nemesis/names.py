@@ -35,7 +35,33 @@ GROUP_FAULTS: tuple[str, ...] = ("kill-coordinator", "pause-coordinator", "parti
 """Faults of nemesis.coordinator, aimed at the broker coordinating the run's consumer or
 share group: they need a run with a group."""
 
-NEMESES: tuple[str, ...] = (*NETWORK_FAULTS, *PROCESS_FAULTS, ISR_SHRINK, *GROUP_FAULTS)
+POWER_FAULTS: tuple[str, ...] = (
+    "power-loss-one",
+    "power-loss-leader",
+    "power-loss-leader-and-followers",
+    "power-loss-minority",
+    "power-loss-majority",
+    "power-loss-brokers",
+    "power-loss-quorum-one",
+    "power-loss-quorum-minority",
+    "power-loss-quorum-majority",
+    "power-loss-quorum",
+    "power-loss-active-controller",
+    "power-loss-all",
+)
+"""Faults of nemesis.power: nodes lose power and every write since each file's last
+fsync (a random broker, a partition's leader, its leader and followers, a minority, a
+majority or every broker; one, a minority, a majority or all of the metadata quorum,
+ZooKeeper's or KRaft's; the active controller; every node). They need the nodes on
+faultfs, which a run asking for one of them sets up; `all` leaves them out."""
+
+NEMESES: tuple[str, ...] = (
+    *NETWORK_FAULTS,
+    *PROCESS_FAULTS,
+    ISR_SHRINK,
+    *GROUP_FAULTS,
+    *POWER_FAULTS,
+)
 """Every fault the harness can inject, by the name `--nemesis` takes."""
 
 ONLY_ON: dict[str, str] = {
@@ -49,9 +75,12 @@ ONLY_ON: dict[str, str] = {
 def applicable(metadata: str, grouped: bool = False) -> tuple[str, ...]:
     """Returns every fault that applies to a cluster keeping its metadata in metadata
     (zookeeper or kraft), with the group faults only for a run with a group (grouped):
-    what `--nemesis all` means there."""
+    what `--nemesis all` means there. The power faults are named one by one: they
+    change how every node runs (faultfs)."""
     return tuple(
         n
         for n in NEMESES
-        if ONLY_ON.get(n, metadata) == metadata and (grouped or n not in GROUP_FAULTS)
+        if ONLY_ON.get(n, metadata) == metadata
+        and (grouped or n not in GROUP_FAULTS)
+        and n not in POWER_FAULTS
     )

@@ -16,8 +16,9 @@ from nemesis.cluster import Cluster
 from nemesis.coordinator import coordinator_fault
 from nemesis.core import Compose, Nemesis
 from nemesis.isr import IsrShrink
-from nemesis.names import GROUP_FAULTS, ISR_SHRINK, NEMESES, applicable
+from nemesis.names import GROUP_FAULTS, ISR_SHRINK, NEMESES, POWER_FAULTS, applicable
 from nemesis.partition import CUTS, NetworkFault
+from nemesis.power import PowerLoss
 from nemesis.process import ProcessFault, revive
 
 
@@ -113,6 +114,8 @@ def _nemesis(name: str, topic: str, rng: random.Random, group: str | None) -> Ne
         return NetworkFault(name, topic, rng)
     if name == ISR_SHRINK:
         return IsrShrink(topic, rng)
+    if name in POWER_FAULTS:
+        return PowerLoss(name, topic, rng)
     return ProcessFault(name, topic, rng)
 
 

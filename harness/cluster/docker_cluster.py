@@ -12,13 +12,14 @@ import shlex
 import tarfile
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import docker
 from docker.errors import APIError, ImageNotFound, NotFound
 from docker.models.containers import Container
 
 from harness import signals
-from harness.cluster import readiness, resources
+from harness.cluster import faultfs, readiness, resources
 from harness.cluster.admin import Admin
 from harness.cluster.engine import docker_client
 from harness.cluster.errors import ClusterError, ClusterExists, ClusterRefused
@@ -27,6 +28,7 @@ from harness.cluster.labels import (
     CHECKOUT,
     CHECKOUT_LABEL,
     CLUSTER_LABEL,
+    FAULTFS_LABEL,
     HARNESS_LABEL,
     METADATA_LABEL,
     NODE_LABEL,
@@ -111,6 +113,7 @@ class DockerCluster(ClusterQueries):
             CHECKOUT_LABEL: CHECKOUT,
             VERSION_LABEL: self.spec.kafka_version,
             METADATA_LABEL: self.spec.metadata,
+            FAULTFS_LABEL: "1" if self.spec.faultfs else "0",
         }
         if node is not None:
             labels |= {
@@ -152,6 +155,7 @@ class DockerCluster(ClusterQueries):
                 kafka_version=lab.get(VERSION_LABEL, self.spec.kafka_version),
                 metadata="kraft" if lab.get(METADATA_LABEL) == "kraft" else "zookeeper",
                 kraft_roles="combined" if role == "combined" else self.spec.kraft_roles,
+                faultfs=lab.get(FAULTFS_LABEL) == "1",
             )
         return bool(self._nodes)
 
@@ -213,8 +217,13 @@ class DockerCluster(ClusterQueries):
         self, node: Node, image: str, machine: resources.Machine, cluster_id: str
     ) -> None:
         api = self._client.api
+        # A node on faultfs starts as root with /dev/fuse, to mount its layer.
+        layered = self.spec.faultfs
         host_config = api.create_host_config(
-            cap_add=["NET_ADMIN"], init=True, **resources.host_limits(node.role, machine)
+            cap_add=["NET_ADMIN", *(faultfs.CAPABILITIES if layered else [])],
+            devices=faultfs.DEVICES if layered else None,
+            init=True,
+            **resources.host_limits(node.role, machine),
         )
         networking = api.create_networking_config(
             {
@@ -231,6 +240,7 @@ class DockerCluster(ClusterQueries):
                 hostname=node.name,
                 labels=self._labels(node),
                 environment=node_env(self.spec, node, cluster_id),
+                user=faultfs.USER if layered else None,
                 host_config=host_config,
                 networking_config=networking,
             )
@@ -339,7 +349,27 @@ class DockerCluster(ClusterQueries):
         return int(result.exit_code), output.decode(errors="replace")
 
     def kill(self, node: str) -> None:
-        """Kills node's process with SIGKILL: no controlled shutdown."""
+        """Kills node's process with SIGKILL: no controlled shutdown. On faultfs the
+        layer outlives the JVM, as the OS outlives a crashed process, and writes back
+        what it held before the node stops."""
+        if self.spec.faultfs:
+            faultfs.end(self._container(node), faultfs.CRASH_SIGNAL)
+        self._kill_container(node)
+
+    def power_off(self, node: str) -> dict[str, Any]:
+        """Cuts node's power: its processes die at once and every write since each
+        file's last fsync is lost (faultfs's cut), and the container stops. Returns
+        what the layer lost, or {"error": ...} when it could not say: then a SIGKILL
+        cuts the power, and what the layer held dies with it."""
+        if not self.spec.faultfs:
+            raise ClusterError(
+                f"cluster {self.spec.name} has no power-loss layer: make it with --faultfs"
+            )
+        lost = faultfs.cut(self._container(node))
+        self._kill_container(node)
+        return lost
+
+    def _kill_container(self, node: str) -> None:
         try:
             self._container(node).kill(signal="SIGKILL")
         except APIError as err:

@@ -1,5 +1,6 @@
 """Makes sure the node image of a Kafka release exists: its jars from Maven Central,
-the debootstrapped base image, then `docker build` of compose/Dockerfile.
+the debootstrapped base image, the faultfs binary (the power-loss layer, built from
+faultfs/ with Go), then `docker build` of compose/Dockerfile.
 
 The node image's tag carries the digest of its inputs, so checkouts of different
 versions on one engine each use their own image instead of rebuilding over each
@@ -15,6 +16,7 @@ import subprocess
 import tarfile
 import tempfile
 from collections.abc import Callable
+from pathlib import Path
 from typing import BinaryIO
 
 import docker
@@ -30,6 +32,10 @@ INPUTS_LABEL = "kafka-harness.inputs"
 # Everything the image is built from besides its release's jars; a change to any of
 # them rebuilds it (the jars' folder has a stamp holding the digest of their pom).
 _IMAGE_FILES = ("Dockerfile", "entrypoint.sh", "log4j.properties")
+# The faultfs binary is built from these sources (reproducibly: compose/build-faultfs.sh),
+# so the digest hashes them and the binary need not exist to name the image.
+FAULTFS_DIR = COMPOSE_DIR.parent / "faultfs"
+FAULTFS_BINARY = COMPOSE_DIR.parent / "build" / "faultfs" / "faultfs"
 
 
 class ImageError(RuntimeError):
@@ -64,7 +70,18 @@ def inputs_digest(version: str = DEFAULT_VERSION) -> str:
     digest = hashlib.sha256(base_image().encode())
     for name in (*_IMAGE_FILES, f"{jar_folder(version)}/.complete"):
         digest.update((COMPOSE_DIR / name).read_bytes())
+    for source in _faultfs_sources():
+        digest.update(source.name.encode() + b"\0" + source.read_bytes())
     return digest.hexdigest()[:16]
+
+
+def _faultfs_sources() -> list[Path]:
+    """Returns the files the faultfs binary is built from, in a fixed order."""
+    return sorted(
+        p
+        for p in FAULTFS_DIR.iterdir()
+        if (p.suffix == ".go" and not p.name.endswith("_test.go")) or p.name in ("go.mod", "go.sum")
+    )
 
 
 def node_image(version: str = DEFAULT_VERSION) -> str:
@@ -109,6 +126,7 @@ def ensure_node_image(
     tag = node_image(version)
     if image_is_current(client, tag, want):
         return tag
+    run_step("build-faultfs.sh")
     say(f"building {tag}")
     # The context is packed here (the one list of what `docker build` is given: there is
     # no .dockerignore), following symlinks, with the release's jars as lib/.
@@ -116,6 +134,7 @@ def ensure_node_image(
         with tarfile.open(fileobj=context, mode="w", dereference=True) as tar:
             for name in _IMAGE_FILES:
                 tar.add(COMPOSE_DIR / name, arcname=name)
+            tar.add(FAULTFS_BINARY, arcname="faultfs")
             tar.add(COMPOSE_DIR / jar_folder(version), arcname="lib", filter=_without_stamp)
         context.seek(0)
         build_image(client, context, tag, want)

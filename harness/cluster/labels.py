@@ -15,4 +15,5 @@ NODE_LABEL = "kafka-harness.node"
 CHECKOUT_LABEL = "kafka-harness.checkout"
 VERSION_LABEL = "kafka-harness.kafka-version"
 METADATA_LABEL = "kafka-harness.metadata"
+FAULTFS_LABEL = "kafka-harness.faultfs"
 CHECKOUT = str(COMPOSE_DIR.parent)

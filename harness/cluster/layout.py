@@ -70,6 +70,9 @@ class ClusterSpec:
     metadata: Metadata = "zookeeper"
     kraft_roles: KraftRoles = "dedicated"
     controllers: int = 3
+    faultfs: bool = False
+    """Every node's data directory sits on faultfs, the power-loss layer: a power cut
+    then loses what was written since each file's last fsync (nemesis.power)."""
 
     def __post_init__(self) -> None:
         problems = [

@@ -9,9 +9,19 @@ import uuid
 from collections.abc import Sequence
 
 from harness.cluster import config
-from harness.cluster.layout import BROKER_ROLES, CONTROLLER_ROLES, ClusterSpec, Node
+from harness.cluster.layout import BROKER_ROLES, CONTROLLER_ROLES, ClusterSpec, Node, Role
 from harness.cluster.releases import RELEASES
 from harness.cluster.resources import node_environment
+
+DATA_DIRS: dict[Role, str] = {
+    "kafka": "/var/lib/kafka/data",
+    "controller": "/var/lib/kafka/data",
+    "combined": "/var/lib/kafka/data",
+    "zookeeper": "/var/lib/zookeeper",
+}
+"""Where each role keeps what it must not lose (log.dirs, which on KRaft holds the
+metadata log too; ZooKeeper's dataDir, its snapshots and transaction log): the
+directories a cluster made with faultfs puts the power-loss layer under."""
 
 
 def new_cluster_id() -> str:
@@ -66,9 +76,11 @@ def node_command(spec: ClusterSpec, node: Node) -> list[str]:
 
 
 def node_env(spec: ClusterSpec, node: Node, cluster_id: str) -> dict[str, str]:
-    """Returns node's environment: its heap, and on KRaft the cluster id and storage
-    format arguments of the first start."""
+    """Returns node's environment: its heap, on KRaft the cluster id and storage format
+    arguments of the first start, and with faultfs the directories to put it under."""
     env = node_environment(node.role)
+    if spec.faultfs:
+        env["FAULTFS_DIRS"] = DATA_DIRS[node.role]
     if spec.metadata == "kraft":
         args = config.storage_format_args(config.PROFILES[spec.kafka_config], spec.kafka_version)
         env |= {"KRAFT_CLUSTER_ID": cluster_id, "KRAFT_FORMAT_ARGS": " ".join(args)}

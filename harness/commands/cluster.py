@@ -128,6 +128,13 @@ def add_cluster_options(parser: argparse.ArgumentParser) -> None:
         default=3,
         help=f"KRaft: dedicated controllers, 1 to {MAX_CONTROLLERS} (default 3)",
     )
+    parser.add_argument(
+        "--faultfs",
+        action="store_true",
+        help="put every node's data directory on faultfs, a FUSE layer that holds each "
+        "write until its file is fsynced, so that nodes can lose power (a power-loss "
+        "nemesis sets it by itself); its nodes run as root with /dev/fuse and SYS_ADMIN",
+    )
 
 
 def metadata_of(args: argparse.Namespace) -> str:
@@ -147,6 +154,7 @@ def cluster_spec(args: argparse.Namespace, name: str) -> ClusterSpec:
         metadata="kraft" if metadata_of(args) == "kraft" else "zookeeper",
         kraft_roles="combined" if args.kraft_roles == "combined" else "dedicated",
         controllers=args.controllers,
+        faultfs=args.faultfs,
     )
 
 

@@ -144,6 +144,10 @@ def op_words(f: str, value: Any) -> str:
         return "final heal: every fault undone" + (f"; {revived}" if revived else "")
     if action == "start":
         said = _started(fault, value)
+    elif "powered-on" in value:
+        said = f"{_names(value['powered-on']) or 'no node'} powered on"
+        if revived := _revived(value.get("revived")):
+            said += f"; {revived}"
     elif "restored" in value:
         verb = "resumed" if fault.startswith("pause") else "started again"
         said = f"{_names(value['restored']) or 'no node'} {verb}"
@@ -168,6 +172,8 @@ def _started(fault: str, value: Value) -> str:
             return f"{value[verb]}{led or _role(fault, value)} {verb} ({how})"
     if "loss" in value:
         return f"{value.get('node')}{led} drops {value['loss']:.0%} of its incoming packets"
+    if "powered-off" in value:
+        return _power_cut_words(value)
     if isinstance(value.get("grudge"), dict):
         return _grudge_words(value["grudge"])
     if "steps" in value:
@@ -177,6 +183,23 @@ def _started(fault: str, value: Value) -> str:
         )
         return said if value.get("set_up", True) else f"{said}; not set up, so no loss"
     return fault
+
+
+def _power_cut_words(value: Value) -> str:
+    """The nodes a power cut took, why, and what each lost (nemesis/power.py)."""
+    nodes, partition = value["powered-off"], value.get("partition")
+    why = "" if partition is None else f" (replicas of partition {partition})"
+    if partition is not None and len(nodes) == 1:
+        why = _led(partition)
+    lost = value.get("lost")
+    each = [
+        f"{node} {loss['unsynced_bytes']} B in {loss.get('files', 0)} files"
+        if isinstance(loss, dict) and "unsynced_bytes" in loss
+        else f"{node} uncounted"
+        for node, loss in (lost.items() if isinstance(lost, dict) else [])
+    ]
+    said = f"{_names(nodes)}{why} lost power"
+    return said + (f"; unsynced writes lost: {', '.join(each)}" if each else "")
 
 
 def _led(partition: Any) -> str:

@@ -170,3 +170,31 @@ def test_a_group_fault_names_the_group_its_target_coordinated() -> None:
     rows = story(ops, [10.0, 30.0])
     assert rows[0].words == "n3 (coordinator of group queue-1-group) killed (SIGKILL)"
     assert rows[1].words == "n1 (coordinator of group t-share) cut off from n2"
+
+
+def test_a_power_cut_says_who_lost_power_and_what_each_lost() -> None:
+    lost = {"files": 5, "unsynced_bytes": 3487, "largest": [], "seconds": 0.8}
+    ops = [
+        {
+            "time": 10.9,
+            "f": "start-power-loss-leader-and-followers",
+            "value": {
+                "powered-off": ["n2", "n1", "n3"],
+                "partition": 0,
+                "lost": {"n2": lost, "n1": lost, "n3": {"error": "SIGPWR: timed out"}},
+            },
+            "error": None,
+        },
+        {
+            "time": 20.5,
+            "f": "stop-power-loss-leader-and-followers",
+            "value": {"powered-on": ["n2", "n1", "n3"], "revived": {}},
+            "error": None,
+        },
+    ]
+    rows = story(ops, [10.0, 20.0])
+    assert rows[0].words == (
+        "n2, n1 and n3 (replicas of partition 0) lost power; unsynced writes lost: "
+        "n2 3487 B in 5 files, n1 3487 B in 5 files, n3 uncounted"
+    )
+    assert rows[1].words == "n2, n1 and n3 powered on"

@@ -9,8 +9,9 @@ import pytest
 
 from nemesis.core import Compose, split_f
 from nemesis.isr import FAULT as ISR_FAULT
-from nemesis.names import GROUP_FAULTS
+from nemesis.names import GROUP_FAULTS, POWER_FAULTS
 from nemesis.partition import CUTS
+from nemesis.power import PICKS
 from nemesis.process import FAULTS
 from nemesis.schedule import (
     NEMESES,
@@ -25,9 +26,10 @@ from tests.unit.fake_cluster import FakeCluster
 
 def test_parse_none_all_and_lists() -> None:
     assert parse_nemeses("none") == ()
-    assert len(NEMESES) == 17
+    assert len(NEMESES) == 29
     zookeeper, kraft = parse_nemeses("all"), parse_nemeses("all", "kraft")
-    groupless = set(NEMESES) - set(GROUP_FAULTS)  # the group faults need a run's group
+    # The group faults need a run's group; the power faults are named one by one.
+    groupless = set(NEMESES) - set(GROUP_FAULTS) - set(POWER_FAULTS)
     assert set(zookeeper) == groupless - {
         "partition-controller-quorum",
         "partition-brokers-from-controllers",
@@ -83,7 +85,7 @@ def test_faults_started_counts_starts_before_the_end(
 
 
 def test_every_nemesis_name_has_its_fault_and_every_fault_its_name() -> None:
-    assert (*CUTS, *FAULTS, ISR_FAULT, *GROUP_FAULTS) == NEMESES
+    assert (*CUTS, *FAULTS, ISR_FAULT, *GROUP_FAULTS, *PICKS) == NEMESES
 
 
 def test_a_plan_holds_the_composed_nemesis_and_the_ops_a_seed_gives() -> None:

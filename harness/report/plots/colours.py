@@ -3,7 +3,8 @@ draws faults), keyed by the names `--nemesis` takes (nemesis/names.py).
 
 A fault's colour never depends on which other faults share the run. Families share a
 hue: network faults blue to purple, kills brown, pauses pink, isr-shrink olive, the
-group coordinator's faults gold to teal. None is the red, green or orange that mean
+group coordinator's faults gold to teal, power loss grey (of brokers) and slate (of the
+metadata quorum), darker the more nodes it takes. None is the red, green or orange that mean
 lost, ok and info in the plots.
 """
 
@@ -27,6 +28,18 @@ FAULT_COLOURS: dict[str, str] = {
     "kill-coordinator": "#a6761d",
     "pause-coordinator": "#e6ab02",
     "partition-coordinator": "#01665e",
+    "power-loss-one": "#bdbdbd",
+    "power-loss-leader": "#969696",
+    "power-loss-leader-and-followers": "#525252",
+    "power-loss-minority": "#d9d9d9",
+    "power-loss-majority": "#737373",
+    "power-loss-brokers": "#252525",
+    "power-loss-quorum-one": "#9fb3c8",
+    "power-loss-quorum-minority": "#c6d2de",
+    "power-loss-quorum-majority": "#6b7f94",
+    "power-loss-quorum": "#2c3e50",
+    "power-loss-active-controller": "#486581",
+    "power-loss-all": "#000000",
 }
 OTHER_FAULT = "#7f7f7f"
 """A fault the table does not name: one recorded elsewhere, or by an older harness."""
