@@ -28,7 +28,7 @@ from checkers.linearizable.model_loader import ModelLoadError, load_model
 from checkers.linearizable.models import MODELS, Model
 from checkers.perf import Sample
 from checkers.queue import checker as queue_checker
-from checkers.queue.policy import POLICY, SubVia
+from checkers.queue.policy import POLICY, TXN_POLICY, SubVia
 from checkers.queue.reader import QueueHistory, read_queue_history
 from checkers.result import UNKNOWN, Result, Validity, check_safe, merge_valid
 from checkers.txn import TxnHistory, TxnStream, read_txn_history
@@ -76,8 +76,9 @@ class CheckOptions:
             said["consumer_group"] = grouped and spec.get("txn") is not True
             said["auto_commit"] = spec.get("auto_commit") is True
             ignored = spec.get("ignore")
-            if isinstance(ignored, list):  # only kinds this checker knows
-                said["ignore"] = frozenset(k for k in ignored if isinstance(k, str) and k in POLICY)
+            if isinstance(ignored, list):  # only kinds the checkers know
+                known = POLICY.keys() | TXN_POLICY.keys()
+                said["ignore"] = frozenset(k for k in ignored if isinstance(k, str) and k in known)
         limit = spec.get("delivery_limit")
         if type(limit) is int and limit > 0:
             said["delivery_limit"] = limit

@@ -26,11 +26,11 @@ from typing import Any
 from checkers import CHECKERS, ModelChoice, can_fork, forked_map, load_user_model
 from checkers.linearizable import ModelLoadError, is_reference
 from checkers.queue import SUB_VIA
-from harness.commands.argtypes import IGNORE_HELP, positive, queue_kinds
 from harness.commands.check_file import Asked, Outcome, check_file, one_line, write_crash_log
 from harness.commands.check_output import exit_code, report, say, summary, summary_fields
 from harness.exit_codes import EXIT_BAD_INPUT, EXIT_CRASH, EXIT_INTERRUPTED
 from history import STDIN, drawing_folders, find_histories
+from workloads.options import IGNORE_HELP, anomaly_kinds, positive
 
 
 def add_parser(subparsers: Any) -> None:
@@ -69,7 +69,7 @@ def add_parser(subparsers: Any) -> None:
     )
     parser.add_argument(
         "--ignore",
-        type=queue_kinds,
+        type=anomaly_kinds,
         metavar="KIND,...",
         help=f"{IGNORE_HELP} (default: as the run's test.json says, else none)",
     )

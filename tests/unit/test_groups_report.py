@@ -28,9 +28,11 @@ from tests.unit.group_sim import GroupSimConfig, GroupSimulation
 from tests.unit.queue_sim import SimConfig, simulate
 from tests.unit.run_folders import fill_run
 from tests.unit.test_share import Poll, Share, clean
+from workloads.options import QueueOptions
 
 S = 1_000_000_000
 SECTION = '<section id="groups"><h2>Groups</h2>'
+GROUPED = QueueOptions(consumer_group=True)
 
 
 def _run(folder: Path, spec: TestSpec, events: list[dict[str, Any]]) -> str:
@@ -50,7 +52,7 @@ def _share_with_fault() -> Share:
 
 def test_the_section_is_there_for_a_group_run_with_its_timeline(tmp_path: Path) -> None:
     events = GroupSimulation(random.Random(6), GroupSimConfig(partitions=2)).run()
-    spec = TestSpec(name="queue-group", workload="queue", nemesis=())
+    spec = TestSpec(name="queue-group", workload="queue", nemesis=(), queue=GROUPED)
     page = _run(tmp_path / "group", spec, events)
     assert SECTION in page and "<h3>Consumer group</h3>" in page
     assert f'<img src="{GROUPS_FILE}"' in page and (tmp_path / "group" / GROUPS_FILE).exists()
@@ -77,7 +79,7 @@ def test_in_chromium_the_section_shows_its_drawings_and_never_scrolls_sideways(
     tmp_path: Path, width: int
 ) -> None:
     group = GroupSimulation(random.Random(6), GroupSimConfig(partitions=2)).run()
-    spec = TestSpec(name="queue-group", workload="queue", nemesis=())
+    spec = TestSpec(name="queue-group", workload="queue", nemesis=(), queue=GROUPED)
     _run(tmp_path / "group", spec, group)
     spec = TestSpec(name="share", workload="share", nemesis=("kill-leader",))
     _run(tmp_path / "share", spec, _share_with_fault().events())

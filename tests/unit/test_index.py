@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from harness.cluster.layout import ClusterSpec
 from harness.commands.serve import make_server
 from harness.report.index import FILTERS, count_line, group_runs, write_index
 from harness.results import new_run_folder, write_test_json
@@ -205,8 +206,10 @@ def _many_runs(root: Path, n: int) -> None:
             name="queue-kill" if i % 4 < 2 else "queue-pause",
             workload="queue",
             nemesis=("kill-leader",) if i % 4 < 2 else ("pause-leader",),
-            kafka_version="4.4.0" if kraft else "3.9.1",
-            metadata="kraft" if kraft else "zookeeper",
+            cluster=ClusterSpec(
+                kafka_version="4.4.0" if kraft else "3.9.1",
+                metadata="kraft" if kraft else "zookeeper",
+            ),
             seed=i,
         )
         folder = new_run_folder(root, spec.name, T0 + 60 * i)

@@ -20,6 +20,7 @@ from workloads import java_client, queue
 from workloads.core import Context, OpDict
 from workloads.java_client import JavaTxnClient, driver_config, notes_in, seen_in
 from workloads.java_driver import COMPILE_JARS, DriverError, jars
+from workloads.options import QueueOptions
 from workloads.queue_client import QueueSettings
 from workloads.txn_rules import ABORTED_ON_PURPOSE, CRASHED, TransactionalIds, TxnError
 
@@ -297,11 +298,11 @@ def test_the_workload_opens_the_java_client_under_txn_and_client_java(
         partitions=1,
         replication_factor=3,
         timeouts=DEFAULT_TIMEOUTS,
-        check_time_limit=1.0,
-        txn=True,
+        queue=QueueOptions(txn=True),
     )
     queue.open_client(ctx, "p0")
-    queue.open_client(dataclasses.replace(ctx, client="java"), "p1")
+    java = QueueOptions(txn=True, client="java")
+    queue.open_client(dataclasses.replace(ctx, queue=java), "p1")
     assert opened == ["librdkafka", "java"]
 
 
@@ -314,10 +315,10 @@ def _spec(*argv: str) -> TestSpec:
 
 def test_client_java_reaches_the_spec_and_its_name() -> None:
     java = _spec("--workload", "queue", "--txn", "--client", "java", "--nemesis", "none")
-    assert java.client == "java" and java.name == "queue-txn-java-none"
+    assert java.queue.client == "java" and java.name == "queue-txn-java-none"
     assert java.to_json()["client"] == "java"
     plain = _spec("--workload", "queue", "--txn", "--nemesis", "none")
-    assert plain.client == "librdkafka" and plain.name == "queue-txn-none"
+    assert plain.queue.client == "librdkafka" and plain.name == "queue-txn-none"
 
 
 def test_client_java_without_txn_exits_254_with_one_line(

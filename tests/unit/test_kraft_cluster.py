@@ -131,9 +131,10 @@ def test_run_records_the_release_and_mode_and_refuses_what_cannot_run() -> None:
     parser = build_parser()
     args = parser.parse_args(["run", "--kafka-version", "4.4.0", "--kafka-config", "unsafe-no-elr"])
     spec = spec_from_args(args, seed=7)
-    assert (spec.kafka_version, spec.metadata, spec.controllers) == ("4.4.0", "kraft", 3)
+    cluster = spec.cluster
+    assert (cluster.kafka_version, cluster.metadata, cluster.controllers) == ("4.4.0", "kraft", 3)
     assert spec.to_json()["metadata"] == "kraft"
-    assert spec.cluster_spec().role_counts() == {"kafka": 3, "controller": 3}
+    assert cluster.role_counts() == {"kafka": 3, "controller": 3}
     with pytest.raises(ValueError, match="eligible leader replicas"):
         spec_from_args(parser.parse_args(["run", "--kafka-config", "safe-elr"]), seed=7)
 

@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from checkers.registry import check_history
+from harness.cluster.layout import ClusterSpec
 from harness.pipeline.analyze import analyze_with
 from harness.pipeline.spark_check import check_with_spark
 from harness.progress import StatusLine
@@ -24,6 +25,7 @@ from history import HistoryError, Op, load
 from tests.unit import test_linearizable_oracle as oracle
 from tests.unit.run_folders import DAY, T0, VALID_OPS, WINDOW, build_results, events, write_run
 from tests.unit.test_txn_verdict import aborted_read
+from workloads.options import QueueOptions
 
 DATA = Path(__file__).parent / "data"
 
@@ -235,7 +237,9 @@ def mixed(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any
     root = tmp_path_factory.mktemp("mixed")
     history = events(VALID_OPS, [WINDOW])
     zookeeper = TestSpec(name="kv-fault", seed=1)
-    kraft = TestSpec(name="kv-fault", seed=2, kafka_version="4.4.0", metadata="kraft")
+    kraft = TestSpec(
+        name="kv-fault", seed=2, cluster=ClusterSpec(kafka_version="4.4.0", metadata="kraft")
+    )
     write_run(root, zookeeper, history, T0)
     write_run(root, kraft, history, T0 + 60)
     older = write_run(root, zookeeper, history, T0 + 120)
@@ -260,7 +264,7 @@ def mixed(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any
         name="queue-txn-crash",
         workload="queue",
         nemesis=("pause-leader",),
-        txn=True,
+        queue=QueueOptions(txn=True),
         crash_clients=10.0,
         seed=3,
     )
@@ -281,7 +285,10 @@ def mixed(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any
     (txn / "results.json").write_text(json.dumps(results))
     # The same through the Java client: another test, never averaged with librdkafka's.
     java_spec = TestSpec(
-        name="queue-txn-java", workload="queue", nemesis=("pause-leader",), txn=True, client="java"
+        name="queue-txn-java",
+        workload="queue",
+        nemesis=("pause-leader",),
+        queue=QueueOptions(txn=True, client="java"),
     )
     java = write_run(root, java_spec, aborted_read().events(), T0)
     patterns = [plain("kv[1]{a,b}*?\\"), plain("javascript:alert(1);1")]

@@ -119,13 +119,11 @@ def test_a_layer_that_could_not_say_is_recorded_as_an_error() -> None:
 
 def test_a_power_fault_puts_the_run_on_faultfs() -> None:
     def spec(*argv: str) -> bool:
-        return spec_from_args(build_parser().parse_args(["run", *argv]), seed=1).faultfs
+        return spec_from_args(build_parser().parse_args(["run", *argv]), seed=1).cluster.faultfs
 
     assert spec("--nemesis", "kill-leader,power-loss-brokers")
     assert spec("--nemesis", "kill-leader", "--faultfs")
     assert not spec("--nemesis", "all")
-    assert (
-        spec_from_args(build_parser().parse_args(["run", "--nemesis", "power-loss-one"]), seed=1)
-        .cluster_spec()
-        .faultfs
-    )
+    assert spec_from_args(
+        build_parser().parse_args(["run", "--nemesis", "power-loss-one"]), seed=1
+    ).cluster.faultfs

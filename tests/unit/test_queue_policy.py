@@ -19,6 +19,7 @@ from harness.run.verdict import summary_lines
 from harness.spec import TestSpec
 from tests.unit.queue_builder import QueueHistoryBuilder
 from tests.unit.test_check_cli import run
+from workloads.options import QueueOptions
 
 DRAINER = 99
 ALL = [(0, 10), (1, 11), (2, 12)]
@@ -164,7 +165,9 @@ def test_check_of_a_run_folder_takes_the_runs_policy(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     path = str(write(tmp_path, skipping()))
-    spec = TestSpec(name="q", workload="queue", consumer_group=True, ignore=("unseen",))
+    spec = TestSpec(
+        name="q", workload="queue", queue=QueueOptions(consumer_group=True, ignore=("unseen",))
+    )
     (tmp_path / "test.json").write_text(json.dumps({"spec": spec.to_json()}))
     code, out, _ = run(capsys, path, "--json")
     result = json.loads(out)
@@ -183,9 +186,9 @@ def spec(*argv: str) -> TestSpec:
 
 def test_run_takes_ignore_for_the_queue_workload_only() -> None:
     queued = spec("--workload", "queue", "--ignore", "unseen,poll-skip")
-    assert queued.ignore == ("unseen", "poll-skip")  # in the table's order
+    assert queued.queue.ignore == ("unseen", "poll-skip")  # in the table's order
     assert queued.to_json()["ignore"] == ["unseen", "poll-skip"]
-    assert spec("--workload", "queue").ignore == ()
+    assert spec("--workload", "queue").queue.ignore == ()
     with pytest.raises(ValueError, match="--ignore names queue anomaly kinds"):
         spec("--ignore", "unseen")
 

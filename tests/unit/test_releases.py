@@ -83,8 +83,10 @@ def test_an_unknown_version_names_the_releases_there_are() -> None:
 def test_run_takes_each_release_in_its_own_metadata_mode(version: str) -> None:
     args = build_parser().parse_args(["run", "--kafka-version", version, "--nemesis", "none"])
     spec = spec_from_args(args, seed=1)
-    assert (spec.kafka_version, spec.metadata) == (version, default_metadata(version))
-    assert spec.cluster_spec().kafka_version == version
+    assert (spec.cluster.kafka_version, spec.cluster.metadata) == (
+        version,
+        default_metadata(version),
+    )
 
 
 @pytest.mark.parametrize(
@@ -170,10 +172,10 @@ def test_a_matrix_whose_every_run_is_refused_exits_254(
 
 def test_analyze_takes_releases_with_or_without_their_mode(tmp_path: Path) -> None:
     runs = {
-        "a/1": TestSpec(name="a", kafka_version="3.9.2", metadata="zookeeper"),
-        "a/2": TestSpec(name="a", kafka_version="3.9.2", metadata="kraft"),
-        "a/3": TestSpec(name="a", kafka_version="4.2.2", metadata="kraft"),
-        "b/1": TestSpec(name="b", kafka_version="4.4.0", metadata="kraft"),
+        "a/1": TestSpec(name="a", cluster=ClusterSpec(kafka_version="3.9.2", metadata="zookeeper")),
+        "a/2": TestSpec(name="a", cluster=ClusterSpec(kafka_version="3.9.2", metadata="kraft")),
+        "a/3": TestSpec(name="a", cluster=ClusterSpec(kafka_version="4.2.2", metadata="kraft")),
+        "b/1": TestSpec(name="b", cluster=ClusterSpec(kafka_version="4.4.0", metadata="kraft")),
     }
     for run, spec in runs.items():
         (tmp_path / run).mkdir(parents=True)

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from harness.cluster.layout import ClusterSpec
 from harness.spec import TestSpec
 from history import load
 from tests.unit.browser import chromium
@@ -37,7 +38,7 @@ def reports(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         name="queue-isr-shrink",
         workload="queue",
         nemesis=("isr-shrink",),
-        kafka_config="unsafe",
+        cluster=ClusterSpec(kafka_config="unsafe"),
         seed=4,
     )
     recorded = list(load(RECORDED).events)

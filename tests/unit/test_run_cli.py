@@ -113,7 +113,7 @@ def test_spec_carries_every_option() -> None:
     spec = spec_from_args(args, seed=7)
     assert spec.name == "register-local-read-kill-leader+pause-random"
     assert spec.nemesis == ("kill-leader", "pause-random")
-    assert (spec.kafka_config, spec.time_limit, spec.keys, spec.partitions) == (
+    assert (spec.cluster.kafka_config, spec.time_limit, spec.keys, spec.partitions) == (
         "unsafe",
         12.0,
         3,
@@ -160,15 +160,20 @@ def test_queue_options_reach_the_spec_and_kafkas_rule_on_idempotence_is_kept() -
 
     queue = spec("--workload", "queue", "--nemesis", "isr-shrink", "--idempotence")
     assert queue.name == "queue-isr-shrink"
-    assert (queue.producer_acks, queue.idempotence, queue.consumer_group) == ("all", True, False)
+    options = queue.queue
+    assert (options.producer_acks, options.idempotence, options.consumer_group) == (
+        "all",
+        True,
+        False,
+    )
     grouped = spec("--workload", "queue", "--producer-acks", "1", "--consumer-group")
-    assert (grouped.producer_acks, grouped.consumer_group) == ("1", True)
-    assert spec("--workload", "queue", "--sub-via", "subscribe").consumer_group is True
+    assert (grouped.queue.producer_acks, grouped.queue.consumer_group) == ("1", True)
+    assert spec("--workload", "queue", "--sub-via", "subscribe").queue.consumer_group is True
     kip848 = spec(
         "--workload", "queue", "--kafka-version", "4.4.0", "--sub-via", "subscribe",
         "--group-protocol", "consumer", "--auto-commit", "--crash-clients",
     )  # fmt: skip
-    assert (kip848.group_protocol, kip848.auto_commit, kip848.crash_clients) == (
+    assert (kip848.queue.group_protocol, kip848.queue.auto_commit, kip848.crash_clients) == (
         "consumer",
         True,
         30.0,
@@ -185,13 +190,17 @@ def test_txn_options_reach_the_spec_and_test_json() -> None:
 
     txn = spec("--workload", "queue", "--txn", "--abort-p", "0.25", "--nemesis", "none")
     assert txn.name == "queue-txn-none"
-    assert (txn.txn, txn.abort_p, txn.isolation_level) == (True, 0.25, "read_committed")
+    assert (txn.queue.txn, txn.queue.abort_p, txn.queue.isolation_level) == (
+        True,
+        0.25,
+        "read_committed",
+    )
     assert {"txn": True, "abort_p": 0.25, "isolation_level": "read_committed"}.items() <= (
         txn.to_json().items()
     )
     dirty = spec("--workload", "queue", "--txn", "--isolation-level", "read_uncommitted")
-    assert (dirty.isolation_level, dirty.abort_p) == ("read_uncommitted", 0.1)
-    assert not spec("--workload", "queue").txn
+    assert (dirty.queue.isolation_level, dirty.queue.abort_p) == ("read_uncommitted", 0.1)
+    assert not spec("--workload", "queue").queue.txn
     assert txn.crash_clients is None
     assert spec("--workload", "queue", "--txn", "--crash-clients").crash_clients == 30.0
     crashing = spec("--workload", "queue", "--txn", "--crash-clients", "5")

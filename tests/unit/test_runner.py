@@ -37,7 +37,6 @@ def context(keys: int = 8) -> Context:
         partitions=1,
         replication_factor=3,
         timeouts=DEFAULT_TIMEOUTS,
-        check_time_limit=30.0,
     )
 
 

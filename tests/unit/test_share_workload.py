@@ -19,6 +19,7 @@ from harness.cluster.releases import RELEASES
 from harness.commands.run import spec_from_args
 from kvstore import DEFAULT_TIMEOUTS
 from workloads.core import Context
+from workloads.options import ShareOptions
 from workloads.queue_client import QueueSettings
 from workloads.share import LOCK_MS, group_configs, share_ops
 from workloads.share_client import ShareClient, ShareSettings, choose_ack
@@ -67,8 +68,7 @@ def test_the_group_starts_at_the_earliest_offset_with_a_short_lock_and_the_run_l
         partitions=1,
         replication_factor=3,
         timeouts=DEFAULT_TIMEOUTS,
-        check_time_limit=10.0,
-        delivery_limit=4,
+        share=ShareOptions(delivery_limit=4),
     )
     assert group_configs(ctx) == {
         "share.auto.offset.reset": "earliest",
@@ -100,11 +100,11 @@ def test_run_takes_the_share_options_on_4_4_0() -> None:
     argv = ["run", "--workload", "share", "--kafka-version", "4.4.0", "--crash-clients", "20"]
     args = build_parser().parse_args([*argv, "--release-p", "0.3", "--reject-p", "0.1"])
     spec = spec_from_args(args, seed=1)
-    assert (spec.workload, spec.release_p, spec.reject_p) == ("share", 0.3, 0.1)
+    assert (spec.workload, spec.share.release_p, spec.share.reject_p) == ("share", 0.3, 0.1)
     assert spec.crash_clients == 20
-    assert spec.delivery_limit == 3 and spec.to_json()["delivery_limit"] == 3  # test.json's
+    assert spec.share.delivery_limit == 3 and spec.to_json()["delivery_limit"] == 3  # test.json's
     limited = build_parser().parse_args([*argv, "--delivery-limit", "7"])
-    assert spec_from_args(limited, seed=1).delivery_limit == 7
+    assert spec_from_args(limited, seed=1).share.delivery_limit == 7
 
 
 class FakeMessage:

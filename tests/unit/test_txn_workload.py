@@ -19,6 +19,7 @@ from history import Event
 from kvstore import DEFAULT_TIMEOUTS
 from workloads import queue_client, txn_client
 from workloads.core import Context
+from workloads.options import QueueOptions
 from workloads.queue import MAX_MICRO_OPS, ops, settings, txn_ops
 from workloads.queue_client import consumer_config
 from workloads.txn_client import (
@@ -46,10 +47,8 @@ def _ctx(**changes: Any) -> Context:
         "partitions": 1,
         "replication_factor": 3,
         "timeouts": DEFAULT_TIMEOUTS,
-        "check_time_limit": 10.0,
-        "txn": True,
     }
-    return Context(**(fields | changes))
+    return Context(**fields, queue=QueueOptions(**({"txn": True} | changes)))
 
 
 # ---- the generator ---------------------------------------------------------------------
