@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Checks Python >= 3.11 first, then installs the Debian (or Ubuntu) packages the
 # harness needs when any is missing (docker.io, iptables, maven, a Java 17 JRE for Spark,
-# the Java 17 JDK's javac for the Java client's driver, chromium for the page tests, the
-# venv module;
+# the Java 17 JDK's javac for the Java client's driver, chromium for the page tests, Go for
+# the benchmark that runs Porcupine, the venv module;
 # debootstrap and Debian's keyring unless HARNESS_BASE_IMAGE names a base image to
 # pull instead); runs apt-get update once. PYTHON names the interpreter (python3).
 set -euo pipefail
@@ -18,6 +18,8 @@ command -v java >/dev/null 2>&1 || missing+=(openjdk-17-jre-headless)
 # `--client java` builds its driver (clients/java/) with javac on first use.
 command -v javac >/dev/null 2>&1 || missing+=(openjdk-17-jdk-headless)
 command -v chromium >/dev/null 2>&1 || missing+=(chromium)
+# bench/bench_porcupine.py builds Porcupine's checker (bench/porcupine/, go 1.19) with Go.
+command -v go >/dev/null 2>&1 || missing+=(golang-go)
 "$python" -c 'import ensurepip, venv' >/dev/null 2>&1 || missing+=("${python##*/}-venv")
 if [ -z "${HARNESS_BASE_IMAGE:-}" ]; then
   command -v debootstrap >/dev/null 2>&1 || missing+=(debootstrap)
