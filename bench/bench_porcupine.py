@@ -12,18 +12,19 @@ checked with its etcd model and our cas-register model; its kv logs (test_data/k
 2,024 ops over 10 keys), its kv model and our kv-append; each of the two again with only
 the files Porcupine judges valid (`-valid`: both sides search every key through, as
 Porcupine stops at the first invalid key and ours does not, and ours draws nothing); a
-3,000-op register history from bench/hard_register.py that Porcupine cannot
-decide within the time limit; and start-up: `harness check --help` and `harness check` of
-a 10-op history, each less `python -c pass`. Each side runs as a whole process on one core
+3,000-op register history from bench/hard_register.py that Porcupine cannot decide within
+the time limit; and start-up: `harness check --help` and `harness check` of a 10-op
+history, each less `python -c pass`. Each side runs as a whole process on one core
 (`--jobs 1`; GOMAXPROCS=1), ours through the command line only. Ours draws each invalid
 key's counterexample (PNG and HTML, as `harness check` always does) into a temporary
 folder; Porcupine draws nothing. A file on which the two give opposite verdicts is printed
 and fails the run (exit 1).
 
-A ratio is the median over rounds of each round's ours/Porcupine's: both sides of it ran
-under the same load. Porcupine runs the hard history once; when it times out, the hard
-figure is ours over Porcupine's time on the etcd logs in the same round (the machine's
-yardstick). --guard compares the figures with bench/guard.json (bench/porcupine_guard.py)
+The figures are of CPU seconds (user and system), which a loaded machine barely moves,
+where it may double a wall time; medians of both are printed. A ratio is the median over
+rounds of each round's ours/Porcupine's. Porcupine runs the hard history once, to show
+that it times out; the hard figure is ours over Porcupine's time on the etcd logs in the
+same round. --guard compares the figures with bench/guard.json (bench/porcupine_guard.py)
 and exits 1 if any worsened by more than its tolerance.
 """
 
@@ -32,6 +33,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -70,11 +72,20 @@ class Corpus:
     against: str | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class Timing:
+    """A process's wall seconds, and its CPU seconds (user and system, its own and those of
+    the processes it waited for)."""
+
+    wall: float
+    cpu: float
+
+
 @dataclass(slots=True)
 class Runs:
-    """One side's runs of one corpus: wall seconds per round, verdict per file."""
+    """One side's runs of one corpus: a Timing per round, the last verdict per file."""
 
-    seconds: list[float] = field(default_factory=list)
+    timings: list[Timing] = field(default_factory=list)
     verdicts: dict[str, str] = field(default_factory=dict)
 
 
@@ -98,38 +109,41 @@ def porcupine_test_data() -> tuple[str, Path]:
     return module["Version"], Path(module["Dir"]) / "test_data"
 
 
-def timed(command: list[str], env: dict[str, str] | None = None) -> tuple[float, str, int]:
-    """Runs command from the checkout. Returns its wall seconds, stdout and exit code."""
+def timed(command: list[str], env: dict[str, str] | None = None) -> tuple[Timing, str]:
+    """Runs command from the checkout. Returns its Timing and its stdout; exits unless it
+    exited 0, 1 or 2 (a verdict)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, env=env)
-    seconds = time.perf_counter() - started
+    wall = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
     if done.returncode not in (0, 1, 2):
         sys.exit(
             f"bench_porcupine: {' '.join(command[:6])} ... exited {done.returncode}:\n"
             f"{done.stderr.strip()[-2000:]}"
         )
-    return seconds, done.stdout, done.returncode
+    return Timing(wall, cpu), done.stdout
 
 
-def run_porcupine(corpus: Corpus) -> tuple[float, dict[str, str]]:
-    """Checks corpus with the driver on one core. Returns wall seconds and verdicts."""
+def run_porcupine(corpus: Corpus) -> tuple[Timing, dict[str, str]]:
+    """Checks corpus with the driver on one core. Returns its Timing and verdicts."""
     command = [str(DRIVER), "-model", corpus.theirs]
     if corpus.time_limit is not None:
         command += ["-timeout", f"{corpus.time_limit}s"]
-    seconds, out, _ = timed([*command, *corpus.files], {**os.environ, "GOMAXPROCS": "1"})
-    return seconds, {f["path"]: f["verdict"] for f in json.loads(out)["files"]}
+    timing, out = timed([*command, *corpus.files], {**os.environ, "GOMAXPROCS": "1"})
+    return timing, {f["path"]: f["verdict"] for f in json.loads(out)["files"]}
 
 
-def run_ours(corpus: Corpus, drawings: Path) -> tuple[float, dict[str, str]]:
-    """Checks corpus with `harness check` in one process. Returns wall seconds and
-    verdicts."""
+def run_ours(corpus: Corpus, drawings: Path) -> tuple[Timing, dict[str, str]]:
+    """Checks corpus with `harness check` in one process. Returns its Timing and verdicts."""
     command = [sys.executable, "-m", "harness", "check", "--jobs", "1", "--json"]
     command += ["--out", str(drawings), "--model", corpus.ours]
     if corpus.time_limit is not None:
         command += ["--time-limit", str(corpus.time_limit)]
-    seconds, out, _ = timed([*command, *corpus.files])
+    timing, out = timed([*command, *corpus.files])
     outcomes = [json.loads(line) for line in out.splitlines() if line.strip()]
-    return seconds, {o["path"]: VERDICTS.get(o["valid"], str(o["valid"])) for o in outcomes}
+    return timing, {o["path"]: VERDICTS.get(o["valid"], str(o["valid"])) for o in outcomes}
 
 
 def disagreements(ours: dict[str, str], theirs: dict[str, str]) -> list[str]:
@@ -178,24 +192,25 @@ def corpora(test_data: Path, hard: Path, time_limit: float) -> list[Corpus]:
 
 def measure(
     rounds: int, all_corpora: list[Corpus], tiny: Path, drawings: Path
-) -> tuple[dict[str, tuple[Runs, Runs]], dict[str, list[float]]]:
+) -> tuple[dict[str, tuple[Runs, Runs]], dict[str, list[Timing]]]:
     """Runs every corpus on both sides, then the start-up commands, rounds times. Returns
-    (Porcupine's runs, ours) per corpus and the start-up seconds per command. Porcupine's
+    (Porcupine's runs, ours) per corpus and the start-up Timings per command. Porcupine's
     side of a corpus measured against another runs in the first round only."""
     runs = {c.name: (Runs(), Runs()) for c in all_corpora}
-    startup: dict[str, list[float]] = {name: [] for name in startup_commands(tiny)}
+    startup: dict[str, list[Timing]] = {name: [] for name in startup_commands(tiny)}
     for round_no in range(1, rounds + 1):
         for corpus in all_corpora:
             theirs, ours = runs[corpus.name]
             said = "not run again"
             if round_no == 1 or corpus.against is None:
-                seconds, theirs.verdicts = run_porcupine(corpus)
-                theirs.seconds.append(seconds)
-                said = f"{seconds:.2f} s"
-            seconds, ours.verdicts = run_ours(corpus, drawings)
-            ours.seconds.append(seconds)
+                timing, theirs.verdicts = run_porcupine(corpus)
+                theirs.timings.append(timing)
+                said = f"{timing.cpu:.2f} s CPU, {timing.wall:.2f} s wall"
+            timing, ours.verdicts = run_ours(corpus, drawings)
+            ours.timings.append(timing)
             print(
-                f"round {round_no} {corpus.name}: Porcupine {said}, harness check {seconds:.2f} s",
+                f"round {round_no} {corpus.name}: Porcupine {said}; harness check "
+                f"{timing.cpu:.2f} s CPU, {timing.wall:.2f} s wall",
                 file=sys.stderr,
             )
         for _ in range(STARTUP_RUNS):
@@ -205,44 +220,53 @@ def measure(
 
 
 def figures(
-    all_corpora: list[Corpus], runs: dict[str, tuple[Runs, Runs]], startup: dict[str, list[float]]
+    all_corpora: list[Corpus], runs: dict[str, tuple[Runs, Runs]], startup: dict[str, list[Timing]]
 ) -> dict[str, float]:
-    """Returns the guarded figures: per corpus the median of each round's ours over
-    Porcupine's (on the corpus it is measured against), and each start-up command's
-    median less the interpreter's."""
+    """Returns the guarded figures, all of CPU seconds: per corpus the median of each
+    round's ours over Porcupine's (on the corpus it is measured against), and each start-up
+    command's median less the interpreter's."""
     out = {}
     for corpus in all_corpora:
-        ours = runs[corpus.name][1].seconds
-        theirs = runs[corpus.against or corpus.name][0].seconds
-        out[corpus.name] = statistics.median(o / t for o, t in zip(ours, theirs, strict=True))
-    python = statistics.median(startup["python -c pass"])
-    for name, seconds in startup.items():
+        ours = runs[corpus.name][1].timings
+        theirs = runs[corpus.against or corpus.name][0].timings
+        out[corpus.name] = statistics.median(
+            o.cpu / t.cpu for o, t in zip(ours, theirs, strict=True)
+        )
+    python = _median(startup["python -c pass"])
+    for name, timings in startup.items():
         if name.startswith("startup-"):
-            out[name] = statistics.median(seconds) - python
+            out[name] = _median(timings).cpu - python.cpu
     return out
+
+
+def _median(timings: list[Timing]) -> Timing:
+    return Timing(
+        statistics.median(t.wall for t in timings), statistics.median(t.cpu for t in timings)
+    )
 
 
 def _seconds(runs: Runs, time_limit: float | None) -> str:
     if "unknown" in runs.verdicts.values() and time_limit is not None:
         return f"timeout ({time_limit:g} s)"
-    return f"{statistics.median(runs.seconds):.2f} s"
+    median = _median(runs.timings)
+    return f"{median.cpu:.2f} s ({median.wall:.2f} s)"
 
 
 def table(
     all_corpora: list[Corpus],
     runs: dict[str, tuple[Runs, Runs]],
-    startup: dict[str, list[float]],
+    startup: dict[str, list[Timing]],
     measured: dict[str, float],
 ) -> list[str]:
     """Returns the results as Markdown: a row per corpus, then the start-up rows."""
     lines = [
         "| corpus | files | verdicts (valid/invalid/unknown), Porcupine; ours | "
-        "Porcupine, median | harness check, median | figure |",
+        "Porcupine, CPU (wall) | harness check, CPU (wall) | ours/Porcupine's CPU |",
         "|---|---|---|---|---|---|",
     ]
     for corpus in all_corpora:
         theirs, ours = runs[corpus.name]
-        against = f" Porcupine's {corpus.against} time" if corpus.against else ""
+        against = f" of Porcupine's {corpus.against}" if corpus.against else ""
         counts = "; ".join(
             "/".join(
                 str(list(r.verdicts.values()).count(v)) for v in ("valid", "invalid", "unknown")
@@ -254,10 +278,15 @@ def table(
             f"{_seconds(theirs, corpus.time_limit)} | {_seconds(ours, corpus.time_limit)}"
             f" | {measured[corpus.name]:.3g}x{against} |"
         )
-    lines += ["", "| start-up | median | over `python -c pass` |", "|---|---|---|"]
-    for name, seconds in startup.items():
+    lines += [
+        "",
+        "| start-up | CPU | wall | CPU over `python -c pass` |",
+        "|---|---|---|---|",
+    ]
+    for name, timings in startup.items():
+        median = _median(timings)
         over = f"{measured[name]:.3f} s" if name in measured else ""
-        lines.append(f"| {name} | {statistics.median(seconds):.3f} s | {over} |")
+        lines.append(f"| {name} | {median.cpu:.3f} s | {median.wall:.3f} s | {over} |")
     return lines
 
 
