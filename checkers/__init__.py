@@ -2,8 +2,9 @@
 (registry.py) over four families, each a package with a face of its own: linearizable/
 (per key, against a model), queue/ (Jepsen's Kafka anomalies), txn/ (Elle's dependency
 cycles), groups/ (consumer and share groups); beside them the generic checks (lost
-acknowledged writes, stats, latency, fault windows, recovery times), Jepsen's
-three-valued result and the forked processes checks may spread over.
+acknowledged writes, replicas' agreement from their disks, stats, latency, fault
+windows, recovery times), Jepsen's three-valued result and the forked processes checks
+may spread over.
 
 This is the face: code outside checkers/ imports these names, or a family's face.
 """
@@ -39,6 +40,7 @@ from checkers.registry import (
     run_checker,
     section_of,
 )
+from checkers.replicas import check_replicas
 from checkers.result import UNKNOWN, Result, Validity, check_safe, error_line, merge_valid
 
 __all__ = [
@@ -60,6 +62,7 @@ __all__ = [
     "analyse",
     "can_fork",
     "check_history",
+    "check_replicas",
     "check_safe",
     "checker_for",
     "compose",

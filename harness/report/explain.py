@@ -16,6 +16,7 @@ from typing import Any
 from checkers.queue import case_words, effect
 from harness.cluster.config import PROFILES
 from harness.report.nemesis_story import Row, estimated_invokes, story
+from harness.report.replicas_section import replica_sentences
 from harness.verdicts import DURATION, incomplete, verdict_word
 
 Section = dict[str, Any]
@@ -44,6 +45,8 @@ def _sentences(results: Section, spec: Section) -> list[str]:
         if queue.get("lost"):
             said += lost_sentences(queue, results.get("lost-acks"), results, spec)
         said += anomaly_sentences(queue)
+    if isinstance(replicas := results.get("replicas"), dict) and replicas.get("valid") is False:
+        said += replica_sentences(replicas)
     if valid is True:
         said.append(checked_sentence(results))
     elif valid is not False:
