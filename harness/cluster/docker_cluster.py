@@ -19,7 +19,7 @@ from docker.errors import APIError, ImageNotFound, NotFound
 from docker.models.containers import Container
 
 from harness import signals
-from harness.cluster import faultfs, readiness, resources
+from harness.cluster import faultfs, node_disk, readiness, resources
 from harness.cluster.admin import Admin
 from harness.cluster.engine import docker_client
 from harness.cluster.errors import ClusterError, ClusterExists, ClusterRefused
@@ -44,10 +44,18 @@ from harness.cluster.layout import (
     plan_nodes,
 )
 from harness.cluster.network import create_network
-from harness.cluster.node_setup import new_cluster_id, node_command, node_env, node_files
+from harness.cluster.node_setup import (
+    DATA_DIRS,
+    new_cluster_id,
+    node_command,
+    node_env,
+    node_files,
+)
 from harness.cluster.queries import ClusterQueries
 
 _SERVER_LOG = "/var/log/kafka/server.log"
+STOP_TIMEOUT_S = 30
+"""How long a stopped node may take to shut down before it is killed."""
 
 __all__ = [
     "ClusterError",
@@ -379,6 +387,23 @@ class DockerCluster(ClusterQueries):
     def start(self, node: str) -> None:
         """Starts node again (after a kill), keeping its data and address."""
         self._container(node).start()
+
+    def stop(self, node: str) -> None:
+        """Stops node as an operator would (SIGTERM: a controlled shutdown, and on faultfs
+        everything written back), SIGKILL after STOP_TIMEOUT_S."""
+        self._container(node).stop(timeout=STOP_TIMEOUT_S)
+
+    def read_file(self, node: str, path: str) -> bytes:
+        """Returns a file of node's disk, running or stopped (path as its processes see it)."""
+        return node_disk.read_file(self._container(node), self._disk_path(node, path))
+
+    def write_file(self, node: str, path: str, data: bytes) -> None:
+        """Replaces a file of a stopped node's disk, keeping its owner and mode."""
+        node_disk.write_file(self._container(node), self._disk_path(node, path), data)
+
+    def _disk_path(self, node: str, path: str) -> str:
+        layered = [DATA_DIRS[self.node(node).role]] if self.spec.faultfs else []
+        return node_disk.disk_path(path, layered)
 
     def restart(self, node: str, timeout: int = 10) -> None:
         """Stops node gracefully (SIGTERM, then SIGKILL after timeout s) and starts it."""
