@@ -19,7 +19,7 @@ from harness.commands.options import add_options, options_of
 from harness.exit_codes import EXIT_BAD_INPUT, EXIT_INTERRUPTED, EXIT_INVALID
 from harness.progress import StatusLine
 from harness.spec import DEFAULT_NEMESIS, TestSpec, default_name
-from nemesis.names import NEMESES, POWER_FAULTS
+from nemesis.names import LOSES_POWER, NEMESES
 from workloads.options import QueueOptions, ShareOptions, positive
 
 # The modules that run a test (Docker's, Kafka's and ZooKeeper's clients) are imported
@@ -96,7 +96,7 @@ def spec_from_args(args: argparse.Namespace, seed: int) -> TestSpec:
     if not _TEST_NAME.fullmatch(name):
         raise ValueError(f"test name {name!r}: use letters, digits and . _ + - (up to 100)")
     # A power cut needs the layer that loses what was not synced.
-    faultfs = cluster.faultfs or any(n in POWER_FAULTS for n in nemesis)
+    faultfs = cluster.faultfs or any(n in LOSES_POWER for n in nemesis)
     return options_of(
         args,
         TestSpec,

@@ -18,6 +18,7 @@ from harness.cluster.config import PROFILES
 from harness.report.nemesis_story import Row, estimated_invokes, story
 from harness.report.replicas_section import replica_sentences
 from harness.verdicts import DURATION, incomplete, verdict_word
+from nemesis.names import LOSES_POWER
 
 Section = dict[str, Any]
 KEYS_SHOWN = 3
@@ -224,6 +225,14 @@ def config_sentence(spec: Section) -> str:
             "The run's Kafka configuration is not recorded, so whether it allows this is not said."
         )
     settings = f"min.insync.replicas={profile.min_insync_replicas}"
+    nemeses = spec.get("nemesis")
+    if not profile.fsync_every_write and any(n in LOSES_POWER for n in nemeses or ()):
+        return (
+            f"Expected when power fails under {profile.name}: Kafka acknowledges a write "
+            "once the in-sync replicas hold it in memory, and fsyncs it only when the OS "
+            "writes it back (log.flush.interval.messages at its default), so replicas "
+            "that lose power together can lose it; the -fsync profiles should not."
+        )
     if profile.unclean_leader_election:
         return (
             f"Expected under {profile.name}: {settings} with unclean leader election lets a "
