@@ -72,6 +72,17 @@ a minority that misses writes while the replicas that have them lose power."""
 LOSES_POWER: tuple[str, ...] = (*POWER_FAULTS, *COMPOSED_FAULTS)
 """The faults that cut power: they need the nodes on faultfs."""
 
+POWERS_OFF_A_MAJORITY: tuple[str, ...] = (
+    "power-loss-leader-and-followers",
+    "power-loss-majority",
+    "power-loss-brokers",
+    "power-loss-all",
+    "partition-power-loss",
+)
+"""The faults that may cut the power of a majority of a partition's replicas at once (with
+three brokers): only they can lose a write every in-sync replica acknowledged but none
+fsynced. The others leave a majority that never lost power."""
+
 NEMESES: tuple[str, ...] = (
     *NETWORK_FAULTS,
     *PROCESS_FAULTS,

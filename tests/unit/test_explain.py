@@ -232,3 +232,20 @@ def test_a_run_that_stopped_short_says_so_after_what_was_checked() -> None:
 def test_results_of_another_shape_give_a_sentence_not_a_crash() -> None:
     said = explain({"valid": False, "queue": {"lost": 3, "kinds": 5}}, {})
     assert said[0].startswith("No explanation: writing it failed")
+
+
+def test_a_power_loss_under_default_flush_settings_is_the_documented_trade_off() -> None:
+    from harness.report.explain import config_sentence
+
+    cut = {"kafka_config": "safe", "nemesis": ["power-loss-brokers"]}
+    assert config_sentence(cut).startswith("Expected when power fails under safe:")
+    fsynced = {"kafka_config": "safe-fsync", "nemesis": ["power-loss-brokers"]}
+    assert config_sentence(fsynced).startswith("Not allowed under safe-fsync")
+    composed = {"kafka_config": "safe-elr", "nemesis": ["partition-power-loss"]}
+    assert config_sentence(composed).startswith("Expected when power fails under safe-elr")
+    # A minority lost power: a replica that never did held every acknowledged send.
+    for minority in ("power-loss-leader", "pause-power-loss"):
+        said = config_sentence({"kafka_config": "safe-elr", "nemesis": [minority]})
+        assert said.startswith("Not allowed under safe-elr") and "A BUG" in said
+    killed = {"kafka_config": "safe", "nemesis": ["kill-leader"]}
+    assert config_sentence(killed).startswith("Not allowed under safe")
