@@ -50,7 +50,8 @@ class TestSpec:
     auto_commit: bool = False
     """Queue workload in a group: librdkafka commits the positions (else commit ops do)."""
     ignore: tuple[str, ...] = ()
-    """Queue anomaly kinds reported but never counted against validity."""
+    """Queue and transaction anomaly kinds (the two tables of checkers/queue/policy.py)
+    reported but never counted against validity, every one --ignore named."""
     txn: bool = False
     """Queue workload: each op a Kafka transaction of send and poll micro-ops."""
     abort_p: float = 0.1

@@ -27,7 +27,7 @@ from checkers.groups.consumer_history import GROUP_ONLY_FS, WithoutGroupOps, wit
 from checkers.groups.share import BROKER_DELIVERY_LIMIT
 from checkers.groups.share_history import Shaped, ShapeProbe
 from checkers.queue.halves import load_queue_halves
-from checkers.queue.policy import POLICY, SubVia
+from checkers.queue.policy import POLICY, TXN_POLICY, SubVia
 from checkers.registry import (
     CHECKERS,
     QUEUE_FS,
@@ -216,8 +216,8 @@ def run_delivery_limit(history: History) -> int | None:
 
 def run_policy(history: History) -> tuple[SubVia | None, frozenset[str]]:
     """Returns how the consumers of the run that recorded history read (subscribe with
-    --consumer-group, else assign) and the queue anomaly kinds it ignored, as the test.json
-    beside it says; (None, no kinds) when there is none."""
+    --consumer-group, else assign) and the queue and transaction kinds it ignored, as the
+    test.json beside it says; (None, no kinds) when there is none."""
     spec = run_spec(history)
     if "consumer_group" not in spec:
         return None, frozenset()
@@ -226,7 +226,8 @@ def run_policy(history: History) -> tuple[SubVia | None, frozenset[str]]:
     if not isinstance(ignored, list):
         return sub_via, frozenset()
     # Only kinds this checker knows: a test.json is input like any other.
-    return sub_via, frozenset(k for k in ignored if isinstance(k, str) and k in POLICY)
+    known = POLICY.keys() | TXN_POLICY.keys()
+    return sub_via, frozenset(k for k in ignored if isinstance(k, str) and k in known)
 
 
 def draw_counterexamples(

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from checkers.queue.policy import KINDS, SUB_VIA
+from checkers.queue.policy import KINDS, SUB_VIA, TXN_KINDS
 from harness.cluster.config import RELEASES
 from harness.commands.argtypes import IGNORE_HELP, positive, probability, queue_kinds
 from harness.commands.cluster import add_cluster_options, cluster_spec
@@ -261,7 +261,7 @@ def spec_from_args(args: argparse.Namespace, seed: int) -> TestSpec:
         consumer_group=args.sub_via == "subscribe",
         group_protocol=args.group_protocol,
         auto_commit=args.auto_commit,
-        ignore=tuple(k for k in KINDS if k in (args.ignore or ())),
+        ignore=tuple(k for k in KINDS + TXN_KINDS if k in (args.ignore or ())),
         txn=args.txn,
         abort_p=args.abort_p,
         isolation_level=args.isolation_level,
