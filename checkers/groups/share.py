@@ -85,11 +85,12 @@ class Outcomes:
     def of(self, s: Send) -> tuple[list[Delivery], str]:
         """Takes an acknowledged send. Returns its deliveries and their outcome (or
         never-delivered)."""
+        assert s.offset is not None
         key = ((s.partition, s.offset), s.value)
-        found = self.delivered.get(key, [])  # type: ignore[arg-type]
+        found = self.delivered.get(key, [])
         if key not in self.judged:
-            self.judged[key] = outcome(found, self.limit) if found else "never-delivered"  # type: ignore[index]
-        return found, self.judged[key]  # type: ignore[index]
+            self.judged[key] = outcome(found, self.limit) if found else "never-delivered"
+        return found, self.judged[key]
 
 
 def unresolved_cases(share: ShareHistory, outcomes: Outcomes) -> dict[str, list[dict[str, Any]]]:

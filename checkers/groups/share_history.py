@@ -26,6 +26,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from checkers.groups.consumer_history import clock_start, member_of
 from checkers.queue.reader import QueueReader, Send, UnreadableQueueOp
 from history import Event, History, HistoryError, MalformedOp, pair_invocations
 from history.formats import short
@@ -45,7 +46,7 @@ class Delivery:
     when the commit carrying it was asked (`ack_sent`) and returned (`ack_done`), and
     whether the broker reported it applied (`ack_ok`)."""
 
-    member: str | int
+    member: str
     index: int
     record: Record
     message: Any
@@ -110,14 +111,11 @@ class ShareReader(QueueReader):
         self.share.crashed_polls += "crashed" in completion
         self.share.drained |= f == "drain" and completion["type"] == "ok"
 
-    def member(self, invoke: Event, done: Event) -> str | int:
-        """Takes a read's events. Returns its member: the client named, else the process."""
-        member = done.get("member", invoke["process"])
-        if member.__class__ is not str and member.__class__ is not int:
-            self.malformed(done, f"member {short(member)} is not a string")
-        return member
+    def member(self, invoke: Event, done: Event) -> str:
+        """Takes an op's events. Returns its member (consumer_history.member_of)."""
+        return member_of(self, invoke, done)
 
-    def round(self, member: str | int, index: int, done: Event, r: Any) -> None:
+    def round(self, member: str, index: int, done: Event, r: Any) -> None:
         """Reads one round of a read's value into the deliveries."""
         if r.__class__ is not dict or r.get("deliveries").__class__ is not list:
             self.malformed(done, f"a round must be a map with its deliveries: {short(r)}")
@@ -224,26 +222,13 @@ def read_share_history(events: Sequence[Event], path: str = "<events>") -> Share
     Raises UnreadableQueueOp for a value it cannot read, naming its line."""
     invocations, _ = pair_invocations(events)
     reader = ShareReader(path, events)
-    reader.start = reader_clock_start(reader, [inv.completion for inv in invocations])
+    reader.start = clock_start(reader, [inv.completion for inv in invocations])
     for inv in invocations:
         reader.add(inv.invoke, 0, inv.completion, 0)
     share = reader.share
     for found in share.deliveries.values():
         found.sort(key=lambda d: d.handed)
     return share
-
-
-def reader_clock_start(reader: QueueReader, completions: Sequence[Event | None]) -> int:
-    """Takes a reader and completions. Returns the client clock's reading at the history's
-    time 0 (consumer_history.clock_start's rule); refuses a `mono-ns` not an integer."""
-    start = 0
-    for c in completions:
-        if c is not None and "mono-ns" in c:
-            if c["mono-ns"].__class__ is not int:
-                reader.lines = (c, 0, c, 0)
-                reader.malformed(c, f"mono-ns {short(c['mono-ns'])} is not an integer (ns)")
-            start = max(start, c["mono-ns"] - c["time"])
-    return start
 
 
 def share_shape(invoke: Event, completion: Event | None) -> bool | None:

@@ -18,9 +18,9 @@ from collections.abc import Iterable
 from typing import Any, cast
 
 from checkers.fork_pool import can_fork, forked_beside
-from checkers.groups.consumer_history import WithoutGroupOps
 from checkers.queue.checker import QueueStream
 from checkers.queue.columns import OpColumns, SendColumns, ops_from, sends_from
+from checkers.queue.commits import WithoutGroupOps
 from checkers.queue.positions import Holdings
 from checkers.queue.reader import Poll, QueueHistory, QueueReader, Reposition, Send
 from history import History

@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from checkers.queue.commits import GROUP_ONLY_FS
 from checkers.queue.reader import POLL, SEND, TXN, QueueHistory, QueueReader, Stream
 from history import Event, pair_invocations
 
@@ -54,7 +55,11 @@ class TxnReader(QueueReader):
         self.txns: list[TxnOp] = []
 
     def add(self, invoke: Event, invoke_line: int, completion: Event | None, line: int) -> None:
-        """Takes one invocation as QueueReader.add does, and notes it if a transaction."""
+        """Takes one invocation as QueueReader.add does, and notes it if a transaction. A
+        consumer group's commit op is none: left out, as the queue checker leaves it out
+        (checkers/queue/commits.py)."""
+        if invoke["f"] in GROUP_ONLY_FS:
+            return
         super().add(invoke, invoke_line, completion, line)  # refuses a malformed op first
         if invoke["f"] in TXN_FS:
             self.txns.append(txn_op(invoke, completion))
