@@ -169,7 +169,7 @@ def check(history: History, ctx: Context) -> dict[str, dict[str, Any]]:
     if isinstance(result.get("lost_acks"), dict):
         sections["lost-acks"] = result.pop("lost_acks") | {"valid": result["valid"]}
     if ctx.consumer_group and not ctx.txn:
-        lost = result.get("lost_messages", [])
+        lost = result.get("lost_records", [])
         sections["groups"] = check_safe(check_groups, history.events, lost, ctx.auto_commit)
     return sections
 

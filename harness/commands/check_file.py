@@ -23,7 +23,12 @@ from typing import Any
 
 from checkers.faults import windows
 from checkers.groups.consumer import check_groups
-from checkers.groups.consumer_history import GROUP_ONLY_FS, WithoutGroupOps, without_commits
+from checkers.groups.consumer_history import (
+    GROUP_ONLY_FS,
+    WithoutGroupOps,
+    without_commits,
+)
+from checkers.groups.consumer_history import reject_malformed as reject_malformed_group
 from checkers.groups.share import BROKER_DELIVERY_LIMIT
 from checkers.groups.share_history import Shaped, ShapeProbe
 from checkers.queue.halves import load_queue_halves
@@ -174,16 +179,18 @@ def group_section(history: History, queue: Result) -> Result | None:
     """Takes a queue history and its queue result. Returns the group checks' section
     (checkers/groups/consumer.py) when the history is a consumer group's (it has commit ops, or its
     run's test.json says its consumers subscribed outside transactions), else None. The
-    file is read again with its events: the queue checker's copy has no commit ops."""
+    file is read again with its events: the queue checker's copy has no commit ops.
+    Raises HistoryError for a group value the checks cannot read."""
     spec = run_spec(history)
     grouped = spec.get("consumer_group") is True and spec.get("txn") is not True
     if not (history.fs & GROUP_ONLY_FS or grouped) or "error" in queue:
         return None
     if history.path == STDIN_NAME:  # read once, and without its commits: say so, judge nothing
         return {"valid": UNKNOWN, "error": "they read the history file again: not from stdin"}
-    events = load(history.path).events
-    lost = queue.get("lost_messages", [])
-    return check_safe(check_groups, events, lost, spec.get("auto_commit") is True)
+    grouped_history = load(history.path)
+    reject_malformed_group(grouped_history)  # a group value it cannot read: 254, not unknown
+    lost = queue.get("lost_records", [])
+    return check_safe(check_groups, grouped_history.events, lost, spec.get("auto_commit") is True)
 
 
 def run_spec(history: History) -> dict[str, Any]:
