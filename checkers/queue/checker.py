@@ -264,7 +264,7 @@ def _check(
 
 def _kind_entry(
     kind: str,
-    found: list[Case],
+    found: Sequence[Case],
     sub_via: SubVia,
     ignore: Collection[str],
     drained: bool,
@@ -294,7 +294,7 @@ def _spelled(case: Case, names: dict[int, str]) -> Case:
 
 def find_cases(
     history: QueueHistory, evidence: Evidence, from_polls: list[Case]
-) -> dict[str, list[Case]]:
+) -> dict[str, Sequence[Case]]:
     """Takes a QueueHistory, its Evidence and the losses the polls alone show
     (polls_lost_cases). Returns every case of every kind."""
     index, across, within = evidence.index, evidence.across, evidence.within
@@ -316,7 +316,7 @@ def find_cases(
     }
 
 
-def _sorted_values(cases: list[Case]) -> list[Any]:
+def _sorted_values(cases: Sequence[Case]) -> list[Any]:
     # Messages are ints, strings or EDN keywords: ints first, in order, then the others
     # by their spelling.
     return sorted(
