@@ -216,10 +216,18 @@ def check_history(
 
 def default_model(history: History) -> str:
     """Takes a history; returns the model its operation names suggest (and for polls, their
-    values: a share workload's rounds, else a queue's)."""
+    values: a share workload's rounds, else a queue's; for sends, theirs: micro-ops are a
+    queue's)."""
     fs = history.fs
     if fs & QUEUE_FS:
         return "share" if share_history.share_events(history.events) else "queue"
+    # Jepsen's micro-op sends ([[send, key, value] ...], or as [key value] when two), a set's
+    # sends of plain values: a queue history of sends alone.
+    if any(
+        op.f == "send" and (isinstance(op.value, list | tuple) or isinstance(op.key, tuple))
+        for op in history.ops
+    ):
+        return "queue"
     if "append" in fs:
         return "kv-append"
     if fs & MAP_FS:
