@@ -129,7 +129,8 @@ class GroupReader(QueueReader):
             self.group.last_seen[member] = max(seen, completion["time"])
         self.group_fields(member, index, completion)
         if invoke["f"] in GROUP_ONLY_FS:
-            offsets = self.offsets(completion, completion.get("value") or {}, "commit value")
+            value = completion.get("value")  # null: nothing asked (no position yet)
+            offsets = {} if value is None else self.offsets(completion, value, "commit value")
             invoked = invoke["time"]
             commit = Commit(member, index, completion["type"], offsets, invoked, completion["time"])
             self.group.commits.append(commit)
@@ -186,10 +187,8 @@ class GroupReader(QueueReader):
         return read
 
     def time(self, done: Event, mono_ns: Any, what: str) -> int:
-        """Takes a client clock reading. Returns it in history ns; refuses a non-integer."""
-        if mono_ns.__class__ is not int:
-            self.malformed(done, f"{what} {short(mono_ns)} is not an integer (ns)")
-        return int(mono_ns) - self.start
+        """Takes a client clock reading. Returns it in history ns (client_time)."""
+        return client_time(self, done, mono_ns, what) - self.start
 
     def finish_group(self) -> GroupHistory:
         """Returns the GroupHistory of every invocation added."""
@@ -216,6 +215,14 @@ class GroupReader(QueueReader):
             last = max(o for o, _ in read)
             fetch = Fetch(member, poll.index, p, read[0][0], last, poll.time, first_at)
             self.group.fetches.append(fetch)
+
+
+def client_time(values: QueueValues, done: Event, mono_ns: Any, what: str) -> int:
+    """Takes a reading of the client's monotonic clock (ns) in an op's completion. Returns
+    it; refuses anything but an integer."""
+    if mono_ns.__class__ is not int:
+        values.malformed(done, f"{what} {short(mono_ns)} is not an integer (ns)")
+    return int(mono_ns)
 
 
 def member_of(values: QueueValues, invoke: Event, done: Event) -> str:
@@ -248,10 +255,8 @@ def clock_start(values: QueueValues, completions: Iterable[Event | None]) -> int
     start = 0
     for c in completions:
         if c is not None and "mono-ns" in c:
-            if c["mono-ns"].__class__ is not int:
-                values.lines = (c, 0, c, 0)
-                values.malformed(c, f"mono-ns {short(c['mono-ns'])} is not an integer (ns)")
-            start = max(start, c["mono-ns"] - c["time"])
+            values.lines = (c, 0, c, 0)
+            start = max(start, client_time(values, c, c["mono-ns"], "mono-ns") - c["time"])
     return start
 
 

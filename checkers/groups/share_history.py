@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from checkers.groups.consumer_history import clock_start, member_of
+from checkers.groups.consumer_history import client_time, clock_start, member_of
 from checkers.queue.reader import QueueReader, Send, UnreadableQueueOp
 from history import Event, History, HistoryError, MalformedOp, pair_invocations
 from history.formats import short
@@ -105,15 +105,11 @@ class ShareReader(QueueReader):
         if not isinstance(value, list):
             problem = f"a share {f}'s value must be a list of rounds, not {short(value)}"
             self.malformed(completion, problem)
-        member = self.member(invoke, completion)
+        member = member_of(self, invoke, completion)
         for r in value:
             self.round(member, invoke["index"], completion, r)
         self.share.crashed_polls += "crashed" in completion
         self.share.drained |= f == "drain" and completion["type"] == "ok"
-
-    def member(self, invoke: Event, done: Event) -> str:
-        """Takes an op's events. Returns its member (consumer_history.member_of)."""
-        return member_of(self, invoke, done)
 
     def round(self, member: str, index: int, done: Event, r: Any) -> None:
         """Reads one round of a read's value into the deliveries."""
@@ -170,9 +166,8 @@ class ShareReader(QueueReader):
                 shape = "[partition, offset, accept|release|reject]"
                 self.malformed(done, f"an ack must be {shape}, not {short(a)}")
             record = (self.partition(done, a[0]), self.offset(done, a[1]))
-            if record in read:
-                self.malformed(done, f"a round acknowledges {short(list(record))} twice")
-            read[record] = a[2]
+            if read.setdefault(record, a[2]) != a[2]:
+                self.malformed(done, f"a round acknowledges {short(list(record))} two ways")
         return read
 
     def committed(self, done: Event, r: dict[str, Any]) -> set[int]:
@@ -206,10 +201,8 @@ class ShareReader(QueueReader):
         return value
 
     def time(self, done: Event, mono_ns: Any, name: str) -> int:
-        """Takes a client clock reading. Returns it in history ns; refuses a non-integer."""
-        if mono_ns.__class__ is not int:
-            self.malformed(done, f"{name} {short(mono_ns)} is not an integer (ns)")
-        return int(mono_ns) - self.start
+        """Takes a client clock reading. Returns it in history ns (client_time)."""
+        return client_time(self, done, mono_ns, name) - self.start
 
     def maybe_time(self, done: Event, mono_ns: Any, name: str) -> int | None:
         """Takes a client clock reading or None. Returns it in history ns, or None."""
