@@ -20,7 +20,7 @@ from typing import Any
 from checkers import faults, lost_acks, perf, stats
 from checkers.groups import consumer as groups_checker
 from checkers.groups import share
-from checkers.groups.consumer_history import GROUP_ONLY_FS, GroupHistory, read_group_history
+from checkers.groups.consumer_history import GroupHistory, read_located
 from checkers.groups.share_history import ShareHistory, read_share_history, share_events
 from checkers.groups.share_history import reject_malformed as reject_malformed_share
 from checkers.linearizable import checker as linearizable
@@ -29,7 +29,7 @@ from checkers.linearizable.models import MODELS, Model
 from checkers.perf import Sample
 from checkers.queue import checker as queue_checker
 from checkers.queue.policy import POLICY, TXN_POLICY, SubVia
-from checkers.queue.reader import QueueHistory, read_queue_history
+from checkers.queue.reader import GROUP_ONLY_FS, QueueHistory, read_queue_history
 from checkers.result import UNKNOWN, Result, Validity, check_safe, merge_valid
 from checkers.txn import TxnHistory, TxnStream, read_txn_history
 from history import STDIN_NAME, History, HistoryError, MalformedOp, Reader, load
@@ -188,7 +188,7 @@ def _queue(history: History, options: CheckOptions) -> Checked:
         result = with_transactions(result, check_txns(_transactions(history)), options.ignore)
     if not (options.consumer_group or history.fs & GROUP_ONLY_FS):
         return Checked(result, Reading(queue=read))
-    group, section = _groups(history, result.get("lost_messages", []), options)
+    group, section = _groups(history, result.get("lost_records", []), options)
     return Checked(result, Reading(queue=read, groups=group), {"groups": section})
 
 
@@ -197,19 +197,17 @@ def _groups(
 ) -> tuple[GroupHistory | None, Result]:
     """Returns a consumer group's history and its checks' section (checkers/groups/
     consumer.py); they need the group's own ops, which a streamed reading leaves out, so
-    those read the file again (never stdin, read once)."""
-    events = history.events
-    if not events and history.read is not None:
+    those read the file again (never stdin, read once). Raises HistoryError for a group
+    value the checks cannot read: malformed input, never a verdict."""
+    loaded = history
+    if not history.events and history.read is not None:
         if history.path == STDIN_NAME:
             error = "they read the history file again: not from stdin"
             return None, {"valid": UNKNOWN, "error": error}
-        events = load(history.path).events
-    try:
-        group = read_group_history(events)
-    except Exception as err:  # a bug of the group reading costs its section only
-        return None, check_safe(_raise, err)
-    section = check_safe(groups_checker.check_groups, events, lost, options.auto_commit, group)
-    return group, section
+        loaded = load(history.path)
+    group = read_located(loaded)
+    check = groups_checker.check_groups
+    return group, check_safe(check, loaded.events, lost, options.auto_commit, group)
 
 
 def _raise(err: Exception) -> Result:
@@ -293,9 +291,12 @@ RUN_CHECKERS: dict[str, Checker] = {
 
 def run_checker(checker: Checker, history: History, options: CheckOptions) -> Checked:
     """Takes a checker, a history and the options. Returns the checker's Checked; one that
-    raises gives `valid: "unknown"` with the error, never a crash."""
+    raises gives `valid: "unknown"` with the error, never a crash. Raises the HistoryError
+    of a value the check cannot read (malformed input)."""
     try:
         return checker.check(history, options)
+    except HistoryError:  # malformed input: refused by the caller, never a verdict
+        raise
     except Exception as err:  # a checker bug must not cost the run its other results
         return Checked(check_safe(_raise, err))
 
@@ -373,10 +374,18 @@ def check_history(
 
 def default_model(history: History) -> str:
     """Takes a history; returns the model its operation names suggest (and for polls, their
-    values: a share workload's rounds, else a queue's)."""
+    values: a share workload's rounds, else a queue's; for sends, theirs: micro-ops are a
+    queue's)."""
     fs = history.fs
     if fs & QUEUE_FS:
         return "share" if share_events(history.events) else "queue"
+    # Jepsen's micro-op sends ([[send, key, value] ...], or as [key value] when two), a set's
+    # sends of plain values: a queue history of sends alone.
+    if any(
+        op.f == "send" and (isinstance(op.value, list | tuple) or isinstance(op.key, tuple))
+        for op in history.ops
+    ):
+        return "queue"
     if "append" in fs:
         return "kv-append"
     if fs & MAP_FS:

@@ -1,6 +1,8 @@
 """Fuzz tests of `harness check` over the three readers: whatever the input (any bytes, any
-JSON or EDN structure, any Jepsen log line), the exit code is 0, 1, 2 or 254, never a
-traceback, and never 1 (invalid) for input the checker could not parse.
+JSON or EDN structure, any Jepsen log line; a consumer group's, a share group's or Jepsen's
+micro-op transactions' history, mostly well formed, beside its run's test.json), the exit
+code is 0, 1, 2 or 254, never a traceback, and never 1 (invalid) for input the checker
+could not parse.
 """
 
 from __future__ import annotations
@@ -175,4 +177,178 @@ def test_any_jepsen_log(
 ) -> None:
     text = "\n".join(log_line(e) for e in history)
     text += "" if tail is None else "\nINFO  jepsen.util - 0 " + tail
+    check_exits_cleanly(tmp_path, capsys, text.encode("utf-8", "surrogatepass"))
+
+
+# --- the queue families: consumer groups, share groups, micro-op transactions -----------
+
+PARTITION = st.integers(0, 2) | st.sampled_from(["0", "1", "00"])
+OFFSET = st.integers(0, 4)
+MONO = st.integers(10**9, 10**9 + 50)
+FamilyOp = tuple[str, Any, Any, dict[str, Any], Any]
+"""One op of a family: its f, invoke value, completion value, completion fields, key."""
+
+
+def _records(draw: st.DrawFn) -> list[Any]:
+    return [
+        [draw(OFFSET), mostly(draw, st.integers(0, 6), VALUES)]
+        for _ in range(draw(st.integers(0, 3)))
+    ]
+
+
+@st.composite
+def group_ops(draw: st.DrawFn) -> list[FamilyOp]:
+    """A consumer group's ops as workloads/group_log.py records them: sends, polls with
+    rebalance callbacks, auto-commit reports and first-record times, commits."""
+    ops: list[FamilyOp] = []
+    for _ in range(draw(st.integers(0, 8))):
+        f = draw(st.sampled_from(["send", "poll", "poll", "commit"]))
+        done: dict[str, Any] = {"member": mostly(draw, st.sampled_from(["m0", "m1"]), VALUES)}
+        if f == "send":
+            message = draw(st.integers(0, 6))
+            key = mostly(draw, PARTITION, VALUES)
+            ops.append(
+                ("send", message, mostly(draw, st.just([draw(OFFSET), message]), VALUES), {}, key)
+            )
+            continue
+        if draw(st.booleans()):
+            kinds = st.sampled_from(["assigned", "revoked", "lost"])
+            entry = {
+                "type": mostly(draw, kinds, VALUES),
+                "partitions": mostly(draw, st.lists(st.integers(0, 2), unique=True), VALUES),
+                "mono-ns": mostly(draw, MONO, VALUES),
+            }
+            done |= {"group-log": [entry], "mono-ns": mostly(draw, MONO, VALUES)}
+        if draw(st.integers(0, 5)) == 0:
+            report = {"offsets": {"0": mostly(draw, OFFSET, VALUES)}, "mono-ns": draw(MONO)}
+            done |= {"auto-commits": [report], "mono-ns": draw(MONO)}
+        if f == "poll":
+            value = mostly(draw, st.just({str(draw(PARTITION)): _records(draw)}), VALUES)
+            if draw(st.booleans()):
+                done["first-record-ns"] = mostly(draw, MONO, VALUES)
+        else:
+            value = mostly(draw, st.dictionaries(PARTITION.map(str), OFFSET, max_size=2), VALUES)
+        ops.append((f, None, value, done, None))
+    return ops
+
+
+@st.composite
+def share_ops(draw: st.DrawFn) -> list[FamilyOp]:
+    """A share group's ops as workloads/share_client.py records them: sends, and polls and
+    drains of rounds of deliveries, acknowledgements and commits."""
+    ops: list[FamilyOp] = []
+    for _ in range(draw(st.integers(0, 6))):
+        f = draw(st.sampled_from(["send", "poll", "poll", "drain"]))
+        if f == "send":
+            message = draw(st.integers(0, 6))
+            key = mostly(draw, PARTITION, VALUES)
+            ops.append(
+                ("send", message, mostly(draw, st.just([draw(OFFSET), message]), VALUES), {}, key)
+            )
+            continue
+        rounds = []
+        for _ in range(draw(st.integers(0, 2))):
+            delivery = [
+                draw(PARTITION),
+                draw(OFFSET),
+                draw(st.integers(0, 6)),
+                draw(st.integers(1, 4)),
+            ]
+            delivery = mostly(draw, st.just(delivery), VALUES)
+            ack = mostly(
+                draw,
+                st.just(
+                    [
+                        delivery[0] if isinstance(delivery, list) and delivery else 0,
+                        draw(OFFSET),
+                        draw(st.sampled_from(["accept", "release", "reject"])),
+                    ]
+                ),
+                VALUES,
+            )
+            began = draw(MONO)
+            r = {
+                "began-ns": mostly(draw, st.just(began), VALUES),
+                "polled-ns": began + 1,
+                "deliveries": [delivery],
+                "acks": [ack],
+                "acked-ns": began + 2,
+                "committed-ns": began + 3,
+                "committed": mostly(draw, st.just({"0": None, "1": None}), VALUES),
+            }
+            if draw(st.integers(0, 3)) == 0:
+                r["commit-error"] = "KafkaError: _TIMED_OUT"
+            rounds.append(mostly(draw, st.just(r), VALUES))
+        done = {"member": f"c{draw(st.integers(0, 2))}", "mono-ns": 10**9 + 100}
+        ops.append((f, None, mostly(draw, st.just(rounds), VALUES), done, None))
+    return ops
+
+
+@st.composite
+def txn_ops(draw: st.DrawFn) -> list[FamilyOp]:
+    """Jepsen's micro-op ops (kafka.clj): f send, poll or txn of [send k v] and [poll]
+    micro-ops, completed in place, sometimes wrongly."""
+    ops: list[FamilyOp] = []
+    for _ in range(draw(st.integers(0, 6))):
+        asked, done = [], []
+        for _ in range(draw(st.integers(1, 3))):
+            if draw(st.booleans()):
+                p, m = draw(PARTITION), draw(st.integers(0, 6))
+                asked.append(["send", p, m])
+                done.append(["send", p, mostly(draw, st.just([draw(OFFSET), m]), VALUES)])
+            else:
+                asked.append(["poll"])
+                done.append(["poll", {str(draw(st.integers(0, 2))): _records(draw)}])
+        f = draw(st.sampled_from(["txn", "send", "poll"]))
+        ops.append((f, asked, mostly(draw, st.just(done), VALUES), {}, None))
+    return ops
+
+
+@st.composite
+def family_history(draw: st.DrawFn, family: str) -> list[dict[str, Any]]:
+    """A family's ops as events, each op on its own process, in time order, completions
+    ok mostly."""
+    ops = draw({"group": group_ops(), "share": share_ops(), "txn": txn_ops()}[family])
+    timed = []
+    for process, (f, asked, value, extra, key) in enumerate(ops):
+        start = draw(st.integers(0, 20))
+        keyed = {} if key is None else {"key": key}
+        invoke = {"process": process, "type": "invoke", "f": f, **keyed, "value": asked}
+        kind = mostly(draw, COMPLETIONS, VALUES)
+        done = {"process": process, "type": kind, "f": f, **keyed, "value": value, **extra}
+        timed += [(start, 0, invoke), (start + draw(st.integers(0, 5)), 1, done)]
+    timed.sort(key=lambda t: t[:2])
+    return [e | {"index": i, "time": t} for i, (t, _, e) in enumerate(timed)]
+
+
+FAMILY_SPECS: dict[str, dict[str, Any]] = {
+    "group": {"workload": "queue", "consumer_group": True, "auto_commit": False},
+    "share": {"workload": "share", "delivery_limit": 3},
+    "txn": {"workload": "queue", "consumer_group": False, "txn": True},
+}
+
+
+@FUZZ
+@given(
+    data=st.data(),
+    family=st.sampled_from(sorted(FAMILY_SPECS)),
+    edn=st.booleans(),
+    twice=st.booleans(),
+)
+def test_any_group_share_or_transaction_history(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    data: st.DataObject,
+    family: str,
+    edn: bool,
+    twice: bool,
+) -> None:
+    history = data.draw(family_history(family))
+    (tmp_path / "test.json").write_text(json.dumps({"spec": FAMILY_SPECS[family]}))
+    if edn:
+        text = "\n".join(edn_event(e) for e in history)
+    else:
+        text = "\n".join(json.dumps(e) for e in history)
+        if twice:  # a key named twice, as a hand-edited file may: refused, never last-wins
+            text = text.replace('"value": {"0"', '"value": {"0": [], "0"', 1)
     check_exits_cleanly(tmp_path, capsys, text.encode("utf-8", "surrogatepass"))

@@ -116,4 +116,4 @@ def test_a_share_poll_that_cannot_be_read_is_malformed_not_a_verdict(
     path.write_text("".join(json.dumps(e) + "\n" for e in events))
     code, _, err = _check(capsys, str(path))
     assert code == 254
-    assert "a delivery must be [partition, offset, message, count]" in err
+    assert "offset 'zero' is not a non-negative integer" in err

@@ -226,7 +226,9 @@ def test_a_delivery_with_another_message_than_was_sent() -> None:
     h = clean()
     h.send(1, 2, 5)
     h.poll(Poll(4, 5.0, [(1, 2, 6, 1)], ["accept"]))
-    assert found(h) == {"mismatched": 1}
+    # As the queue checker says of a drain holding another message at an acknowledged
+    # offset: that record's two messages, the one sent never delivered, one never sent.
+    assert found(h) == {"mismatched": 1, "lost": 1, "unexpected": 1}
 
 
 def test_a_crashed_poll_holds_its_records_until_someone_else_gets_them() -> None:

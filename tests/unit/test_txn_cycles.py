@@ -4,6 +4,7 @@ edge; the real-time reduction; the shortest-cycle search."""
 from __future__ import annotations
 
 import itertools
+import math
 import random
 from typing import Any
 
@@ -12,8 +13,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from checkers.txn.cycles import shortest_cycle
-from checkers.txn.graph import PROCESS, REALTIME, WR, WW, realtime_edges
+from checkers.txn.graph import PROCESS, REALTIME, VIEWS, WR, WW
 from checkers.txn.reader import TxnOp
+from checkers.txn.realtime import RealtimeOrder
 from tests.unit.txn_builder import Txns, found, poll, send
 
 
@@ -134,13 +136,43 @@ def _intervals(data: st.DataObject) -> list[TxnOp]:
     return ops
 
 
+def _tree(ops: list[TxnOp], lower: dict[int, dict[int, int]] | None = None) -> nx.DiGraph:
+    """The real-time order's nodes and edges alone, tree nodes numbered below -1."""
+    graph = nx.DiGraph()
+    graph.add_nodes_from(op.index for op in ops)
+    for u, v, views in RealtimeOrder(ops).edges(lower or {}, VIEWS, -1):
+        graph.add_edge(u, v, views=views)
+    return graph
+
+
+def _reduction(ops: list[TxnOp]) -> set[tuple[int, int]]:
+    """Elle's transitive reduction of real-time order, pair by pair (the oracle): at each
+    invoke, the ops completed and not yet followed by one invoked after them that
+    completed; at one instant invokes come first."""
+    events = sorted(
+        [(op.invoked, 0, op.index) for op in ops]
+        + [(op.completed, 1, op.index) for op in ops if op.completed is not None]
+    )
+    frontier: dict[int, None] = {}
+    before: dict[int, tuple[int, ...]] = {}
+    pairs = set()
+    for _, completion, index in events:
+        if not completion:
+            before[index] = tuple(frontier)
+            pairs |= {(a, index) for a in before[index]}
+            continue
+        for a in before.pop(index, ()):
+            frontier.pop(a, None)
+        frontier[index] = None
+    return pairs
+
+
 @settings(max_examples=200, deadline=None)
 @given(st.data())
-def test_the_realtime_reduction_implies_exactly_real_time_order(data: st.DataObject) -> None:
+def test_the_tree_reaches_exactly_real_time_order(data: st.DataObject) -> None:
     ops = _intervals(data)
-    graph = nx.DiGraph(realtime_edges(ops))
-    graph.add_nodes_from(op.index for op in ops)
-    closure = set(nx.transitive_closure_dag(graph).edges)
+    indexes = {op.index for op in ops}
+    closure = {(a, b) for a, b in nx.transitive_closure_dag(_tree(ops)).edges if {a, b} <= indexes}
     precedes = {
         (a.index, b.index)
         for a, b in itertools.permutations(ops, 2)
@@ -149,9 +181,48 @@ def test_the_realtime_reduction_implies_exactly_real_time_order(data: st.DataObj
     assert closure == precedes
 
 
-def test_the_realtime_reduction_grows_with_the_ops_not_their_square() -> None:
+@settings(max_examples=200, deadline=None)
+@given(st.data())
+def test_each_transaction_is_preceded_by_elles_reduction_in_one_run(data: st.DataObject) -> None:
+    ops = _intervals(data)
+    order = RealtimeOrder(ops)
+    runs = {
+        (order.order[p], index)
+        for index, (low, high) in order.runs.items()
+        for p in range(low, high)
+    }
+    assert runs == _reduction(ops)
+    assert order.pairs() == len(runs)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.data())
+def test_a_view_reaches_no_pair_an_edge_it_may_use_explains(data: st.DataObject) -> None:
+    # Elle explains a step by ww, wr or process before real-time order: to the kind that
+    # may use such an edge, the pair is that edge. A wr edge is no ww view's explanation.
+    ops = _intervals(data)
+    pairs = sorted(_reduction(ops))
+    if not pairs:
+        return
+    explained = data.draw(st.sets(st.sampled_from(pairs)))
+    lower: dict[int, dict[int, int]] = {}
+    for u, v in explained:
+        lower.setdefault(v, {})[u] = WR
+    graph = _tree(ops, lower)
+    tree = [n for n in graph if n < 0]
+    for (u, v), (labels, bit) in itertools.product(pairs, VIEWS.items()):
+        # a hop from u to v through tree nodes alone, the last edge of the view's
+        hop = graph.subgraph([*tree, u, v]).copy()
+        hop.remove_edges_from(
+            [(a, b) for a, b, views in hop.edges(data="views") if not views & bit]
+        )
+        reached = nx.has_path(hop, u, v)
+        assert reached == (not ((u, v) in explained and labels & WR)), (u, v, labels)
+
+
+def test_the_tree_grows_with_the_ops_not_their_square() -> None:
     # Four processes, each running ops back to back: every op completed earlier precedes
-    # each new one, yet each points back at the few that completed last.
+    # each new one.
     rng = random.Random(7)
     ops, clock = [], [0, 0, 0, 0]
     for i in range(4_000):
@@ -159,7 +230,17 @@ def test_the_realtime_reduction_grows_with_the_ops_not_their_square() -> None:
         start = clock[p] + rng.randint(1, 50)
         clock[p] = start + rng.randint(1, 200)
         ops.append(TxnOp(i, p, start, "ok", clock[p]))
-    assert len(realtime_edges(ops)) <= 4 * len(ops)
+    assert _tree(ops).number_of_edges() <= 2 * len(ops) * math.log2(len(ops))
+
+
+def test_ops_running_at_once_then_ops_after_them_all_take_n_log_n_edges() -> None:
+    # n ops at once, then n more: each of the first precedes each of the second, n^2
+    # pairs of Elle's reduction that no pair implies.
+    n = 1_000
+    ops = [TxnOp(i, i, i, "ok", 2 * n + i) for i in range(n)]
+    ops += [TxnOp(n + i, n + i, 4 * n + i, "ok", 5 * n + i) for i in range(n)]
+    assert RealtimeOrder(ops).pairs() == n * n
+    assert _tree(ops).number_of_edges() <= 2 * len(ops) * math.log2(len(ops))
 
 
 def test_the_shortest_cycle_through_a_component_is_found() -> None:
