@@ -14,13 +14,14 @@ from harness.commands.run import spec_from_args
 from harness.spec import TestSpec
 from tests.unit.test_check_cli import run
 from tests.unit.test_txn_verdict import aborted_read, written
+from workloads.options import QueueOptions
 
 
 def test_run_records_transaction_kinds_beside_queue_kinds() -> None:
     argv = ["run", "--workload", "queue", "--txn", "--ignore", "G1c,unseen,G1a"]
     spec = spec_from_args(build_parser().parse_args(argv), seed=1)
     # In the tables' order: the queue's, then the transactions'.
-    assert spec.ignore == ("unseen", "G1a", "G1c")
+    assert spec.queue.ignore == ("unseen", "G1a", "G1c")
     assert spec.to_json()["ignore"] == ["unseen", "G1a", "G1c"]
 
 
@@ -30,7 +31,8 @@ def test_check_of_the_run_folder_ignores_what_the_run_ignored(
     path = written(tmp_path, aborted_read())
     code, _, _ = run(capsys, str(path), "--json")
     assert code == 1  # G1a and unexpected: the same aborted read
-    spec = TestSpec(name="q", workload="queue", txn=True, ignore=("unexpected", "G1a"))
+    options = QueueOptions(txn=True, ignore=("unexpected", "G1a"))
+    spec = TestSpec(name="q", workload="queue", queue=options)
     (tmp_path / "test.json").write_text(json.dumps({"spec": spec.to_json()}))
     code, out, _ = run(capsys, str(path), "--json")
     result = json.loads(out)
