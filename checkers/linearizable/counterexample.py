@@ -1,19 +1,32 @@
 """Turns one key's search outcome into a JSON-ready failure report, and reports into prose.
 
-A report names the op that cannot be linearized, the tail of the longest linearizable
-prefix, the states the model could be in after it, and the ops concurrent with the failure.
+A report names the op that cannot be linearized, the op that pinned the state it had to
+follow (the last op of the longest linearizable prefix to return before it was invoked:
+every op that did is linearized before it, in that order), the tail of that prefix, the
+states the model could be in after it, and the ops concurrent with the failure. A model
+that describes ops and states with the built-in words has them in JSON's spelling, which
+`respelled` turns into EDN's for a Jepsen history (spelling.py).
 """
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Hashable, Sequence
 from typing import Any
 
-from checkers.linearizable.model_core import describe_error
+from checkers.linearizable.model_core import describe_error, describe_op, describe_state
 from checkers.linearizable.models import UNREAD, Inconsistent, Model, State, thaw
 from checkers.linearizable.search import Outcome
+from checkers.linearizable.spelling import (
+    JSON,
+    described_state,
+    message_parts,
+    message_words,
+    op_words,
+    spell,
+    spelling_of,
+    state_words,
+)
 from history import Op
 
 PREFIX_TAIL = 20  # how many of the prefix's last ops a report keeps
@@ -22,8 +35,9 @@ MAX_STATES = 1000
 
 
 def op_dict(op: Op, model: Model) -> dict[str, Any]:
-    """Takes an op. Returns it as a small JSON-serialisable dict, with a description."""
-    return {
+    """Takes an op. Returns it as a small JSON-serialisable dict, with a description (the
+    model's own, or the built-in words in JSON's spelling)."""
+    said = {
         "index": op.index,
         "process": op.process,
         "f": op.f,
@@ -32,8 +46,18 @@ def op_dict(op: Op, model: Model) -> dict[str, Any]:
         "type": op.type,
         "call": op.call,
         "ret": op.ret,
-        "text": model.describe_op(op),
     }
+    return said | {"text": op_words(said) if spelled(model) else model.describe_op(op)}
+
+
+def spelled(model: Model) -> bool:
+    """Whether a model's ops and states are described by the built-in words, which the
+    report spells as its history does, rather than by its own."""
+    return model.describe_op is describe_op and model.describe_state is describe_state
+
+
+def _describe(model: Model, state: State) -> str:
+    return described_state(state) if spelled(model) else model.describe_state(state)
 
 
 def failure(
@@ -50,27 +74,54 @@ def failure(
     assert outcome.failing is not None
     failing = outcome.failing
     states = possible_states(model, outcome, ops)
-    message = _message(model, failing, states)
+    why = _inconsistency(model, failing, states)
     tail = outcome.prefix[-PREFIX_TAIL:]
     oks_before = [op for op in outcome.prefix if op.type == "ok"]
     concurrent = _concurrent(ops, failing, outcome.prefix)
     graph = counterexample_graph(tail, failing, concurrent)
-    return {
+    pinned = pinning(outcome.prefix, failing)
+    pinned_state = replay(model, outcome.prefix[: 0 if pinned is None else pinned + 1])
+    tail_values = tail_states(model, outcome.prefix, len(tail))
+    report: dict[str, Any] = {
         "key": thaw(key),
         "valid": False,
         "model": model.name,
         "op": op_dict(failing, model),
         "previous_ok": op_dict(oks_before[-1], model) if oks_before else None,
+        "pinned_by": None if pinned is None else op_dict(outcome.prefix[pinned], model),
+        "pinned_state": _describe(model, pinned_state),
         "longest_prefix": [op_dict(op, model) for op in tail],
         "prefix_length": len(outcome.prefix),
-        "prefix_states": tail_states(model, outcome.prefix, len(tail)),
+        "prefix_states": [_describe(model, st) for st in tail_values],
         "states": [thaw(s) for s in states],
-        "state_descriptions": [model.describe_state(s) for s in states],
+        "state_descriptions": [_describe(model, s) for s in states],
         "concurrent": [op_dict(op, model) for op in concurrent],
-        "message": message,
+        "message": why if isinstance(why, str) else why.message,
         "configurations": outcome.configs,
         "graph": to_json(graph),
     }
+    if spelled(model):  # what respelled needs to say it all again in EDN's spelling
+        report["spelling"] = JSON
+        report["pinned_value"] = thaw(pinned_state)
+        report["prefix_values"] = [thaw(st) for st in tail_values]
+        parts = None if isinstance(why, str) else message_parts(why)
+        if parts is not None:
+            report["message"] = message_words(parts) or report["message"]
+            report["message_parts"] = parts
+    return report
+
+
+def pinning(prefix: Sequence[Op], failing: Op) -> int | None:
+    """Takes the longest linearizable prefix and the op that could not follow it. Returns
+    the position in the prefix of the op that pinned the state the failing op had to
+    follow: the last, in linearization order, of the ops that returned before the failing
+    op was invoked (each of which any linearization puts before it), or None when none
+    had. Whatever comes after it in the prefix overlapped the failing op or crashed."""
+    for position in range(len(prefix) - 1, -1, -1):
+        ret = prefix[position].ret
+        if ret is not None and ret < failing.call:
+            return position
+    return None
 
 
 def replay(model: Model, ops: Sequence[Op]) -> State | Inconsistent:
@@ -84,18 +135,18 @@ def replay(model: Model, ops: Sequence[Op]) -> State | Inconsistent:
     return state
 
 
-def tail_states(model: Model, prefix: Sequence[Op], tail: int) -> list[str]:
+def tail_states(model: Model, prefix: Sequence[Op], tail: int) -> list[State]:
     """Takes the longest prefix in linearization order. Returns the state after each of its
-    last `tail` ops, described (what the viewer shows on hover)."""
+    last `tail` ops (what the viewer shows on hover, described)."""
     state: State | Inconsistent = model.init
-    described: list[str] = []
+    found: list[State] = []
     for n, op in enumerate(prefix):
         state = model.step(state, op)
         if isinstance(state, Inconsistent):
             break
         if n >= len(prefix) - tail:
-            described.append(model.describe_state(state))
-    return described
+            found.append(state)
+    return found
 
 
 def possible_states(model: Model, outcome: Outcome, ops: Sequence[Op]) -> list[State]:
@@ -122,8 +173,9 @@ def possible_states(model: Model, outcome: Outcome, ops: Sequence[Op]) -> list[S
     return list(found)
 
 
-def _message(model: Model, failing: Op, states: Sequence[State]) -> str:
-    """Returns why the failing op cannot follow any of the states."""
+def _inconsistency(model: Model, failing: Op, states: Sequence[State]) -> Inconsistent | str:
+    """Returns why the failing op cannot follow any of the states: the model's
+    inconsistency after the first, or a sentence when there is none to give."""
     for st in states:
         result = model.step(st, failing)
         if not isinstance(result, Inconsistent):
@@ -131,7 +183,7 @@ def _message(model: Model, failing: Op, states: Sequence[State]) -> str:
     for st in states:
         result = model.step(st, failing)
         if isinstance(result, Inconsistent):
-            return result.message
+            return result
     return "no state was reachable"
 
 
@@ -195,12 +247,48 @@ def stopped_report(
     }
 
 
+def respelled(result: dict[str, Any], history_format: str | None) -> dict[str, Any]:
+    """Takes a linearizability result and its history's format. Returns the result with
+    each failure that the built-in words describe said in that history's spelling (EDN's
+    for Jepsen's history.edn and logs); the result itself when nothing changes."""
+    spelling = spelling_of(history_format)
+    failures = result.get("failures")
+    if spelling == JSON or not isinstance(failures, list):
+        return result
+    return result | {"failures": [_respelled(f, spelling) for f in failures]}
+
+
+def _respelled(fail: dict[str, Any], spelling: str) -> dict[str, Any]:
+    if fail.get("spelling") != JSON:  # unknown, or the model's own words
+        return fail
+
+    def said(op: Any) -> Any:
+        return op if not isinstance(op, dict) else op | {"text": op_words(op, spelling)}
+
+    parts = fail.get("message_parts")
+    message = message_words(parts, spelling) if isinstance(parts, dict) else None
+    return fail | {
+        "spelling": spelling,
+        **{name: said(fail.get(name)) for name in ("op", "previous_ok", "pinned_by")},
+        "longest_prefix": [said(op) for op in fail.get("longest_prefix", [])],
+        "concurrent": [said(op) for op in fail.get("concurrent", [])],
+        "state_descriptions": [state_words(v, spelling) for v in fail.get("states", [])],
+        "prefix_states": [state_words(v, spelling) for v in fail.get("prefix_values", [])],
+        "pinned_state": state_words(fail.get("pinned_value"), spelling),
+        "message": message or fail.get("message"),
+    }
+
+
 def explain(result: dict[str, Any]) -> list[str]:
     """Takes a linearizability result. Returns a few readable lines per failing key: what was
-    read, what could have been read, and which ops were concurrent."""
+    read, which op it had to follow and what could have been read, and which ops were
+    concurrent."""
     lines: list[str] = []
     for fail in result.get("failures", []):
-        key = "the history" if fail["key"] is None else f"key {json.dumps(fail['key'])}"
+        if fail["key"] is None:
+            key = "the history"
+        else:
+            key = f"key {spell(fail['key'], str(fail.get('spelling', JSON)))}"
         if fail["valid"] == "unknown":
             lines.append(f"{key}: unknown ({fail['cause']}): {fail['message']}")
             continue
@@ -214,6 +302,14 @@ def _explain_invalid(key: str, fail: dict[str, Any]) -> list[str]:
         f"{key}: not linearizable",
         f"  op {op['index']} ({op['text']}) cannot be linearized: {fail['message']}",
     ]
+    pinned, pinned_state = fail.get("pinned_by"), fail.get("pinned_state")
+    if pinned is not None:
+        lines.append(
+            f"  it was invoked after op {pinned['index']} ({pinned['text']}) returned, "
+            f"which left the state {pinned_state}"
+        )
+    elif pinned_state is not None:
+        lines.append(f"  it was invoked before any op returned, in the state {pinned_state}")
     prev = fail.get("previous_ok")
     if prev is not None:
         lines.append(
