@@ -34,6 +34,7 @@ from checkers import (
     fault_windows,
 )
 from checkers.groups import BROKER_DELIVERY_LIMIT, Shaped, ShapeProbe
+from checkers.linearizable import respelled
 from checkers.queue import SubVia, load_queue_halves
 from harness.results import TEST
 from history import (
@@ -96,7 +97,7 @@ def _check(path: str, asked: Asked, drawings: Path) -> Outcome:
         sub_via=asked.sub_via,
         ignore=asked.ignore,
     )
-    result = check_history(history, model, options)
+    result = respelled(check_history(history, model, options), history.format)
     result.setdefault("ops", history.invocations - history.fails)
     warnings: list[str] = []
     name = Path(history.path).name
