@@ -98,7 +98,9 @@ def _check(path: str, asked: Asked, drawings: Path) -> Outcome:
         ignore=asked.ignore,
     )
     result = respelled(check_history(history, model, options), history.format)
-    result.setdefault("ops", history.invocations - history.fails)
+    # One count of a history's ops, the stats checker's that the report shows: every client
+    # op invoked, completed or not, failed ones too (checkers/stats.py).
+    result["ops"] = history.invocations
     warnings: list[str] = []
     name = Path(history.path).name
     if model == "share" and options.delivery_limit is None:
