@@ -67,9 +67,9 @@ class Asked:
     ignore: frozenset[str] | None = None
 
 
-def check_file(path: str, asked: Asked, drawings: Path) -> Outcome:
-    """Takes a history's path, what the command asked, and where drawings go. Returns the
-    Outcome. Only an interrupt escapes."""
+def check_file(path: str, asked: Asked, drawings: Path | None) -> Outcome:
+    """Takes a history's path, what the command asked, and where drawings go (None: none
+    are drawn). Returns the Outcome. Only an interrupt escapes."""
     started = time.monotonic()
     try:
         outcome = _check(path, asked, drawings)
@@ -77,13 +77,14 @@ def check_file(path: str, asked: Asked, drawings: Path) -> Outcome:
         return {"path": path, "valid": None, "malformed": str(e)}
     except Exception as e:  # a bug of ours: never a verdict, never a page of traceback
         # Where its drawings go: --out when given, else beside the history.
-        log = write_crash_log([drawings, Path(tempfile.gettempdir())])
+        beside = [] if drawings is None else [drawings]
+        log = write_crash_log([*beside, Path(tempfile.gettempdir())])
         return {"path": path, "valid": None, "crash": one_line(e), "log": log and str(log)}
     outcome["seconds"] = round(time.monotonic() - started, 6)
     return outcome
 
 
-def _check(path: str, asked: Asked, drawings: Path) -> Outcome:
+def _check(path: str, asked: Asked, drawings: Path | None) -> Outcome:
     with collector_paused():
         history, model = load_for_check(path, asked.model, asked.jobs or 1)
         # A history holds no cycles: set aside from the collector before it runs again,
@@ -183,17 +184,24 @@ def run_spec(history: History) -> dict[str, Any]:
 
 def draw_counterexamples(
     result: Result,
-    out_dir: Path,
+    out_dir: Path | None,
     warnings: list[str],
     history: str | None = None,
     faults: Sequence[dict[str, Any]] = (),
 ) -> list[str]:
-    """Takes a linearizability result, a folder, the history's file name and its fault
-    windows; draws each invalid key's timeline into the folder, named after the history
-    too when given (the next history checked there must not draw over it), and returns the
-    files written. A drawing that fails adds a warning: the verdict stands."""
+    """Takes a linearizability result, a folder (None: no drawing, for standard input with
+    no --out), the history's file name and its fault windows; draws each invalid key's
+    timeline into the folder, named after the history too when given (the next history
+    checked there must not draw over it), and returns the files written. A drawing that
+    fails, or is not made, adds a warning: the verdict stands."""
     failures = result.get("failures", [])
     if not any(f.get("valid") is False for f in failures):
+        return []
+    if out_dir is None:
+        warnings.append(
+            "standard input has no folder of its own: no counterexample drawings were made "
+            "(give --out DIR for them)"
+        )
         return []
     from harness.report.counterexamples.timeline import (
         render_counterexample,  # matplotlib: only for drawings
