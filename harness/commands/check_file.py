@@ -3,8 +3,10 @@ counterexamples, and return what happened as a plain dict (an Outcome) that cros
 processes and prints as a line or as JSON.
 
 An Outcome always has `path` and `valid`. A checked history adds the checker's result
-(`model`, `format`, `ops`, `seconds` and the checker's own fields); a history that cannot
-be checked has `valid` None and `malformed` (`PATH:LINE: problem`); a bug of ours has
+(`model`, `format`, `ops`, `seconds` and the checker's own fields), and the `duration`
+section of the results.json beside it when that says the workload stopped short (its
+verdict is then INCOMPLETE, harness.verdicts.run_verdict); a history that cannot be
+checked has `valid` None and `malformed` (`PATH:LINE: problem`); a bug of ours has
 `valid` None and `crash` (one line; the traceback is in the file `log`).
 """
 
@@ -36,7 +38,8 @@ from checkers import (
 from checkers.groups import BROKER_DELIVERY_LIMIT, Shaped, ShapeProbe
 from checkers.linearizable import respelled
 from checkers.queue import SubVia, load_queue_halves
-from harness.results import TEST
+from harness.results import RESULTS, TEST
+from harness.verdicts import DURATION, incomplete
 from history import (
     CHECK_CRASH_LOG_PREFIX,
     STDIN,
@@ -110,10 +113,12 @@ def _check(path: str, asked: Asked, drawings: Path | None) -> Outcome:
             f"delivery_limit): checked against the broker's default, {BROKER_DELIVERY_LIMIT}"
         )
     drawn = draw_counterexamples(result, drawings, warnings, name, fault_windows(history.nemesis))
+    stopped = run_duration(history)
     return {
         "path": history.path,
         "format": history.format,
         **result,
+        **({DURATION: stopped} if stopped is not None else {}),
         "counterexamples": drawn,
         "warnings": warnings,
     }
@@ -180,6 +185,21 @@ def run_spec(history: History) -> dict[str, Any]:
     except (OSError, ValueError, KeyError, TypeError):
         return {}
     return spec if isinstance(spec, dict) else {}
+
+
+def run_duration(history: History) -> dict[str, Any] | None:
+    """Returns the duration section of the results.json beside the history when it says
+    the run's workload stopped short (Jepsen's :incomplete), else None: a history with no
+    run folder (stdin, a file of its own) or a run that ran its time."""
+    if history.path == STDIN_NAME:
+        return None
+    try:
+        results = json.loads((Path(history.path).parent / RESULTS).read_text())
+    except (OSError, ValueError, RecursionError):
+        return None
+    if not isinstance(results, dict) or not incomplete(results):
+        return None
+    return dict(results[DURATION])
 
 
 def draw_counterexamples(
