@@ -118,6 +118,7 @@ def _check(path: str, asked: Asked, drawings: Path | None) -> Outcome:
         "path": history.path,
         "format": history.format,
         **result,
+        **({"guessed": True} if asked.model is None else {}),
         **({DURATION: stopped} if stopped is not None else {}),
         "counterexamples": drawn,
         "warnings": warnings,
@@ -130,7 +131,9 @@ def load_for_check(
     """Takes a history's path, the --model asked for (None: guess) and how many processes
     may read it. Returns the History, with its events only when the model's check reads
     them, and the model. Raises HistoryError for a history that cannot be checked:
-    malformed, with no client operation, or with an op the model cannot read."""
+    malformed, with no client operation, or with an op the model cannot read (saying
+    guess_hint too when the model was guessed and does not know the op's name)."""
+    guessed = model is None
     if path == STDIN:  # read once: everything a check may need is kept
         history = load(path)
     elif model is not None:
@@ -151,8 +154,22 @@ def load_for_check(
     try:
         checker.reject_malformed(history)
     except MalformedOp as bad:
-        raise history.error(bad) from None
+        error = history.error(bad)
+        if guessed and not bad.in_value:
+            name = model if isinstance(model, str) else model.name
+            problem = f"{error.problem}: {guess_hint(name)}"
+            error = HistoryError(error.path, error.line, problem)
+        raise error from None
     return history, model
+
+
+def guess_hint(model: str) -> str:
+    """Takes the name of a model guessed for a history that it could not check, or
+    checked as UNKNOWN. Returns what to say of it: guessed, and how to name another."""
+    return (
+        f"the {model} model was guessed from the history's operations; name the model with "
+        "--model (queue for Jepsen's Kafka histories)"
+    )
 
 
 def share_shaped(path: str) -> bool:
