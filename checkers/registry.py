@@ -32,7 +32,7 @@ from checkers.queue.policy import POLICY, SubVia
 from checkers.queue.reader import QueueHistory, read_queue_history
 from checkers.result import UNKNOWN, Result, Validity, check_safe, merge_valid
 from checkers.txn import TxnHistory, TxnStream, read_txn_history
-from history import STDIN_NAME, History, HistoryError, MalformedOp, Reader, load
+from history import STDIN_NAME, History, HistoryError, Keyword, MalformedOp, Reader, load
 
 MAP_FS = frozenset({"get", "put", "put-if-absent", "replace", "remove"})
 SET_FS = frozenset({"add", "send", "read"})
@@ -372,10 +372,17 @@ def check_history(
 
 def default_model(history: History) -> str:
     """Takes a history; returns the model its operation names suggest (and for polls, their
-    values: a share workload's rounds, else a queue's)."""
+    values: a share workload's rounds, else a queue's). Jepsen's Kafka workload
+    (jepsen.tests.kafka) names its ops send, poll, txn, assign, subscribe, crash and
+    debug-topic-partitions, and a send's value is a list of micro-ops ([[:send k v]]):
+    any of those makes it a queue history, even with no poll (a set's send is of one
+    element)."""
     fs = history.fs
     if fs & QUEUE_FS:
         return "share" if share_events(history.events) else "queue"
+    jepsen_queue_fs = {"assign", "subscribe", "crash", "debug-topic-partitions"}
+    if fs & jepsen_queue_fs or any(op.f == "send" and _micro_ops(op.value) for op in history.ops):
+        return "queue"
     if "append" in fs:
         return "kv-append"
     if fs & MAP_FS:
@@ -387,3 +394,15 @@ def default_model(history: History) -> str:
     if fs and fs <= SET_FS and (fs & {"add", "send"} or lists_read):
         return "set"
     return "cas-register"
+
+
+def _micro_ops(value: Any) -> bool:
+    """Whether an op's value is a Jepsen queue op's: a list of micro-ops, each a list that
+    starts with its name (`[[:send 0 1]]`, `[["send", 0, 1]]`)."""
+    if not isinstance(value, list | tuple) or not value:
+        return False
+    first = value[0]
+    if not isinstance(first, list | tuple) or not first:
+        return False
+    name = first[0].name if isinstance(first[0], Keyword) else first[0]
+    return name in ("send", "poll")
