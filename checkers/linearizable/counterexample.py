@@ -15,14 +15,17 @@ from collections.abc import Hashable, Sequence
 from typing import Any
 
 from checkers.linearizable.model_core import describe_error, describe_op, describe_state
-from checkers.linearizable.models import UNREAD, Inconsistent, Model, State, thaw
+from checkers.linearizable.models import UNREAD, Inconsistent, Model, State, freeze, thaw
 from checkers.linearizable.search import Outcome
 from checkers.linearizable.spelling import (
+    EDN,
     JSON,
     described_state,
+    edn_only,
     message_parts,
     message_words,
     op_words,
+    said_now,
     spell,
     spelling_of,
     state_words,
@@ -34,9 +37,9 @@ MAX_CONCURRENT = 50
 MAX_STATES = 1000
 
 
-def op_dict(op: Op, model: Model) -> dict[str, Any]:
-    """Takes an op. Returns it as a small JSON-serialisable dict, with a description (the
-    model's own, or the built-in words in JSON's spelling)."""
+def op_dict(op: Op, model: Model, spelling: str = JSON) -> dict[str, Any]:
+    """Takes an op (its value frozen). Returns it as a small JSON-serialisable dict, with a
+    description: the model's own, or the built-in words in the spelling."""
     said = {
         "index": op.index,
         "process": op.process,
@@ -47,7 +50,9 @@ def op_dict(op: Op, model: Model) -> dict[str, Any]:
         "call": op.call,
         "ret": op.ret,
     }
-    return said | {"text": op_words(said) if spelled(model) else model.describe_op(op)}
+    if not spelled(model):
+        return said | {"text": model.describe_op(op)}
+    return said | {"text": op_words(said | {"value": op.value}, spelling)}
 
 
 def spelled(model: Model) -> bool:
@@ -56,8 +61,16 @@ def spelled(model: Model) -> bool:
     return model.describe_op is describe_op and model.describe_state is describe_state
 
 
-def _describe(model: Model, state: State) -> str:
-    return described_state(state) if spelled(model) else model.describe_state(state)
+def spelling_for(key: Hashable, ops: Sequence[Op], states: Sequence[State]) -> str:
+    """Takes a key, its ops and the states a report names. Returns the spelling the report
+    is first said in: EDN's when one of them holds what only EDN can (a set, a keyword),
+    else JSON's, which respelled turns into EDN's for a Jepsen history of plain values."""
+    values = [freeze(key), *(op.value for op in ops), *states]
+    return EDN if any(edn_only(v) for v in values) else JSON
+
+
+def _describe(model: Model, state: State, spelling: str) -> str:
+    return described_state(state, spelling) if spelled(model) else model.describe_state(state)
 
 
 def failure(
@@ -82,32 +95,36 @@ def failure(
     pinned = pinning(outcome.prefix, failing)
     pinned_state = replay(model, outcome.prefix[: 0 if pinned is None else pinned + 1])
     tail_values = tail_states(model, outcome.prefix, len(tail))
+    spelling = spelling_for(key, ops, [*states, *tail_values])
+
+    def said(op: Op) -> dict[str, Any]:
+        return op_dict(op, model, spelling)
+
     report: dict[str, Any] = {
         "key": thaw(key),
         "valid": False,
         "model": model.name,
-        "op": op_dict(failing, model),
-        "previous_ok": op_dict(oks_before[-1], model) if oks_before else None,
-        "pinned_by": None if pinned is None else op_dict(outcome.prefix[pinned], model),
-        "pinned_state": _describe(model, pinned_state),
-        "longest_prefix": [op_dict(op, model) for op in tail],
+        "op": said(failing),
+        "previous_ok": said(oks_before[-1]) if oks_before else None,
+        "pinned_by": None if pinned is None else said(outcome.prefix[pinned]),
+        "pinned_state": _describe(model, pinned_state, spelling),
+        "longest_prefix": [said(op) for op in tail],
         "prefix_length": len(outcome.prefix),
-        "prefix_states": [_describe(model, st) for st in tail_values],
+        "prefix_states": [_describe(model, st, spelling) for st in tail_values],
         "states": [thaw(s) for s in states],
-        "state_descriptions": [_describe(model, s) for s in states],
-        "concurrent": [op_dict(op, model) for op in concurrent],
+        "state_descriptions": [_describe(model, s, spelling) for s in states],
+        "concurrent": [said(op) for op in concurrent],
         "message": why if isinstance(why, str) else why.message,
         "configurations": outcome.configs,
         "graph": to_json(graph),
     }
     if spelled(model):  # what respelled needs to say it all again in EDN's spelling
-        report["spelling"] = JSON
+        report["spelling"] = spelling
         report["pinned_value"] = thaw(pinned_state)
         report["prefix_values"] = [thaw(st) for st in tail_values]
-        parts = None if isinstance(why, str) else message_parts(why)
-        if parts is not None:
-            report["message"] = message_words(parts) or report["message"]
-            report["message_parts"] = parts
+        if not isinstance(why, str):
+            report["message"] = said_now(why, spelling)
+            report["message_parts"] = message_parts(why)
     return report
 
 

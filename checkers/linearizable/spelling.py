@@ -2,8 +2,12 @@
 `[1, 2]`, `"a"`) for history.jsonl, EDN's (`nil`, `true`, `[1 2]`, `"a"`, `:a`) for
 Jepsen's history.edn and logs, never Python's (`None`, `True`, `'a'`).
 
-Works on thawed values (history.thaw: JSON's shapes, EDN's own kinds as their spelling),
-as a failure report holds them, so that a report made once can be spelled either way.
+Works on frozen values (history.freeze: sets, maps, EDN's own kinds as they were read),
+from which a failure report is first said, and on thawed ones (history.thaw: JSON's
+shapes, EDN's own kinds as their spelling), which the report keeps, so that one said in
+JSON's spelling can be said again in EDN's (a set then reads as a vector: thawed, it is
+one). A value only EDN can hold (a set, a keyword, a map with keys that are not strings)
+makes its report EDN's from the start (edn_only).
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from checkers.linearizable.models import UNREAD, Described, Inconsistent, State, thaw
+from history import Exact
 
 JSON: Final = "json"
 EDN: Final = "edn"
@@ -27,8 +32,11 @@ def spelling_of(history_format: str | None) -> str:
 
 
 def spell(value: Any, spelling: str = JSON) -> str:
-    """Takes a thawed value. Returns it as the spelling writes it, e.g. `null` or `nil`."""
+    """Takes a thawed or frozen value. Returns it as the spelling writes it, e.g. `null`
+    or `nil`, `[1, 2]` or `[1 2]`, `#{1 2}` for an EDN set."""
     edn = spelling == EDN
+    if isinstance(value, Exact):
+        value = value.value
     if value is None:
         return "nil" if edn else "null"
     if value is True or value is False:
@@ -40,12 +48,38 @@ def spell(value: Any, spelling: str = JSON) -> str:
         return json.dumps(value)
     if isinstance(value, list | tuple):
         return "[" + (" " if edn else ", ").join(spell(v, spelling) for v in value) + "]"
-    if isinstance(value, Mapping):
-        pairs = ((spell(k, spelling), spell(v, spelling)) for k, v in value.items())
-        if edn:
-            return "{" + ", ".join(f"{k} {v}" for k, v in pairs) + "}"
-        return "{" + ", ".join(f"{k}: {v}" for k, v in pairs) + "}"
-    return str(value)
+    if isinstance(value, Mapping) or _is_map(value):
+        pairs = value.items() if isinstance(value, Mapping) else value
+        entries = sorted(
+            f"{spell(k, spelling)}{' ' if edn else ': '}{spell(v, spelling)}" for k, v in pairs
+        )
+        return "{" + ", ".join(entries) + "}"
+    if isinstance(value, set | frozenset):
+        members = sorted(spell(v, spelling) for v in value)
+        return "#{" + " ".join(members) + "}" if edn else "[" + ", ".join(members) + "]"
+    tag = getattr(value, "tag", None)  # an EDN tagged literal, its value frozen
+    if isinstance(tag, str) and hasattr(value, "value"):
+        return f"#{tag} {spell(value.value, spelling)}"
+    return repr(value)  # EDN's keywords, symbols, characters and decimals print as EDN
+
+
+def _is_map(value: Any) -> bool:
+    """Whether a frozen value is a map (history's FrozenMap: a frozenset of its pairs that
+    equals no set)."""
+    return isinstance(value, frozenset) and type(value) is not frozenset
+
+
+def edn_only(value: Any) -> bool:
+    """Takes a frozen value. Returns whether JSON could not have held it: it is or holds a
+    set, an EDN keyword, symbol, character, decimal or tagged literal, or a map with a key
+    that is not a string."""
+    if value is None or isinstance(value, str | int | float | Exact):
+        return False
+    if isinstance(value, tuple | list):
+        return any(edn_only(v) for v in value)
+    if _is_map(value):
+        return any(not isinstance(k, str) or edn_only(v) for k, v in value)
+    return True
 
 
 def state_words(value: Any, spelling: str = JSON) -> str:
@@ -75,7 +109,7 @@ def message_parts(inconsistent: Inconsistent) -> dict[str, Any] | None:
     that the message can be spelled later (message_words); None when its arguments are no
     plain data (a user's model may pass anything)."""
     # Inconsistent keeps its template and arguments unformatted (model_core.py), as slots
-    # with no public name: read here, where a report is made of them, and nowhere else.
+    # with no public name: read here and in said_now, where a report is made of them.
     template: str = inconsistent._template
     args: tuple[Any, ...] = inconsistent._args
     parts = [
@@ -124,4 +158,20 @@ def described_state(state: State, spelling: str = JSON) -> str:
     """Takes a model's state (frozen). Returns it as state_words says it."""
     if state == UNREAD:  # the search's stand-in for values no op reads (checker.py)
         return "a value nobody ever read"
-    return state_words(thaw(state), spelling)
+    return state_words(state, spelling)
+
+
+def said_now(inconsistent: Inconsistent, spelling: str = JSON) -> str:
+    """Takes a model's Inconsistent, its arguments frozen as the model had them. Returns
+    its message in the spelling (the model's own words when its template asks more of an
+    argument than its words)."""
+    words = [
+        _Words(
+            described_state(a.state, spelling) if isinstance(a, Described) else spell(a, spelling)
+        )
+        for a in inconsistent._args
+    ]
+    try:
+        return inconsistent._template.format(*words) if words else inconsistent._template
+    except (AttributeError, IndexError, KeyError, TypeError, ValueError):
+        return inconsistent.message
