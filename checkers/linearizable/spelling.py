@@ -4,9 +4,9 @@ Jepsen's history.edn and logs, never Python's (`None`, `True`, `'a'`).
 
 Works on frozen values (history.freeze: sets, maps, EDN's own kinds as they were read),
 from which a failure report is first said, and on thawed ones (history.thaw: JSON's
-shapes, EDN's own kinds as their spelling), which the report keeps, so that one said in
-JSON's spelling can be said again in EDN's (a set then reads as a vector: thawed, it is
-one). A value only EDN can hold (a set, a keyword, a map with keys that are not strings)
+shapes, EDN's own kinds as their spelling), which the report keeps, so that a report said
+in JSON's spelling can be said again in EDN's. A value only EDN can hold (a set, a
+keyword, a map with keys that are not strings), which thawing would turn into another,
 makes its report EDN's from the start (edn_only).
 """
 
