@@ -21,7 +21,7 @@ from checkers import faults, lost_acks, perf, stats
 from checkers.groups import consumer as groups_checker
 from checkers.groups import share
 from checkers.groups.consumer_history import GroupHistory, read_located
-from checkers.groups.share_history import ShareHistory, read_share_history, share_events
+from checkers.groups.share_history import ShareHistory, read_share_history
 from checkers.groups.share_history import reject_malformed as reject_malformed_share
 from checkers.linearizable import checker as linearizable
 from checkers.linearizable.model_loader import ModelLoadError, load_model
@@ -34,9 +34,6 @@ from checkers.result import UNKNOWN, Result, Validity, check_safe, merge_valid
 from checkers.txn import TxnHistory, TxnStream, read_txn_history
 from history import STDIN_NAME, History, HistoryError, MalformedOp, Reader, load
 
-MAP_FS = frozenset({"get", "put", "put-if-absent", "replace", "remove"})
-SET_FS = frozenset({"add", "send", "read"})
-QUEUE_FS = frozenset({"poll", "drain", "txn"})
 ModelChoice = str | Model
 """A built-in model's name, or a user's Model (see load_user_model)."""
 
@@ -370,30 +367,3 @@ def check_history(
 ) -> Result:
     """Takes what analyse takes. Returns the result with its sections (Checked.merged)."""
     return analyse(history, model, options).merged()
-
-
-def default_model(history: History) -> str:
-    """Takes a history; returns the model its operation names suggest (and for polls, their
-    values: a share workload's rounds, else a queue's; for sends, theirs: micro-ops are a
-    queue's)."""
-    fs = history.fs
-    if fs & QUEUE_FS:
-        return "share" if share_events(history.events) else "queue"
-    # Jepsen's micro-op sends ([[send, key, value] ...], or as [key value] when two), a set's
-    # sends of plain values: a queue history of sends alone.
-    if any(
-        op.f == "send" and (isinstance(op.value, list | tuple) or isinstance(op.key, tuple))
-        for op in history.ops
-    ):
-        return "queue"
-    if "append" in fs:
-        return "kv-append"
-    if fs & MAP_FS:
-        return "map"
-    # A set read is a list in jsonl and a set (#{...}) in EDN.
-    lists_read = any(
-        op.f == "read" and isinstance(op.value, list | frozenset) for op in history.ops
-    )
-    if fs and fs <= SET_FS and (fs & {"add", "send"} or lists_read):
-        return "set"
-    return "cas-register"

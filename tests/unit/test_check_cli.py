@@ -11,8 +11,7 @@ from typing import Any
 
 import pytest
 
-from checkers import lost_acks
-from checkers.registry import default_model
+from checkers import default_model, lost_acks
 from harness.cli import main
 from history import load
 

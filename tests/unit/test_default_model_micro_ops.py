@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from checkers.registry import default_model
+from checkers import default_model
 from history import load
 from tests.unit.test_check_cli import run
 

@@ -151,10 +151,18 @@ def test_a_non_linearizable_key_gives_the_real_time_argument() -> None:
         "concurrent": [],
         "message": "get 46 but value is 48",
     }
+    # A failure written before pinned_by was recorded: the prefix's last op to return
+    # before the get began pinned the state, here the get of 48, not the replace.
     assert key_sentence(failure) == (
-        "Key 3 is not linearizable: get (op 812, process 4) was invoked at 17.412 s, 0.90 ms "
-        "after replace 46 -> 48 (applied) (op 806, process 2) returned, yet it read 46 (the "
-        "state could only be 48); no op overlapped it."
+        "Key 3 is not linearizable: get (op 812, process 4) was invoked at 17.412 s, 0.40 ms "
+        "after get 48 (op 807, process 3) returned; yet it read 46 (the state could only be "
+        "48); no op overlapped it."
+    )
+    failure |= {"pinned_by": failure["longest_prefix"][2], "pinned_state": "48"}
+    assert key_sentence(failure) == (
+        "Key 3 is not linearizable: get (op 812, process 4) was invoked at 17.412 s, 0.40 ms "
+        "after get 48 (op 807, process 3) returned, which left the state 48; yet it read 46; "
+        "no op overlapped it."
     )
     results = {"valid": False, "linearizable": {"valid": False, "failures": [failure]}}
     assert explain(results, {}) == [key_sentence(failure)]

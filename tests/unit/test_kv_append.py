@@ -181,7 +181,7 @@ def test_check_reads_jepsen_edn_and_guesses_kv_append(
     path.write_text(EDN_HISTORY.replace(read, read.replace("x 0 0 y", "x 0")))
     code, out, _ = run(capsys, str(path))
     assert code == 1
-    assert "get 'x 0' but value is 'x 0 0 y'" in out
+    assert 'get "x 0" but value is "x 0 0 y"' in out
 
 
 def test_jsonl_and_edn_give_the_same_ops(tmp_path: Path) -> None:

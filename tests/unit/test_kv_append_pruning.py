@@ -132,7 +132,7 @@ def test_a_cut_reports_the_get_that_cannot_be_reached() -> None:
     ops = [op(0, "append", "x ", 0, 1), op(1, "append", "y ", 2, 3), op(2, "get", "y x ", 4, 5)]
     (fail,) = check(ops, KV_APPEND, jobs=1)["failures"]
     assert fail["op"]["index"] == 2
-    assert fail["message"] == "get 'y x ' but value is 'x '"
+    assert fail["message"] == 'get "y x " but value is "x "'
     assert [o["index"] for o in fail["longest_prefix"]] == [0]
 
 

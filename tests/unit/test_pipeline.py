@@ -146,7 +146,7 @@ def _comparable(result: dict[str, Any]) -> Any:
 
 
 def _agree(spark: Any, path: Path, model: str | None) -> dict[str, Any]:
-    from checkers.registry import default_model
+    from checkers import default_model
 
     local_history = load(path)
     local = check_history(local_history, model or default_model(local_history))
@@ -160,7 +160,7 @@ HISTORIES = sorted(p.name for p in DATA.iterdir() if p.suffix in (".jsonl", ".ed
 
 @pytest.mark.parametrize("name", HISTORIES)
 def test_agrees_with_the_local_check_on_the_test_data(spark: Any, name: str) -> None:
-    from checkers.registry import LINEARIZABLE_MODELS, default_model
+    from checkers import LINEARIZABLE_MODELS, default_model
 
     if default_model(load(DATA / name)) not in LINEARIZABLE_MODELS:
         with pytest.raises(ValueError, match="runs locally"):
