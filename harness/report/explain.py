@@ -33,7 +33,7 @@ BUILT_TO_FAIL: dict[str, str] = {
     "does, so two equal put-if-absent calls can both win",
 }
 """Why each store variant other than `linearizable` (workloads.names.STORES) must fail
-(tests/unit/test_explain_anchor.py holds the two lists together)."""
+(tests/unit/harness/report/test_explain_anchor.py holds the two lists together)."""
 
 
 def explain(results: Section, spec: Section) -> list[str]:
