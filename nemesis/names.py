@@ -1,7 +1,7 @@
 """The names `--nemesis` takes, in a module that imports nothing: the command line lists
 them without loading the fault code (Kafka's and ZooKeeper's clients).
 
-nemesis.schedule builds each named fault; tests/unit/test_schedule.py checks that every
+nemesis.schedule builds each named fault; tests/unit/nemesis/test_schedule.py checks that every
 name has its fault and every fault its name.
 """
 

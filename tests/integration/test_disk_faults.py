@@ -2,8 +2,9 @@
 the bytes it records on one stopped broker and the harness records what Kafka did; a
 composed scenario (partition-power-loss) cuts a minority out of the ISR while writes go
 on, cuts the power of the rest, which lose unsynced writes, and brings every node back;
-the replicas are then compared from their disks. Each cluster is removed even when its
-test fails."""
+the replicas are then compared from their disks. Both share one cluster on faultfs (the
+corruption reaches a layered node's files through the layer's backing directory), removed
+even when a test fails."""
 
 from __future__ import annotations
 
@@ -25,29 +26,46 @@ from nemesis.corrupt import FileCorruption
 from tests.integration.conftest import PREFIX
 from tests.integration.kafka_io import produce_all, read_all
 
-TOPIC = "disk"
+FLIPPED = "flipped"
+COMPOSED = "composed"
 
 
-def _topic(cluster: DockerCluster) -> list[str]:
+@pytest.fixture(scope="module")
+def layered_cluster(engine: docker.DockerClient) -> Iterator[DockerCluster]:
+    """A running 3-broker safe ZooKeeper cluster on faultfs, removed even when a test
+    fails."""
+    cluster = DockerCluster(ClusterSpec(name=f"{PREFIX}-disk", faultfs=True), engine)
+    try:
+        cluster.up(timeout=180)
+        yield cluster
+    finally:
+        cluster.down()
+
+
+def _topic(cluster: DockerCluster, topic: str) -> list[str]:
     admin = cluster.admin()
-    admin.create_topic(TOPIC, [[1, 2, 3]], {})
-    admin.wait_full_isr(TOPIC, timeout=30)
-    return produce_all(cluster.bootstrap_servers, TOPIC, [f"v{n}" for n in range(200)])
+    admin.create_topic(topic, [[1, 2, 3]], {})
+    admin.wait_full_isr(topic, timeout=30)
+    return produce_all(cluster.bootstrap_servers, topic, [f"v{n}" for n in range(200)])
 
 
 def test_a_bit_flip_changes_what_it_records_and_kafka_is_watched(
-    fresh_cluster: DockerCluster,
+    layered_cluster: DockerCluster,
 ) -> None:
-    cluster = fresh_cluster
-    acked = _topic(cluster)
-    path = f"{ff.DATA_DIR}/{TOPIC}-0/00000000000000000000.log"
+    cluster = layered_cluster
+    topic = FLIPPED
+    acked = _topic(cluster, topic)
+    path = f"{ff.DATA_DIR}/{topic}-0/00000000000000000000.log"
+    # Read around the layer, a running node's disk shows only what was synced.
+    for broker in cluster.brokers:
+        assert cluster.exec(broker, ["faultfs", "ctl", "sync"])[0] == 0
     before = {node: cluster.read_file(node, path) for node in cluster.brokers}
-    nemesis = FileCorruption(("bitflip-log",), TOPIC, random.Random(7))
+    nemesis = FileCorruption(("bitflip-log",), topic, random.Random(7))
     nemesis.setup(cluster)
     began = time.monotonic()
     done = nemesis.invoke("start-bitflip-log")
     node = done["node"]
-    assert done["file"] == f"{TOPIC}-0/00000000000000000000.log"
+    assert done["file"] == f"{topic}-0/00000000000000000000.log"
     assert [s["step"] for s in done["steps"]] == ["chosen", "stopped", "corrupted", "started"]
     for change in done["change"]:
         assert f"{before[node][change['offset']]:02x}" == change["before"]
@@ -61,19 +79,7 @@ def test_a_bit_flip_changes_what_it_records_and_kafka_is_watched(
     assert observed["on_disk"]["still_flipped"] == len(done["change"])
     assert isinstance(observed["kafka_did"], str) and isinstance(observed["kafka_said"], list)
     print(f"\n{node}: {observed['kafka_did']}; {len(observed['kafka_said'])} log lines")
-    assert set(read_all(cluster.bootstrap_servers, TOPIC, timeout=60)) >= set(acked)
-
-
-@pytest.fixture
-def layered_cluster(engine: docker.DockerClient) -> Iterator[DockerCluster]:
-    """A running 3-broker safe ZooKeeper cluster on faultfs, removed even when the test
-    fails."""
-    cluster = DockerCluster(ClusterSpec(name=f"{PREFIX}-composed", faultfs=True), engine)
-    try:
-        cluster.up(timeout=180)
-        yield cluster
-    finally:
-        cluster.down()
+    assert set(read_all(cluster.bootstrap_servers, topic, timeout=60)) >= set(acked)
 
 
 def test_partition_power_loss_leaves_a_stale_minority_awake_and_comes_back(
@@ -82,7 +88,8 @@ def test_partition_power_loss_leaves_a_stale_minority_awake_and_comes_back(
     cluster = layered_cluster
     monkeypatch.setattr(composed, "WRITES_S", 3.0)
     monkeypatch.setattr(composed, "WATCH_S", 3.0)
-    _topic(cluster)
+    topic = COMPOSED
+    _topic(cluster, topic)
     stop = threading.Event()
     acked: list[str] = []
 
@@ -90,13 +97,13 @@ def test_partition_power_loss_leaves_a_stale_minority_awake_and_comes_back(
         n = 0
         while not stop.is_set():
             acked.extend(
-                produce_all(cluster.bootstrap_servers, TOPIC, [f"w{n}-{i}" for i in range(20)], 5)
+                produce_all(cluster.bootstrap_servers, topic, [f"w{n}-{i}" for i in range(20)], 5)
             )
             n += 1
 
     writer = threading.Thread(target=write, daemon=True)
     writer.start()
-    nemesis = PartitionPowerLoss(TOPIC, random.Random(3))
+    nemesis = PartitionPowerLoss(topic, random.Random(3))
     nemesis.setup(cluster)
     try:
         started = nemesis.invoke("start-partition-power-loss")
@@ -126,9 +133,9 @@ def test_partition_power_loss_leaves_a_stale_minority_awake_and_comes_back(
     stopped = nemesis.invoke("stop-partition-power-loss")
     assert [s["step"] for s in stopped["steps"]] == ["powered-on", "rejoined"]
     assert all(cluster.state(n) == "running" for n in cluster.nodes)
-    on_disk = read_replicas(cluster, TOPIC)
+    on_disk = read_replicas(cluster, topic)
     assert on_disk["errors"] == {}
-    high = len(read_all(cluster.bootstrap_servers, TOPIC, timeout=60))
+    high = len(read_all(cluster.bootstrap_servers, topic, timeout=60))
     compared = check_replicas(on_disk["replicas"], on_disk["assignment"], {0: high}, [])
     assert compared["valid"] in (True, False) and compared["partitions_checked"] == 1
     print(f"\n{len(acked)} acknowledged; replicas: {compared['nodes']}")
