@@ -2,7 +2,8 @@
 the bytes it records on one stopped broker and the harness records what Kafka did; a
 composed scenario (partition-power-loss) cuts a minority out of the ISR while writes go
 on, cuts the power of the rest, which lose unsynced writes, and brings every node back;
-the replicas are then compared from their disks. Both share one cluster on faultfs (the
+the replicas are then compared from their disks; a pause on faultfs stops the JVM and
+leaves the layer serving. All share one cluster on faultfs (the
 corruption reaches a layered node's files through the layer's backing directory), removed
 even when a test fails."""
 
@@ -139,3 +140,25 @@ def test_partition_power_loss_leaves_a_stale_minority_awake_and_comes_back(
     compared = check_replicas(on_disk["replicas"], on_disk["assignment"], {0: high}, [])
     assert compared["valid"] in (True, False) and compared["partitions_checked"] == 1
     print(f"\n{len(acked)} acknowledged; replicas: {compared['nodes']}")
+
+
+def _jvm_states(cluster: DockerCluster, node: str) -> set[str]:
+    script = "for p in $(pgrep -u kafka); do cut -d' ' -f3 /proc/$p/stat; done"
+    code, out = cluster.exec(node, ["sh", "-c", script])
+    assert code == 0, out
+    return set(out.split())
+
+
+def test_a_pause_on_faultfs_stops_the_jvm_and_not_the_layer(layered_cluster: DockerCluster) -> None:
+    cluster = layered_cluster
+    node = cluster.brokers[0]
+    cluster.pause(node)  # the cgroup freezer refuses a container with its own FUSE daemon
+    try:
+        assert cluster.state(node) == "paused"
+        assert cluster.node_states()[node] == "paused"
+        assert _jvm_states(cluster, node) == {"T"}  # stopped, while faultfs still answers
+        assert cluster.exec(node, ["faultfs", "ctl", "status"])[0] == 0
+    finally:
+        cluster.resume(node)
+    assert cluster.state(node) == "running"
+    assert "T" not in _jvm_states(cluster, node)
