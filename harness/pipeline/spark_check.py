@@ -196,6 +196,8 @@ def check_with_spark(
         raise ValueError(f"check --spark checks linearizability; the {name} model runs locally")
     history = History(path=where, format=fmt, events=[], ops=[], nemesis=[])
     result = _check_ops(spark, invocations, MODELS[name], time_limit)
+    # The client ops, failed ones included, as the local check counts them.
+    result["ops"] = invocations.count()
     return history, {"model": name, **result, "time": round(time.monotonic() - started, 6)}
 
 
