@@ -16,6 +16,7 @@ from harness.cluster.config import PROFILES
 from harness.report.counterexamples.cycles import cycle_svg
 from harness.report.explain import explain
 from harness.report.groups_section import groups_html
+from harness.report.header import header_html
 from harness.report.nemesis_table import story_table, time_zero
 from harness.report.plots.lag import LAG_FILE, UNSEEN_FILE
 from harness.report.release_rows import release_rows
@@ -47,6 +48,7 @@ code{font-size:.9em}.fail{color:#d62728}pre{white-space:pre-wrap;margin:0 0 .5em
 #explanation{border-left:.4em solid;padding:.1em 1em;margin:0 0 1em;font-size:1.05em}
 #explanation p{margin:.4em 0}tr.step td.said{padding-left:1.5em}
 mark{background:#fff3b0}details pre{max-height:20em;overflow:auto;font-size:.8em}
+p.header{color:#555;margin:-.5em 0 .3em}pre.rerun{background:#f6f6f6;padding:.3em .6em}
 """
 
 
@@ -367,6 +369,7 @@ def write_report(
 <title>{_e(spec.get("name", "run"))}: {word}</title><style>{STYLE}</style></head><body>
 <h1>{_e(spec.get("name", "run"))} <span class="v" style="background:{colour}">{word}</span>
 {zip_link(folder)}</h1>
+{header_html(folder, test, results)}
 <div id="explanation" style="border-color:{colour}">{sentences}</div>
 {_table(summary)}
 <h2 id="anomalies">Anomalies</h2>{_anomalies(results, drawings, folder)}
