@@ -73,7 +73,9 @@ def _anomalies(results: dict[str, Any], drawings: dict[str, list[Path]], folder:
     if isinstance(queue := results.get("queue"), dict):
         return _cases(queue) or "<p>No anomaly was found.</p>"
     if "linearizable" not in results:
-        return ""
+        if any(isinstance(results.get(s), dict) for s in ("groups", "share")):
+            return "<p>None here: the Groups section below has the group checks' findings.</p>"
+        return "<p>None: no check of this run looks for anomalies.</p>"
     failures = results["linearizable"].get("failures", [])
     if not failures:
         return "<p>No key was found non-linearizable.</p>"
@@ -334,10 +336,12 @@ def write_report(
     results: dict[str, Any],
     drawings: dict[str, list[Path]],
     nemesis_invoked: Sequence[float] | None = None,
+    unplotted: dict[str, str] | None = None,
 ) -> Path:
     """Takes a run folder, its test.json and results.json bodies, the counterexample
-    drawings by key and the nemesis ops' invoke times from the history (None: estimated
-    from results.json). Writes report.html there and returns its path."""
+    drawings by key, the nemesis ops' invoke times from the history (None: estimated
+    from results.json) and the plots left undrawn with nothing to show, each with why.
+    Writes report.html there and returns its path."""
     spec = test.get("spec", {})
     word = run_verdict(results)
     stats = results.get("stats", {})
@@ -358,9 +362,8 @@ def write_report(
         summary.append(("interrupted", results["interrupted"]))
     files = sorted(p for p in folder.rglob("*") if p.is_file() and p.name != "report.html")
     plots = "".join(
-        f'<h3>{name}</h3><img src="{name}" alt="{name}">'
+        _plot(folder, name, (unplotted or {}).get(name))
         for name in ("latency.png", "rate.png", "lost-acks.png", "metadata.png")
-        if (folder / name).exists()
     )
     colour = VERDICT_COLOURS[word]
     sentences = "".join(f"<p>{_e(said)}</p>" for said in explain(results, spec))
@@ -386,6 +389,12 @@ def write_report(
     path = folder / "report.html"
     path.write_text(page, encoding="utf-8")
     return path
+
+
+def _plot(folder: Path, name: str, undrawn: str | None) -> str:
+    if (folder / name).exists():
+        return f'<h3>{name}</h3><img src="{name}" alt="{name}">'
+    return f"<p>{name} not drawn: {_e(undrawn)}.</p>" if undrawn else ""
 
 
 def recount_line(counted: dict[str, Any]) -> str:
