@@ -38,17 +38,19 @@ BUILT_TO_FAIL: dict[str, str] = {
 (tests/unit/harness/report/test_explain_anchor.py holds the two lists together)."""
 
 
-def explain(results: Section, spec: Section) -> list[str]:
-    """Takes results.json's body and test.json's spec (kafka_config, producer_acks; {} when
-    unknown). Returns the sentences, the verdict's reason first; one saying so if writing
-    them failed."""
+def explain(results: Section, spec: Section, cases_listed: bool = False) -> list[str]:
+    """Takes results.json's body, test.json's spec (kafka_config, producer_acks; {} when
+    unknown) and whether the queue's transactions and anomaly cases are listed above the
+    sentences already (`harness check` lists every case: then they are not said again).
+    Returns the sentences, the verdict's reason first; one saying so if writing them
+    failed."""
     try:
-        return _sentences(results, spec)
+        return _sentences(results, spec, cases_listed)
     except Exception as err:  # words beside the verdict must never cost the run its verdict
         return [f"No explanation: writing it failed ({err!r}); the sections below stand."]
 
 
-def _sentences(results: Section, spec: Section) -> list[str]:
+def _sentences(results: Section, spec: Section, cases_listed: bool) -> list[str]:
     valid = results.get("valid")
     said: list[str] = []
     lin, queue = results.get("linearizable"), results.get("queue")
@@ -61,7 +63,8 @@ def _sentences(results: Section, spec: Section) -> list[str]:
     if isinstance(queue, dict) and "error" not in queue:
         if queue.get("lost"):
             said += lost_sentences(queue, results.get("lost-acks"), results, spec)
-        said += anomaly_sentences(queue)
+        if not cases_listed:
+            said += anomaly_sentences(queue)
     if isinstance(replicas := results.get("replicas"), dict) and replicas.get("valid") is False:
         said += replica_sentences(replicas)
     if valid is True:
@@ -73,7 +76,7 @@ def _sentences(results: Section, spec: Section) -> list[str]:
             f"INCOMPLETE: {results[DURATION].get('reason', 'the workload stopped short')}; "
             "what ran is checked, but says nothing of how often the whole test fails."
         )
-    if "interrupted" in results:
+    if "interrupted" in results and not incomplete(results):  # else INCOMPLETE said it
         said.append(f"The run was interrupted: {results['interrupted']}.")
     return said
 
@@ -331,7 +334,8 @@ def checked_sentence(results: Section) -> str:
     what = f"{stats.get('count', 0)} ops" + (f" ({stats['ok']} ok)" if "ok" in stats else "")
     lin, queue = results.get("linearizable"), results.get("queue")
     if isinstance(lin, dict):
-        what += f" over {lin.get('keys', 0)} keys, each linearizable"
+        keys = lin.get("keys", 0)
+        what += f" over {keys} key{'' if keys == 1 else 's'}, each linearizable"
     if isinstance(queue, dict):
         what += (
             f", {queue.get('acknowledged', 0)} acknowledged sends, none lost, no anomaly "
