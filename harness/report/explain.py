@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from checkers import availability_sentence
 from checkers.linearizable import spell
 from checkers.queue import case_words, effect
 from harness.cluster.config import PROFILES
@@ -65,6 +66,8 @@ def _sentences(results: Section, spec: Section, cases_listed: bool) -> list[str]
             said += anomaly_sentences(queue)
     if valid is True:
         said.append(checked_sentence(results))
+        if isinstance(found := results.get("availability"), dict):
+            said += [s for s in (availability_sentence(found),) if s]
     elif valid is not False:
         said += unknown_sentences(results)
     if incomplete(results):
