@@ -19,6 +19,7 @@ from checkers import (
     Reading,
     Result,
     analyse,
+    availability_section,
     compose,
     merge_valid,
     section_of,
@@ -70,6 +71,9 @@ def check_run(history: History, workload: Workload, options: CheckOptions) -> Ru
             LOG.exception("measuring the consumers' realtime lag failed")
     rest = compose(RUN_CHECKERS, history, options)
     results |= {name: section for name, section in rest.result.items() if name != "valid"}
+    windows = results.get("nemesis", {}).get("windows")
+    if windows and rest.reading.samples is not None:  # what the faults did to the clients
+        results["availability"] = availability_section(windows, rest.reading.samples)
     valid = merge_valid(*(section["valid"] for section in results.values()))
     return RunChecked({"valid": valid, **results}, main.reading.joined(rest.reading), lag)
 
