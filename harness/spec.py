@@ -7,7 +7,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from harness.cluster.layout import ClusterSpec
-from workloads.names import STORES, WORKLOAD_NAMES
+from workloads.names import (
+    DATABASES,
+    DEFAULT_NATS_VERSION,
+    NATS_SYNCS,
+    NATS_VERSIONS,
+    STORES,
+    WORKLOAD_NAMES,
+)
 from workloads.options import (
     CRASH_CLIENT_INTERVAL_S,
     QueueOptions,
@@ -21,6 +28,26 @@ DEFAULT_NEMESIS = ("partition-leader",)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class NatsOptions:
+    """The NATS servers' options (with --db nats): their release and how often they
+    fsync."""
+
+    version: str = option(
+        DEFAULT_NATS_VERSION,
+        "with --db nats: the nats-server release (2.12.1: Jepsen's)",
+        "--nats-version",
+        choices=NATS_VERSIONS,
+    )
+    sync: str = option(
+        "default",
+        "with --db nats: when the servers fsync (default: NATS's sync_interval, 2 minutes; "
+        "always: every write)",
+        "--nats-sync",
+        choices=NATS_SYNCS,
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class TestSpec:
     """What `harness run` was asked to do; the run's only input besides the machine. Its
     own fields are the options of every run, each declared once (workloads.options);
@@ -30,6 +57,7 @@ class TestSpec:
     __test__ = False  # not a pytest test class, despite its name
 
     name: str
+    db: str = option("kafka", "the system under test", choices=DATABASES)
     workload: str = option("kv", "the workload", choices=WORKLOAD_NAMES)
     store: str = option(
         "linearizable", "kv and register: the store, or a variant that must fail", choices=STORES
@@ -72,6 +100,7 @@ class TestSpec:
     )
     queue: QueueOptions = field(default_factory=QueueOptions)
     share: ShareOptions = field(default_factory=ShareOptions)
+    nats: NatsOptions = field(default_factory=NatsOptions)
 
     @property
     def topic(self) -> str:
@@ -80,12 +109,18 @@ class TestSpec:
 
     def to_json(self) -> dict[str, Any]:
         """Returns every option, JSON-ready, in test.json's flat layout: the cluster's
-        fields (its name as cluster_name) and the workloads' options beside the run's."""
+        fields (its name as cluster_name) and the workloads' options beside the run's.
+        A Kafka run's test.json is what it was before NATS came: no db, no NATS options."""
         mine = {
             f.name: getattr(self, f.name)
             for f in dataclasses.fields(self)
-            if f.name not in ("cluster", "queue", "share")
+            if f.name not in ("cluster", "queue", "share", "nats")
         }
+        nats: dict[str, Any] = {}
+        if self.db == "kafka":
+            del mine["db"]
+        else:
+            nats = {f"nats_{k}": v for k, v in _fields(self.nats).items()}
         cluster = _fields(self.cluster)
         cluster["cluster_name"] = cluster.pop("name")
         return {
@@ -95,6 +130,7 @@ class TestSpec:
             **_fields(self.queue),
             "ignore": list(self.queue.ignore),
             **_fields(self.share),
+            **nats,
         }
 
 
