@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import threading
 from collections.abc import Coroutine
 from concurrent.futures import TimeoutError as FutureTimeout
@@ -19,6 +20,8 @@ import nats
 from nats.aio.client import Client as NatsClient
 
 T = TypeVar("T")
+LOG = logging.getLogger("workloads.nats")
+"""nats-py's errors and its background tasks' failures (the run puts them in client.log)."""
 CONNECT_TIMEOUT_S = 2.0
 RECONNECT_WAIT_S = 0.2
 CLOSE_TIMEOUT_S = 5.0
@@ -34,6 +37,7 @@ class LoopThread:
 
     def __init__(self, name: str) -> None:
         self._loop = asyncio.new_event_loop()
+        self._loop.set_exception_handler(_log_loop_error)
         self._thread = threading.Thread(target=self._loop.run_forever, name=name, daemon=True)
         self._thread.start()
 
@@ -58,6 +62,17 @@ class LoopThread:
             self._loop.close()
 
 
+def _log_loop_error(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+    """Logs what a background task of nats-py raised (a consumer it failed to re-create,
+    a flush cut short), which asyncio would print on stderr."""
+    err = context.get("exception")
+    LOG.info("%s: %s", context.get("message", "asyncio"), repr(err) if err else "")
+
+
+async def _log_client_error(err: Exception) -> None:
+    LOG.info("nats-py: %r", err)
+
+
 async def _cancel_the_rest() -> None:
     mine = asyncio.current_task()
     rest = [t for t in asyncio.all_tasks() if t is not mine]
@@ -77,6 +92,7 @@ async def connect(servers: str, name: str) -> NatsClient:
         reconnect_time_wait=RECONNECT_WAIT_S,
         max_reconnect_attempts=-1,
         allow_reconnect=True,
+        error_cb=_log_client_error,
         ping_interval=PING_INTERVAL_S,
         max_outstanding_pings=MAX_OUTSTANDING_PINGS,
     )

@@ -79,6 +79,7 @@ _CLUSTER = {f.name: f.default for f in dataclasses.fields(ClusterSpec)}
 def spec_from_args(args: argparse.Namespace, seed: int) -> TestSpec:
     """Takes parsed options and a seed. Returns the TestSpec; raises ValueError for
     combinations no parser can refuse alone."""
+    from harness.cluster.nats import NatsSpec
     from nemesis.schedule import parse_nemeses
 
     # Raises SpecError (a ValueError) for a name, count, release or profile no cluster can have.
@@ -107,8 +108,12 @@ def spec_from_args(args: argparse.Namespace, seed: int) -> TestSpec:
         raise ValueError(f"test name {name!r}: use letters, digits and . _ + - (up to 100)")
     # A power cut needs the layer that loses what was not synced.
     faultfs = cluster.faultfs or any(n in POWER_FAULTS for n in nemesis)
-    if on_nats and faultfs:
-        raise ValueError("--faultfs (and the power faults) are Kafka's for now, not --db nats")
+    nats = options_of(args, NatsOptions)
+    if on_nats:
+        if faultfs:
+            raise ValueError("--faultfs (and the power faults) are Kafka's for now, not --db nats")
+        # Raises SpecError for a server count or release no NATS cluster can have.
+        NatsSpec(name=cluster.name, servers=cluster.brokers, version=nats.version, sync=nats.sync)
     return options_of(
         args,
         TestSpec,
@@ -118,7 +123,7 @@ def spec_from_args(args: argparse.Namespace, seed: int) -> TestSpec:
         seed=seed,
         queue=queue,
         share=share,
-        nats=options_of(args, NatsOptions),
+        nats=nats,
     )
 
 
