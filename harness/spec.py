@@ -7,16 +7,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from harness.cluster.layout import ClusterSpec
-from workloads.names import (
-    DATABASES,
-    DEFAULT_NATS_VERSION,
-    NATS_SYNCS,
-    NATS_VERSIONS,
-    STORES,
-    WORKLOAD_NAMES,
-)
+from workloads.names import DATABASES, STORES, WORKLOAD_NAMES
 from workloads.options import (
     CRASH_CLIENT_INTERVAL_S,
+    NatsOptions,
     QueueOptions,
     ShareOptions,
     option,
@@ -25,26 +19,6 @@ from workloads.options import (
 
 DEFAULT_NEMESIS = ("partition-leader",)
 """The fault of `harness run` and `make run` when none is named."""
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class NatsOptions:
-    """The NATS servers' options (with --db nats): their release and how often they
-    fsync."""
-
-    version: str = option(
-        DEFAULT_NATS_VERSION,
-        "with --db nats: the nats-server release (2.12.1: Jepsen's)",
-        "--nats-version",
-        choices=NATS_VERSIONS,
-    )
-    sync: str = option(
-        "default",
-        "with --db nats: when the servers fsync (default: NATS's sync_interval, 2 minutes; "
-        "always: every write)",
-        "--nats-sync",
-        choices=NATS_SYNCS,
-    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

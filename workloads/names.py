@@ -22,7 +22,11 @@ DEFAULT_NATS_VERSION = "2.12.1"
 NATS_SYNCS: tuple[str, ...] = ("default", "always")
 """The sync profiles `--nats-sync` takes (harness/cluster/nats/config.py's SYNC_PROFILES)."""
 
-NATS_WORKLOAD_NAMES: tuple[str, ...] = ("queue",)
+NATS_KV_READS: tuple[str, ...] = ("leader", "direct")
+"""Where `--nats-kv-reads` sends a KV bucket's reads: its stream's leader, or any replica
+through Direct Get."""
+
+NATS_WORKLOAD_NAMES: tuple[str, ...] = ("queue", "kv")
 """The workloads `--db nats` runs (workloads.registry.NATS_WORKLOADS)."""
 
 STORES: dict[str, str] = {

@@ -3,6 +3,7 @@ the ones a database other than Kafka runs in their place."""
 
 from workloads.core import Workload
 from workloads.kv import KV
+from workloads.nats_kv import NATS_KV
 from workloads.nats_queue import NATS_QUEUE
 from workloads.queue import QUEUE
 from workloads.register import REGISTER
@@ -11,7 +12,7 @@ from workloads.share import SHARE
 WORKLOADS: dict[str, Workload] = {w.name: w for w in (KV, REGISTER, QUEUE, SHARE)}
 """Every workload by its `--workload` name."""
 
-NATS_WORKLOADS: dict[str, Workload] = {w.name: w for w in (NATS_QUEUE,)}
+NATS_WORKLOADS: dict[str, Workload] = {w.name: w for w in (NATS_QUEUE, NATS_KV)}
 """The workloads NATS JetStream runs, by the same names."""
 
 

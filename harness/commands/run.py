@@ -18,10 +18,10 @@ from harness.commands.cluster import add_cluster_options, cluster_spec
 from harness.commands.options import add_options, options_of
 from harness.exit_codes import EXIT_BAD_INPUT, EXIT_INTERRUPTED, EXIT_INVALID
 from harness.progress import StatusLine
-from harness.spec import DEFAULT_NEMESIS, NatsOptions, TestSpec, default_name
+from harness.spec import DEFAULT_NEMESIS, TestSpec, default_name
 from nemesis.names import NEMESES, NETWORK_FAULTS, ONLY_ON, POWER_FAULTS, PROCESS_FAULTS
 from workloads.names import NATS_WORKLOAD_NAMES
-from workloads.options import QueueOptions, ShareOptions, positive
+from workloads.options import NatsOptions, QueueOptions, ShareOptions, positive
 
 # The modules that run a test (Docker's, Kafka's and ZooKeeper's clients) are imported
 # by the functions that need them, so that `harness --help` starts fast.
@@ -93,9 +93,8 @@ def spec_from_args(args: argparse.Namespace, seed: int) -> TestSpec:
     if on_nats:
         if args.nemesis == "all":
             nemesis = tuple(n for n in nemesis if n in NATS_FAULTS)
-        if (
-            no_nats := _nats_problem(args.workload, queue, args.crash_clients, nemesis)
-        ) is not None:
+        no_nats = _nats_problem(args.workload, args.store, queue, args.crash_clients, nemesis)
+        if no_nats is not None:
             raise ValueError(no_nats)
     if (problem := _workload_problem(args.workload, queue, share, args.crash_clients)) is not None:
         raise ValueError(problem)
@@ -109,6 +108,8 @@ def spec_from_args(args: argparse.Namespace, seed: int) -> TestSpec:
     # A power cut needs the layer that loses what was not synced.
     faultfs = cluster.faultfs or any(n in POWER_FAULTS for n in nemesis)
     nats = options_of(args, NatsOptions)
+    if nats.kv_reads != "leader" and not (on_nats and args.workload == "kv"):
+        raise ValueError("--nats-kv-reads is the kv workload's on NATS: it needs --db nats")
     if on_nats:
         if faultfs:
             raise ValueError("--faultfs (and the power faults) are Kafka's for now, not --db nats")
@@ -133,11 +134,20 @@ the stream's, an active controller the meta group's leader)."""
 
 
 def _nats_problem(
-    workload: str, queue: QueueOptions, crash_clients: float | None, nemesis: tuple[str, ...]
+    workload: str,
+    store: str,
+    queue: QueueOptions,
+    crash_clients: float | None,
+    nemesis: tuple[str, ...],
 ) -> str | None:
     """Returns why a run on NATS cannot be what was asked, or None."""
     if workload not in NATS_WORKLOAD_NAMES:
         return f"--db nats runs the workloads {', '.join(NATS_WORKLOAD_NAMES)}, not {workload}"
+    if store != "linearizable":
+        return (
+            "--store names a store on Kafka; on NATS the kv workload's variant that must "
+            "fail is --nats-kv-reads direct"
+        )
     if queue.txn or queue.consumer_group or crash_clients:
         return "--db nats: --txn, --sub-via subscribe and --crash-clients are Kafka's"
     if refused := [n for n in nemesis if n not in NATS_FAULTS]:

@@ -33,6 +33,7 @@ from harness.cluster.nats import (
 from harness.cluster.nats.config import CLIENT_PORT
 from harness.progress import StatusLine
 from nemesis.cluster import PartitionState
+from workloads.nats_kv import bucket_stream
 
 STREAM_TIMEOUT_S = 10.0
 POLL_S = 0.25
@@ -134,14 +135,18 @@ class NatsDb(NatsCluster):
     # ---- who leads what ----------------------------------------------------------------
 
     def partitions(self, topic: str) -> list[PartitionState]:
-        """Returns the stream named topic as one partition: the leader a majority of the
+        """Returns the stream named topic (or the stream of the KV bucket named topic) as
+        one partition: the leader a majority of the
         answering servers that hold a replica name (-1: none), the replicas the leader
         lists with itself, and as in-sync those it calls current. Raises AdminError when
         no answering server holds the stream."""
         views = self.jetstream_views()
         held = {node: v.streams[topic] for node, v in views.items() if topic in v.streams}
+        if not held:  # the kv workload's topic is a bucket: its stream is KV_<bucket>
+            stream = bucket_stream(topic)
+            held = {node: v.streams[stream] for node, v in views.items() if stream in v.streams}
         if not held:
-            raise AdminError(f"no answering server holds stream {topic}")
+            raise AdminError(f"no answering server holds stream {topic} or bucket {topic}")
         leader = agreed_leader(s.leader for s in held.values())
         own = held.get(leader) if leader is not None else None
         if own is None:

@@ -99,6 +99,7 @@ class TestRun:
             crash_clients=spec.crash_clients,
             queue=spec.queue,
             share=spec.share,
+            nats=spec.nats,
         )
         self.faults = plan_faults(
             spec.nemesis,

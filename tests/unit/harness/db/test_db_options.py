@@ -42,7 +42,8 @@ def test_a_nats_run_names_its_database_release_and_sync() -> None:
 @pytest.mark.parametrize(
     ("argv", "said"),
     [
-        (["--workload", "kv"], "runs the workloads queue, not kv"),
+        (["--workload", "register"], "runs the workloads queue, kv, not register"),
+        (["--workload", "kv", "--store", "local-read"], "--nats-kv-reads direct"),
         (["--workload", "queue", "--txn"], "are Kafka's"),
         (["--workload", "queue", "--sub-via", "subscribe"], "are Kafka's"),
         (["--workload", "queue", "--nemesis", "isr-shrink"], "does not take the faults isr-shrink"),
@@ -54,6 +55,13 @@ def test_a_nats_run_names_its_database_release_and_sync() -> None:
 def test_what_nats_cannot_run_is_refused(argv: list[str], said: str) -> None:
     with pytest.raises(ValueError, match=said):
         spec("--db", "nats", *argv)
+
+
+def test_direct_reads_are_a_nats_kv_variant() -> None:
+    direct = spec("--db", "nats", "--workload", "kv", "--nats-kv-reads", "direct")
+    assert direct.nats.kv_reads == "direct" and direct.to_json()["nats_kv_reads"] == "direct"
+    with pytest.raises(ValueError, match="it needs --db nats"):
+        spec("--workload", "kv", "--nats-kv-reads", "direct")
 
 
 def test_all_on_nats_is_its_partitions_kills_and_pauses() -> None:

@@ -61,8 +61,15 @@ def test_no_agreed_leader_is_minus_one_and_no_stream_is_an_error() -> None:
         "n2": view("n2", None, (peer("n1"), peer("n3"))),
     }
     assert db_seeing(views).partitions("s") == [PartitionState(0, -1, (1, 2, 3), ())]
-    with pytest.raises(AdminError, match="no answering server holds stream other"):
+    with pytest.raises(AdminError, match="no answering server holds stream other or bucket other"):
         db_seeing(views).partitions("other")
+
+
+def test_a_bucket_is_the_stream_that_holds_it() -> None:
+    views = {n: view(n, "n3", (peer("n1"), peer("n2"))) for n in ("n1", "n2", "n3")}
+    for v in views.values():
+        v.streams["KV_b"] = v.streams.pop("s")
+    assert db_seeing(views).partitions("b")[0].leader == 3
 
 
 def test_a_probe_of_a_cut_tries_the_nats_client_port() -> None:
