@@ -102,7 +102,9 @@ def spec_from_args(args: argparse.Namespace, seed: int) -> TestSpec:
         raise ValueError(no_share)
     if (group_problem := _group_problem(args.workload, queue, cluster.kafka_version)) is not None:
         raise ValueError(group_problem)
-    name = args.name or default_name(args.workload, args.store, nemesis, queue.txn, queue.client)
+    # On NATS the kv workload's store is the bucket, read from its leader or directly.
+    store = f"nats-{args.kv_reads}" if on_nats else args.store
+    name = args.name or default_name(args.workload, store, nemesis, queue.txn, queue.client)
     if not _TEST_NAME.fullmatch(name):
         raise ValueError(f"test name {name!r}: use letters, digits and . _ + - (up to 100)")
     # A power cut needs the layer that loses what was not synced.

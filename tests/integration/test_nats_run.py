@@ -52,3 +52,24 @@ def test_partition_leader_cuts_the_stream_leader_and_the_queue_stays_valid(
     assert test["spec"]["db"] == "nats" and test["cluster"]["nats_version"] == "2.12.1"
     assert {p.name for p in (folder / "nodes").iterdir()} == {"n1", "n2", "n3"}
     assert (folder / "nodes" / "n1" / "nats.log").stat().st_size > 0
+
+
+def test_kv_reads_through_direct_get_are_caught_invalid(
+    engine: docker.DockerClient, tmp_path: Path
+) -> None:
+    # Direct Get lets any replica answer a read, and NATS documents it as not
+    # read-your-writes: two keys under fast writes and cuts make a follower's stale
+    # answer show up as a read the map model cannot place.
+    name = f"{PREFIX}-natskv"
+    argv = [sys.executable, "-m", "harness", "run", "--db", "nats", "--workload", "kv"]
+    argv += ["--nats-kv-reads", "direct", "--keys", "2", "--rate", "200"]
+    argv += ["--nemesis", "partition-random-halves,partition-leader"]
+    argv += ["--time-limit", "30", "--nemesis-interval", "5"]
+    argv += ["--results", str(tmp_path), "--cluster-name", name, "--seed", "38"]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=600, check=False)
+    out = done.stdout + done.stderr
+    assert name not in cluster_names(engine), f"cluster {name} left behind"
+    results = json.loads(((tmp_path / "latest").resolve() / "results.json").read_text())
+    assert done.returncode == 1, out
+    assert results["valid"] is False
+    assert "is not linearizable: get" in out, out
