@@ -25,6 +25,7 @@ from harness.results import (
     read_shaped,
 )
 from harness.verdicts import DURATION, INCOMPLETE_WORD, run_verdict
+from workloads.names import STORED_WORKLOADS
 
 INDEX = "index.html"
 TREND_PLOTS = ("invalid-rate.png", "lost-writes.png", "latency-*.png")
@@ -48,8 +49,6 @@ text-decoration:none}#count{font-size:1.2em;font-weight:bold}
 a.v{color:#fff;padding:0 .4em;border-radius:.2em;font-weight:bold;text-decoration:none}
 #glance caption{caption-side:bottom;text-align:left;font-size:.85em;color:#555}
 """
-STORED_WORKLOADS = ("kv", "register")
-"""The workloads that run on a store (--store); the others' store is not shown."""
 
 
 def _anomalies(results: dict[str, Any]) -> str:
