@@ -96,8 +96,13 @@ def add_parser(subparsers: Any) -> None:
     parser.add_argument(
         "--out",
         metavar="DIR",
-        help="where counterexample timelines (PNG, HTML) go: DIR for one history, "
+        help="where counterexample viewers (HTML) go: DIR for one history, "
         "DIR/<its path>/ for many (default: beside each history; none for - without it)",
+    )
+    parser.add_argument(
+        "--png",
+        action="store_true",
+        help="draw each counterexample as a PNG too (matplotlib: about 0.1 s each)",
     )
     parser.add_argument(
         "--spark",
@@ -167,7 +172,8 @@ def _check_all(args: argparse.Namespace) -> int:
     cores = os.cpu_count() or 1
     jobs = min(args.jobs or cores, cores)
     lone = len(files) == 1 and not unreadable
-    asked = Asked(model, args.time_limit, jobs if len(files) == 1 else 1, args.sub_via, args.ignore)
+    one = len(files) == 1
+    asked = Asked(model, args.time_limit, jobs if one else 1, args.sub_via, args.ignore, args.png)
     with contextlib.closing(check_files(files, asked, drawings_of(files, args.out), jobs)) as done:
         for outcome in done:  # closed on any exit, so forked workers are stopped at once
             report(outcome, args.json, lone)

@@ -68,6 +68,8 @@ class Asked:
     jobs: int | None = None
     sub_via: SubVia | None = None
     ignore: frozenset[str] | None = None
+    png: bool = False
+    """Draw each counterexample as a PNG too (matplotlib), not only its HTML viewer."""
 
 
 def check_file(path: str, asked: Asked, drawings: Path | None) -> Outcome:
@@ -112,7 +114,8 @@ def _check(path: str, asked: Asked, drawings: Path | None) -> Outcome:
             f"{history.path}: its run records no delivery limit (test.json's "
             f"delivery_limit): checked against the broker's default, {BROKER_DELIVERY_LIMIT}"
         )
-    drawn = draw_counterexamples(result, drawings, warnings, name, fault_windows(history.nemesis))
+    faults = fault_windows(history.nemesis)
+    drawn = draw_counterexamples(result, drawings, warnings, name, faults, png=asked.png)
     stopped = run_duration(history)
     return {
         "path": history.path,
@@ -225,12 +228,16 @@ def draw_counterexamples(
     warnings: list[str],
     history: str | None = None,
     faults: Sequence[dict[str, Any]] = (),
+    *,
+    png: bool = False,
 ) -> list[str]:
     """Takes a linearizability result, a folder (None: no drawing, for standard input with
-    no --out), the history's file name and its fault windows; draws each invalid key's
-    timeline into the folder, named after the history too when given (the next history
-    checked there must not draw over it), and returns the files written. A drawing that
-    fails, or is not made, adds a warning: the verdict stands."""
+    no --out), the history's file name, its fault windows and whether to draw PNGs; writes
+    each invalid key's viewer (and PNG) into the folder, named after the history too when
+    given (the next history checked there must not draw over it), and returns the files
+    written. A drawing that fails, or is not made, adds a warning: the verdict stands. The
+    viewer alone costs a millisecond; a PNG a tenth of a second and matplotlib's import,
+    more than checking a small history."""
     failures = result.get("failures", [])
     if not any(f.get("valid") is False for f in failures):
         return []
@@ -240,14 +247,15 @@ def draw_counterexamples(
             "(give --out DIR for them)"
         )
         return []
-    from harness.report.counterexamples.timeline import (
-        render_counterexample,  # matplotlib: only for drawings
-    )
+    if png:
+        from harness.report.counterexamples.timeline import render_counterexample as draw
+    else:
+        from harness.report.counterexamples.viewer import write_viewer as draw
 
     written: list[str] = []
     for failure in failures:
         try:
-            drawn = render_counterexample(failure, out_dir, history, faults)
+            drawn = draw(failure, out_dir, history, faults)
             written += [str(p) for p in drawn]
         except Exception as err:  # the drawing is a convenience, the verdict is the point
             key = short(failure.get("key"), 40)
