@@ -29,6 +29,7 @@ from typing import Any
 from checkers import CHECKERS, ModelChoice, can_fork, forked_map, load_user_model
 from checkers.linearizable import ModelLoadError, is_reference
 from checkers.queue import SUB_VIA
+from harness.commands import SUMMARIES
 from harness.commands.check_file import Asked, Outcome, check_file, one_line, write_crash_log
 from harness.commands.check_output import exit_code, report, say, summary, summary_fields
 from harness.exit_codes import EXIT_BAD_INPUT, EXIT_CRASH, EXIT_INTERRUPTED
@@ -40,7 +41,7 @@ def add_parser(subparsers: Any) -> None:
     """Takes argparse's subparsers; registers `check` with `func(args) -> exit code`."""
     parser = subparsers.add_parser(
         "check",
-        help="check recorded histories",
+        help=SUMMARIES["check"],
         description="Check histories (history.jsonl, Jepsen history.edn or Jepsen logs, "
         "results folders, folders searched for them, or - for standard input). Prints one "
         "line per history and a summary. Exits 1 if any is invalid, else 255 if checking "

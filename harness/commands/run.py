@@ -14,6 +14,7 @@ from typing import Any
 
 from harness.cluster.layout import ClusterSpec
 from harness.cluster.releases import consumer_protocol_problem, share_problem
+from harness.commands import SUMMARIES
 from harness.commands.cluster import add_cluster_options, cluster_spec
 from harness.commands.options import add_options, options_of
 from harness.exit_codes import EXIT_BAD_INPUT, EXIT_INTERRUPTED, EXIT_INVALID
@@ -35,7 +36,7 @@ def add_parser(sub: Any) -> None:
     default."""
     p = sub.add_parser(
         "run",
-        help="run a test: workload + nemesis on a fresh cluster, then check",
+        help=SUMMARIES["run"],
         description="Start a cluster, run concurrent clients of the store under test while "
         "a nemesis injects faults, check the history and write results/<name>/<time>/. "
         "Exits 0 valid, 1 invalid, 2 unknown, 130 interrupted, 254 bad arguments, "

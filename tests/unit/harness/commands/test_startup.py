@@ -12,6 +12,8 @@ import sys
 
 import pytest
 
+from harness.cli import build_parser
+from harness.commands import SUMMARIES
 from tests.support import ROOT
 
 HEAVY_FOR_CHECK = ("matplotlib", "networkx", "pyspark")
@@ -64,3 +66,30 @@ def test_help_loads_no_heavy_library(argv: list[str]) -> None:
         "    assert done.code == 0, done.code\n"
     )
     assert loaded_after(code, HEAVY_FOR_HELP) == []
+
+
+COMMANDS = tuple(f"harness.commands.{name}" for name in SUMMARIES)
+"""Every command's module: harness.cli imports only the one named."""
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["check", "--help"], ["serve", "--help"]])
+def test_help_imports_only_the_command_asked_for(argv: list[str]) -> None:
+    code = (
+        "from harness.cli import main\n"
+        "try:\n"
+        f"    main({argv!r})\n"
+        "except SystemExit as done:\n"
+        "    assert done.code == 0, done.code\n"
+    )
+    asked = [f"harness.commands.{argv[0]}"] if argv[0] in SUMMARIES else []
+    assert loaded_after(code, COMMANDS) == asked
+
+
+EXAMPLE_ARGS = {"check": ["x.jsonl"], "cluster": ["status"]}
+
+
+def test_every_command_is_registered_in_full_when_no_argv_is_given() -> None:
+    parser = build_parser()
+    for name in SUMMARIES:
+        command = parser.parse_args([name, *EXAMPLE_ARGS.get(name, [])])
+        assert callable(command.func), name
