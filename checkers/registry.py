@@ -26,6 +26,7 @@ from checkers.groups.share_history import reject_malformed as reject_malformed_s
 from checkers.linearizable import checker as linearizable
 from checkers.linearizable.model_loader import ModelLoadError, load_model
 from checkers.linearizable.models import MODELS, Model
+from checkers.names import LINEARIZABLE_MODELS
 from checkers.perf import Sample
 from checkers.queue import checker as queue_checker
 from checkers.queue.policy import POLICY, TXN_POLICY, SubVia
@@ -230,9 +231,6 @@ def _share(history: History, options: CheckOptions) -> Checked:
     result = share.check_share(history.events, share.ShareRules(delivery_limit=limit), read)
     return Checked(result, Reading(share=read))
 
-
-LINEARIZABLE_MODELS = ("cas-register", "register", "map", "kv-append")
-"""The models checked by the per-key linearizability search (`check --spark` too)."""
 
 CHECKERS: dict[str, Checker] = {
     **{name: _linearizable(MODELS[name]) for name in LINEARIZABLE_MODELS},

@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from harness import signals
-from harness.commands import SUMMARIES
+from harness.commands import PARSERS, SUMMARIES
 from harness.exit_codes import EXIT_BAD_INPUT, EXIT_CRASH, EXIT_INTERRUPTED, EXIT_READER_GONE
 
 # Address space set aside at start (calloc'd, so it is never touched) and given back when
@@ -47,7 +47,7 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     )
     for name, summary in SUMMARIES.items():
         if argv is None or name == named:
-            importlib.import_module(f"harness.commands.{name}").add_parser(sub)
+            importlib.import_module(f"harness.commands.{PARSERS[name]}").add_parser(sub)
         else:
             sub.add_parser(name, help=summary)
     return parser

@@ -2,7 +2,7 @@
 
 SUMMARIES holds each command's one line for `harness --help`, in the order listed, here
 where the command line reads them without importing any command (harness.cli imports
-only the one asked for).
+only the one asked for, from PARSERS).
 """
 
 SUMMARIES: dict[str, str] = {
@@ -13,3 +13,7 @@ SUMMARIES: dict[str, str] = {
     "analyze": "analyse every run under a results directory with Spark",
     "serve": "serve the results directory on 127.0.0.1",
 }
+
+PARSERS: dict[str, str] = {name: name for name in SUMMARIES} | {"check": "check_args"}
+"""The module of harness.commands whose add_parser registers each command: its own, but
+check's options are declared apart (check_args.py), so that parsing them loads no checker."""

@@ -40,7 +40,7 @@ from harness.cluster.releases import (
 from harness.commands import SUMMARIES
 from harness.exit_codes import EXIT_BAD_INPUT, EXIT_CRASH, EXIT_INTERRUPTED, EXIT_UNHEALTHY
 from harness.progress import StatusLine
-from workloads.options import positive
+from workloads.argtypes import positive
 
 # Docker's client and what drives it are imported by the commands that use them, so that
 # `harness --help` starts fast.

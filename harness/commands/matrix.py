@@ -43,8 +43,8 @@ from harness.exit_codes import (
     EXIT_VALID,
 )
 from nemesis.names import GROUP_FAULTS, ISR_SHRINK, NEMESES, ONLY_ON, POWER_FAULTS
+from workloads.argtypes import positive
 from workloads.names import STORES, WORKLOAD_NAMES
-from workloads.options import positive
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,7 +21,8 @@ from harness.exit_codes import EXIT_BAD_INPUT, EXIT_INTERRUPTED, EXIT_INVALID
 from harness.progress import StatusLine
 from harness.spec import DEFAULT_NEMESIS, TestSpec, default_name
 from nemesis.names import NEMESES, POWER_FAULTS
-from workloads.options import QueueOptions, ShareOptions, positive
+from workloads.argtypes import positive
+from workloads.options import QueueOptions, ShareOptions
 
 # The modules that run a test (Docker's, Kafka's and ZooKeeper's clients) are imported
 # by the functions that need them, so that `harness --help` starts fast.

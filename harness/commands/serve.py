@@ -22,7 +22,7 @@ from urllib.parse import urlsplit
 from harness.commands import SUMMARIES
 from harness.exit_codes import EXIT_BAD_INPUT
 from harness.results import RUN_FILES
-from workloads.options import positive
+from workloads.argtypes import positive
 
 HOST = "127.0.0.1"
 DEFAULT_PORT = 8080
