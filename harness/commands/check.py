@@ -22,10 +22,9 @@ import sys
 import tempfile
 import time
 from collections.abc import Generator
-from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 
-from checkers import CHECKERS, ModelChoice, can_fork, forked_map, load_user_model
+from checkers import CHECKERS, ModelChoice, load_user_model
 from checkers.linearizable import ModelLoadError
 from harness.commands.check_file import Asked, Outcome, check_file, one_line, write_crash_log
 from harness.commands.check_output import exit_code, report, say, summary, summary_fields
@@ -116,7 +115,10 @@ def check_files(
     """Takes history files, what was asked, each file's drawing folder and a number of
     processes. Yields each file's Outcome in order, checked in forked processes when
     there are several files and processes."""
-    if len(files) > 1 and jobs > 1 and can_fork():
+    if len(files) > 1 and jobs > 1 and _can_fork():
+        from concurrent.futures.process import BrokenProcessPool
+
+        from checkers import forked_map
 
         def check_part(i: int) -> Outcome:
             return check_file(files[i], asked, drawings[files[i]])
@@ -133,6 +135,12 @@ def check_files(
             return
     for file in files:
         yield check_file(file, asked, drawings[file])
+
+
+def _can_fork() -> bool:
+    from checkers import can_fork  # multiprocessing: only for histories checked at once
+
+    return can_fork()
 
 
 def crash_log_dirs(args: argparse.Namespace) -> list[Path]:

@@ -21,7 +21,7 @@ import traceback
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from checkers import (
     CHECKERS,
@@ -35,9 +35,7 @@ from checkers import (
     default_model,
     fault_windows,
 )
-from checkers.groups import BROKER_DELIVERY_LIMIT, Shaped, ShapeProbe
 from checkers.linearizable import respelled
-from checkers.queue import SubVia, load_queue_halves
 from harness.results import RESULTS, TEST
 from harness.verdicts import DURATION, incomplete
 from history import (
@@ -52,6 +50,9 @@ from history import (
     load,
     short,
 )
+
+if TYPE_CHECKING:  # the queue's and the groups' checkers load only for their histories
+    from checkers.queue import SubVia
 
 Outcome = dict[str, Any]
 
@@ -110,6 +111,8 @@ def _check(path: str, asked: Asked, drawings: Path | None) -> Outcome:
     warnings: list[str] = []
     name = Path(history.path).name
     if model == "share" and options.delivery_limit is None:
+        from checkers.groups import BROKER_DELIVERY_LIMIT
+
         warnings.append(
             f"{history.path}: its run records no delivery limit (test.json's "
             f"delivery_limit): checked against the broker's default, {BROKER_DELIVERY_LIMIT}"
@@ -178,6 +181,8 @@ def guess_hint(model: str) -> str:
 def share_shaped(path: str) -> bool:
     """Takes a history file with polls or drains. Returns whether the first that carries a
     value is a share workload's (checkers/groups/share_history.py), reading no further."""
+    from checkers.groups import Shaped, ShapeProbe
+
     try:
         load(path, keep_events=False, reader=ShapeProbe())
     except Shaped as shaped:
@@ -188,6 +193,8 @@ def share_shaped(path: str) -> bool:
 def _load_for(path: str, checker: Checker, jobs: int = 1) -> History:
     if checker.reader is not None:
         if checker is CHECKERS["queue"]:
+            from checkers.queue import load_queue_halves
+
             halves = load_queue_halves(path, jobs)  # a long one, on two cores
             if halves is not None:
                 return halves
