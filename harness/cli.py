@@ -58,6 +58,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     signals.install()
     argv = sys.argv[1:] if argv is None else argv
     args = build_parser(argv).parse_args(argv)
+    args.argv = list(argv)  # what `run` keeps to rerun
     try:
         code: int = args.func(args)
     except KeyboardInterrupt:
