@@ -2,7 +2,7 @@
 (registry.py) over four families, each a package with a face of its own: linearizable/
 (per key, against a model), queue/ (Jepsen's Kafka anomalies), txn/ (Elle's dependency
 cycles), groups/ (consumer and share groups); beside them the generic checks (lost
-acknowledged writes, stats, latency, fault windows, recovery times), Jepsen's
+acknowledged writes, stats, latency, fault windows, recovery times, availability), Jepsen's
 three-valued result and the forked processes checks may spread over.
 
 This is the face: code outside checkers/ imports these names, or a family's face. Each
@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from checkers.names import LINEARIZABLE_MODELS, MODEL_NAMES, SUB_VIA
 
 if TYPE_CHECKING:
+    from checkers.availability import availability_section, availability_sentence
     from checkers.faults import windows as fault_windows
     from checkers.fork_pool import can_fork, forked_map
     from checkers.guess import QUEUE_FS, default_model
@@ -55,6 +56,10 @@ if TYPE_CHECKING:
     )
 
 _HOMES: dict[str, tuple[str, str]] = {
+    **{
+        name: ("checkers.availability", name)
+        for name in ("availability_section", "availability_sentence")
+    },
     "fault_windows": ("checkers.faults", "windows"),
     "RECOVERY_TIMES": ("checkers.recovery", "TIMES"),
     **{name: ("checkers.fork_pool", name) for name in ("can_fork", "forked_map")},
@@ -122,6 +127,8 @@ __all__ = [
     "Touched",
     "Validity",
     "analyse",
+    "availability_section",
+    "availability_sentence",
     "can_fork",
     "check_history",
     "check_safe",
