@@ -332,12 +332,34 @@ def checked_sentence(results: Section) -> str:
             f", {queue.get('acknowledged', 0)} acknowledged sends, none lost, no anomaly "
             "that makes a history invalid"
         )
+    what += _group_words(results.get("groups"), results.get("share"))
     windows = results.get("nemesis", {}).get("windows", [])
     kinds: dict[str, int] = {}
     for w in windows:
         kinds[w["fault"]] = kinds.get(w["fault"], 0) + 1
     faults = ", ".join(f"{n} x {k}" for k, n in sorted(kinds.items())) or "no fault"
     return f"Checked {what}, under {faults}."
+
+
+def _group_words(groups: Any, share: Any) -> str:
+    # A group run's headline names what its group did and that it broke no rule.
+    said = ""
+    if isinstance(groups, dict) and "commits" in groups:
+        commits = groups["commits"]
+        said += (
+            f"; the consumer group ({groups.get('members', 0)} members, "
+            f"{commits.get('ok', 0)} commits, {groups['takeovers'].get('judged', 0)} takeovers "
+            f"judged) broke none of its {len(groups.get('kinds', {}))} rules"
+        )
+    if isinstance(share, dict) and "outcomes" in share:
+        o, d = share["outcomes"], share["deliveries"]
+        said += (
+            f"; the share group delivered {d.get('records', 0)} records "
+            f"{d.get('total', 0)} times ({o.get('accepted', 0)} accepted, "
+            f"{o.get('rejected', 0)} rejected, {o.get('archived-by-limit', 0)} archived by the "
+            f"delivery limit) and broke none of its {len(share.get('kinds', {}))} rules"
+        )
+    return said
 
 
 def unknown_sentences(results: Section) -> list[str]:

@@ -259,3 +259,17 @@ def test_a_valid_run_says_what_the_faults_did_to_the_clients() -> None:
         "No op succeeded during any of the 3 partition-leader windows, and ops succeeded "
         "again 1.6-2.3 s after each heal."
     )
+
+
+def test_a_valid_group_run_says_what_its_group_did() -> None:
+    groups = {
+        "members": 4,
+        "commits": {"ok": 120},
+        "takeovers": {"judged": 9},
+        "kinds": {"double-ownership": {}, "commit-regression": {}, "takeover-skip": {}},
+    }
+    results = {"valid": True, "stats": {"count": 500, "ok": 500}, "groups": groups}
+    assert explain(results, {})[0] == (
+        "Checked 500 ops (500 ok); the consumer group (4 members, 120 commits, 9 takeovers "
+        "judged) broke none of its 3 rules, under no fault."
+    )
