@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from harness.cluster.layout import ClusterSpec
+from workloads.argtypes import positive
 from workloads.names import DATABASES, STORES, WORKLOAD_NAMES
 from workloads.options import (
     CRASH_CLIENT_INTERVAL_S,
@@ -14,7 +15,6 @@ from workloads.options import (
     QueueOptions,
     ShareOptions,
     option,
-    positive,
 )
 
 DEFAULT_NEMESIS = ("partition-leader",)
