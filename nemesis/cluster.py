@@ -176,3 +176,13 @@ class Disks(Protocol):
     def write_file(self, node: str, path: str, data: bytes) -> None:
         """Replaces a file of a stopped node's disk with data, keeping its owner and mode."""
         ...
+
+
+@runtime_checkable
+class ServicePorts(Protocol):
+    """An optional ability: nodes that say which port a probe of a cut should try (a
+    NATS server's client port); without it, Kafka's and ZooKeeper's ports."""
+
+    def service_port(self, node: str) -> int:
+        """Returns the port node serves clients on."""
+        ...
