@@ -2,8 +2,9 @@
 (registry.py) over four families, each a package with a face of its own: linearizable/
 (per key, against a model), queue/ (Jepsen's Kafka anomalies), txn/ (Elle's dependency
 cycles), groups/ (consumer and share groups); beside them the generic checks (lost
-acknowledged writes, stats, latency, fault windows, recovery times, availability), Jepsen's
-three-valued result and the forked processes checks may spread over.
+acknowledged writes, replicas' agreement from their disks, stats, latency, fault
+windows, recovery times, availability), Jepsen's three-valued result and the forked
+processes checks may spread over.
 
 This is the face: code outside checkers/ imports these names, or a family's face. Each
 name is imported from its module when first asked for (PEP 562), so that the command
@@ -46,6 +47,7 @@ if TYPE_CHECKING:
         run_checker,
         section_of,
     )
+    from checkers.replicas import check_replicas
     from checkers.result import (
         UNKNOWN,
         Result,
@@ -65,6 +67,7 @@ _HOMES: dict[str, tuple[str, str]] = {
     **{name: ("checkers.fork_pool", name) for name in ("can_fork", "forked_map")},
     **{name: ("checkers.guess", name) for name in ("QUEUE_FS", "default_model")},
     "Sample": ("checkers.perf", "Sample"),
+    "check_replicas": ("checkers.replicas", "check_replicas"),
     **{
         name: ("checkers.recovery", name)
         for name in ("Touched", "leader_samples", "op_spans", "queue_partitions", "recovery_times")
@@ -131,6 +134,7 @@ __all__ = [
     "availability_sentence",
     "can_fork",
     "check_history",
+    "check_replicas",
     "check_safe",
     "checker_for",
     "compose",

@@ -160,6 +160,25 @@ class PowerSwitch(Protocol):
 
 
 @runtime_checkable
+class Disks(Protocol):
+    """An optional ability: a node stopped as an operator stops it, and its files read
+    and written while it is down (the file corruption faults)."""
+
+    def stop(self, node: str) -> None:
+        """Stops node cleanly (a controlled shutdown); `start` starts it again."""
+        ...
+
+    def read_file(self, node: str, path: str) -> bytes:
+        """Returns the bytes of a file of node's disk, the node running or stopped (path as
+        the node's processes see it)."""
+        ...
+
+    def write_file(self, node: str, path: str, data: bytes) -> None:
+        """Replaces a file of a stopped node's disk with data, keeping its owner and mode."""
+        ...
+
+
+@runtime_checkable
 class ServicePorts(Protocol):
     """An optional ability: nodes that say which port a probe of a cut should try (a
     NATS server's client port); without it, Kafka's and ZooKeeper's ports."""

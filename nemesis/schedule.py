@@ -13,10 +13,19 @@ from dataclasses import dataclass
 from typing import Any
 
 from nemesis.cluster import Cluster
+from nemesis.composed import COMPOSED
 from nemesis.coordinator import coordinator_fault
 from nemesis.core import Compose, Nemesis
+from nemesis.corrupt import FileCorruption
 from nemesis.isr import IsrShrink
-from nemesis.names import GROUP_FAULTS, ISR_SHRINK, NEMESES, POWER_FAULTS, applicable
+from nemesis.names import (
+    CORRUPT_FAULTS,
+    GROUP_FAULTS,
+    ISR_SHRINK,
+    NEMESES,
+    POWER_FAULTS,
+    applicable,
+)
 from nemesis.partition import CUTS, NetworkFault
 from nemesis.power import PowerLoss
 from nemesis.process import ProcessFault, revive
@@ -102,7 +111,17 @@ def build_nemesis(
 ) -> Compose:
     """Takes fault names, the topic whose leaders they target, a seeded random source and
     the run's group, if any. Returns one nemesis that injects them all."""
-    return Compose([_nemesis(name, topic, rng, group) for name in names])
+    # Every corruption of a run is one nemesis, where the first is named: together they
+    # strike only a minority.
+    corrupting = [n for n in names if n in CORRUPT_FAULTS]
+    built = [
+        FileCorruption(corrupting, topic, rng)
+        if name in CORRUPT_FAULTS
+        else _nemesis(name, topic, rng, group)
+        for name in names
+        if name not in corrupting[1:]
+    ]
+    return Compose(built)
 
 
 def _nemesis(name: str, topic: str, rng: random.Random, group: str | None) -> Nemesis:
@@ -116,6 +135,8 @@ def _nemesis(name: str, topic: str, rng: random.Random, group: str | None) -> Ne
         return IsrShrink(topic, rng)
     if name in POWER_FAULTS:
         return PowerLoss(name, topic, rng)
+    if name in COMPOSED:
+        return COMPOSED[name](topic, rng)
     return ProcessFault(name, topic, rng)
 
 

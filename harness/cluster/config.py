@@ -3,8 +3,10 @@ and release (what each release can do: harness/cluster/releases.py).
 
 The templates hold every setting: compose/server.properties.tmpl what every Kafka node
 shares, zookeeper.properties.tmpl and kraft.properties.tmpl what one metadata mode
-adds. A profile (safe or unsafe, with or without eligible leader replicas) fills only
-the few values that differ, so no setting is written in two places.
+adds. A profile fills only the few values that differ, so no setting is written in two
+places. Its name says them in one order: safe or unsafe, then -fsync when every write is
+fsynced before it is acknowledged, then -elr or -no-elr when it sets eligible leader
+replicas (safe, safe-fsync, safe-elr, safe-fsync-no-elr, ...).
 """
 
 from __future__ import annotations
@@ -24,6 +26,9 @@ ZOOKEEPER_SESSION_TIMEOUT_S = 6.0
 broker cannot start again (Kafka refuses with NodeExists: DockerCluster.start waits)."""
 ELR_FEATURE = "eligible.leader.replicas.version"
 """KIP-966's feature flag (Kafka 4.x): level 1 turns eligible leader replicas on."""
+KAFKA_FLUSH_DEFAULT = 2**63 - 1
+"""log.flush.interval.messages as Kafka ships it (Long.MAX_VALUE): no fsync of its own
+in the append path; the OS writes the page cache back when it will."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,6 +41,22 @@ class Profile:
     eligible_leader_replicas: bool | None = None
     """KIP-966 on a KRaft cluster of a release that has it, set when its storage is
     formatted; None leaves the release's default (on in a new cluster from 4.1)."""
+    fsync_every_write: bool = False
+    """log.flush.interval.messages=1 on every broker, the server default of every topic's
+    flush.messages (Kafka's TopicConfig: "if this was set to 1 we would fsync after every
+    message"). UnifiedLog.append, which the leader's produce path (appendAsLeader) and
+    the replica fetcher's (appendAsFollower) both call, fsyncs the partition's segments
+    once the unflushed count reaches it, before it returns; a follower reports its new
+    log end only in its next fetch, so a write under acks=all is on the disk of every ISR
+    replica before the high watermark passes it. The time-based settings
+    (log.flush.interval.ms, flush.ms) would add nothing, and the metadata log (KRaft's
+    Raft client) and ZooKeeper (forceSync) fsync before acknowledging in every profile."""
+
+    @property
+    def flush_interval_messages(self) -> int:
+        """Returns log.flush.interval.messages: 1 when every write is fsynced, else
+        Kafka's default."""
+        return 1 if self.fsync_every_write else KAFKA_FLUSH_DEFAULT
 
     @property
     def safety(self) -> str:
@@ -46,11 +67,14 @@ class Profile:
 
 def _profiles() -> dict[str, Profile]:
     base = {"safe": (2, False), "unsafe": (1, True)}
+    flushes = {"": False, "-fsync": True}
+    elrs: dict[str, bool | None] = {"": None, "-elr": True, "-no-elr": False}
     found: dict[str, Profile] = {}
     for name, (min_isr, unclean) in base.items():
-        found[name] = Profile(name, min_isr, unclean)
-        for suffix, elr in (("elr", True), ("no-elr", False)):
-            found[f"{name}-{suffix}"] = Profile(f"{name}-{suffix}", min_isr, unclean, elr)
+        for flush, fsync in flushes.items():
+            for suffix, elr in elrs.items():
+                full = f"{name}{flush}{suffix}"
+                found[full] = Profile(full, min_isr, unclean, elr, fsync)
     return found
 
 
@@ -82,6 +106,7 @@ def _shared_values(brokers: int, profile: Profile) -> dict[str, object]:
         # min.insync.replicas above the replication factor would refuse every write.
         "min_insync_replicas": min(profile.min_insync_replicas, replication_factor),
         "unclean_leader_election": str(profile.unclean_leader_election).lower(),
+        "flush_interval_messages": profile.flush_interval_messages,
     }
 
 

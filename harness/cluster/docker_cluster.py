@@ -20,7 +20,7 @@ from docker.errors import APIError, ImageNotFound, NotFound
 from docker.models.containers import Container
 
 from harness import signals
-from harness.cluster import faultfs, readiness, resources
+from harness.cluster import faultfs, node_disk, readiness, resources
 from harness.cluster.admin import Admin
 from harness.cluster.config import ZOOKEEPER_SESSION_TIMEOUT_S
 from harness.cluster.engine import docker_client
@@ -46,10 +46,18 @@ from harness.cluster.layout import (
     plan_nodes,
 )
 from harness.cluster.network import create_network
-from harness.cluster.node_setup import new_cluster_id, node_command, node_env, node_files
+from harness.cluster.node_setup import (
+    DATA_DIRS,
+    new_cluster_id,
+    node_command,
+    node_env,
+    node_files,
+)
 from harness.cluster.queries import ClusterQueries
 
 _SERVER_LOG = "/var/log/kafka/server.log"
+STOP_TIMEOUT_S = 30
+"""How long a stopped node may take to shut down before it is killed."""
 
 __all__ = [
     "ClusterError",
@@ -97,6 +105,8 @@ class DockerCluster(ClusterQueries):
         self._nodes: dict[str, Node] = {}
         self._crashed_at: dict[str, float] = {}
         """When each node was last killed or cut off its power (time.monotonic())."""
+        self._stopped: set[str] = set()
+        """The faultfs nodes paused by SIGSTOP (faultfs.signal_jvm): running to Docker."""
         self._admin: Admin | None = None
 
     # ---- naming and lookup -------------------------------------------------------------
@@ -380,6 +390,7 @@ class DockerCluster(ClusterQueries):
             if "is not running" not in str(err):
                 raise
         self._crashed_at[node] = time.monotonic()
+        self._stopped.discard(node)
 
     def start(self, node: str) -> None:
         """Starts node again (after a kill), keeping its data and address. A ZooKeeper
@@ -388,6 +399,25 @@ class DockerCluster(ClusterQueries):
         at start-up with NodeExists, so the node would stay down for the rest of a run."""
         self._await_session_expiry(node)
         self._container(node).start()
+
+    def stop(self, node: str) -> None:
+        """Stops node as an operator would (SIGTERM: a controlled shutdown, and on faultfs
+        everything written back), SIGKILL after STOP_TIMEOUT_S."""
+        if node in self._stopped:  # a stopped JVM would only take SIGTERM once continued
+            self.resume(node)
+        self._container(node).stop(timeout=STOP_TIMEOUT_S)
+
+    def read_file(self, node: str, path: str) -> bytes:
+        """Returns a file of node's disk, running or stopped (path as its processes see it)."""
+        return node_disk.read_file(self._container(node), self._disk_path(node, path))
+
+    def write_file(self, node: str, path: str, data: bytes) -> None:
+        """Replaces a file of a stopped node's disk, keeping its owner and mode."""
+        node_disk.write_file(self._container(node), self._disk_path(node, path), data)
+
+    def _disk_path(self, node: str, path: str) -> str:
+        layered = [DATA_DIRS[self.node(node).role]] if self.spec.faultfs else []
+        return node_disk.disk_path(path, layered)
 
     def _await_session_expiry(self, node: str) -> None:
         crashed = self._crashed_at.pop(node, None)
@@ -402,12 +432,25 @@ class DockerCluster(ClusterQueries):
         self._container(node).restart(timeout=timeout)
 
     def pause(self, node: str) -> None:
-        """Freezes every process of node."""
-        self._container(node).pause()
+        """Freezes every process of node: the cgroup freezer, or on faultfs SIGSTOP to the
+        JVM beneath the layer (faultfs.signal_jvm says why)."""
+        if not self.spec.faultfs:
+            self._container(node).pause()
+            return
+        problem = faultfs.signal_jvm(self._container(node), "STOP")
+        if problem is not None:
+            raise ClusterError(f"{node}: {problem}")
+        self._stopped.add(node)
 
     def resume(self, node: str) -> None:
         """Thaws a paused node."""
-        self._container(node).unpause()
+        if node not in self._stopped:
+            self._container(node).unpause()
+            return
+        problem = faultfs.signal_jvm(self._container(node), "CONT")
+        if problem is not None:
+            raise ClusterError(f"{node}: {problem}")
+        self._stopped.discard(node)
 
     def has_log(self, node: str, topic: str, partition: int) -> bool:
         """Returns whether broker node has created its log for topic-partition. A new
@@ -425,13 +468,20 @@ class DockerCluster(ClusterQueries):
     def node_states(self) -> dict[str, str]:
         """Returns every node's container state (running, paused, exited, ...) in one
         query of the engine."""
-        return {c.labels[NODE_LABEL]: str(c.status) for c in self._containers()}
+        states = {c.labels[NODE_LABEL]: str(c.status) for c in self._containers()}
+        return {n: self._paused_by_signal(n, state) for n, state in states.items()}
 
     def state(self, node: str) -> str:
         """Returns node's container state: running, paused, exited, ..."""
         container = self._container(node)
         container.reload()
-        return str(container.status)
+        return self._paused_by_signal(node, str(container.status))
+
+    def _paused_by_signal(self, node: str, state: str) -> str:
+        if node in self._stopped and state == "running":
+            return "paused"
+        self._stopped.discard(node)  # it stopped or was killed since: no longer paused
+        return state
 
     def log_tail(self, node: str, lines: int = 30) -> str:
         """Returns the last lines node printed."""

@@ -32,6 +32,9 @@ EVENTS = "/var/log/kafka/faultfs.jsonl"
 CUT_SIGNAL = "SIGPWR"
 CRASH_SIGNAL = "SIGUSR1"
 """faultfs/supervisor.go's CutSignal and CrashSignal."""
+JVM_USER = "kafka"
+"""compose/entrypoint.sh's `faultfs run -user`: the user every process under the layer
+runs as (the daemon itself runs as root)."""
 END_TIMEOUT_S = 15.0
 """How long a node may take to end after the signal (a crash writes back first)."""
 
@@ -79,3 +82,20 @@ def cut(container: Container) -> dict[str, Any]:
     if "error" not in event and event.get("event") != "power-cut":
         return {"error": f"the node's last event is {event.get('event')!r}, not a power cut"}
     return event
+
+
+def signal_jvm(container: Container, signal: str) -> str | None:
+    """Sends signal (STOP or CONT) to every process under a node's layer, leaving the
+    faultfs daemon running. Returns None, or why it could not.
+
+    A pause on faultfs: the cgroup freezer cannot freeze a container whose FUSE daemon
+    serves the JVM beside it (runc: "unable to freeze"; a JVM thread waiting on the
+    daemon does not freeze once the daemon is frozen), so the JVM alone is stopped, as
+    Jepsen pauses a process (jepsen/src/jepsen/nemesis.clj, hammer-time: SIGSTOP)."""
+    try:
+        result = container.exec_run(["pkill", f"-{signal}", "-u", JVM_USER], user="root")
+    except APIError as err:
+        return f"SIG{signal}: {err}"
+    if result.exit_code != 0:
+        return f"SIG{signal}: no process of {JVM_USER} (pkill exit {result.exit_code})"
+    return None

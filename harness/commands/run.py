@@ -22,7 +22,7 @@ from harness.commands.options import add_options, options_of
 from harness.exit_codes import EXIT_BAD_INPUT, EXIT_INTERRUPTED, EXIT_INVALID
 from harness.progress import StatusLine
 from harness.spec import DEFAULT_NEMESIS, TestSpec, default_name
-from nemesis.names import NEMESES, NETWORK_FAULTS, ONLY_ON, POWER_FAULTS, PROCESS_FAULTS
+from nemesis.names import LOSES_POWER, NEMESES, NETWORK_FAULTS, ONLY_ON, PROCESS_FAULTS
 from workloads.argtypes import positive
 from workloads.names import NATS_WORKLOAD_NAMES
 from workloads.options import NatsOptions, QueueOptions, ShareOptions
@@ -112,7 +112,7 @@ def spec_from_args(args: argparse.Namespace, seed: int) -> TestSpec:
     if not _TEST_NAME.fullmatch(name):
         raise ValueError(f"test name {name!r}: use letters, digits and . _ + - (up to 100)")
     # A power cut needs the layer that loses what was not synced.
-    faultfs = cluster.faultfs or any(n in POWER_FAULTS for n in nemesis)
+    faultfs = cluster.faultfs or any(n in LOSES_POWER for n in nemesis)
     nats = options_of(args, NatsOptions)
     if nats.kv_reads != "leader" and not (on_nats and args.workload == "kv"):
         raise ValueError("--nats-kv-reads is the kv workload's on NATS: it needs --db nats")

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from checkers import availability_sentence
 from checkers.linearizable import spell
 from harness.verdicts import DURATION, incomplete, verdict_word
+from nemesis.names import LOSES_POWER, POWERS_OFF_A_MAJORITY
 
 if TYPE_CHECKING:  # the nemesis story and the clusters' profiles: for a run's results only
     from harness.report.nemesis_story import Row
@@ -64,6 +65,10 @@ def _sentences(results: Section, spec: Section, cases_listed: bool) -> list[str]
             said += lost_sentences(queue, results.get("lost-acks"), results, spec)
         if not cases_listed:
             said += anomaly_sentences(queue)
+    if isinstance(replicas := results.get("replicas"), dict) and replicas.get("valid") is False:
+        from harness.report.replicas_section import replica_sentences  # a run's results only
+
+        said += replica_sentences(replicas)
     if valid is True:
         said.append(checked_sentence(results))
         if isinstance(found := results.get("availability"), dict):
@@ -256,6 +261,22 @@ def config_sentence(spec: Section) -> str:
             "The run's Kafka configuration is not recorded, so whether it allows this is not said."
         )
     settings = f"min.insync.replicas={profile.min_insync_replicas}"
+    nemeses = spec.get("nemesis") or ()
+    if not profile.fsync_every_write and any(n in POWERS_OFF_A_MAJORITY for n in nemeses):
+        return (
+            f"Expected when power fails under {profile.name}: Kafka acknowledges a write "
+            "once the in-sync replicas hold it in memory, and fsyncs it only when the OS "
+            "writes it back (log.flush.interval.messages at its default), so replicas "
+            "that lose power together can lose it; the -fsync profiles should not."
+        )
+    if not profile.unclean_leader_election and any(n in LOSES_POWER for n in nemeses):
+        return (
+            f"Not allowed under {profile.name} ({settings}, no unclean leader election), "
+            "power loss or not: these faults cut the power of a minority of the replicas "
+            "at most, so a replica that never lost power held every acknowledged send and "
+            "should have been elected. A BUG, in Kafka (a replica that lost its unsynced "
+            "tail elected: its unclean shutdown not detected), the client or the harness."
+        )
     if profile.unclean_leader_election:
         return (
             f"Expected under {profile.name}: {settings} with unclean leader election lets a "

@@ -4,7 +4,8 @@ ended in test seconds (and wall time once test.json records t = 0), its errors a
 Results.json keeps each nemesis op at its completion; a row starts at the op's invoke,
 taken from the history (invoke_times), so a fault's row begins where its band does in
 the plots. A fault that records its own steps (isr-shrink) gets a row per step, each at
-its invoke plus the step's `after_s`.
+its invoke plus the step's `after_s`; the corruption and composed faults' words are in
+disk_story.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from harness.report.disk_story import disk_op_words, disk_step_words
 from history import Event
 
 Value = dict[str, Any]
@@ -139,6 +141,8 @@ def op_words(f: str, value: Any) -> str:
         return f"{fault or f} skipped: {value['skipped']}"
     if not isinstance(value, dict):
         return f
+    if (disk := disk_op_words(f, value)) is not None:
+        return disk
     if f == "heal":
         revived = _revived(value.get("revived"))
         return "final heal: every fault undone" + (f"; {revived}" if revived else "")
@@ -258,6 +262,8 @@ def _partition_order(p: str) -> tuple[int, str]:
 def step_words(step: Value, targets: Sequence[str] = ()) -> str:
     """Takes a recorded step of isr-shrink and the partitions it targets (none: every
     partition). Returns the step in words."""
+    if (disk := disk_step_words(step)) is not None:
+        return disk
     name = str(step.get("step"))
     recorded = step.get("state")
     state: Value = recorded if isinstance(recorded, dict) else {}

@@ -20,6 +20,7 @@ from harness.report.header import header_html
 from harness.report.nemesis_table import story_table, time_zero
 from harness.report.plots.lag import LAG_FILE, UNSEEN_FILE
 from harness.report.release_rows import release_rows
+from harness.report.replicas_section import replicas_html, replicas_line
 from harness.report.zip_link import zip_link
 from harness.verdicts import run_verdict, verdict_word
 
@@ -325,9 +326,10 @@ def _cluster(spec: dict[str, Any]) -> str:
     settings = ""
     if profile is not None:
         unclean = "with" if profile.unclean_leader_election else "no"
+        flush = "every write fsynced" if profile.fsync_every_write else "fsync left to the OS"
         settings = (
             f": min.insync.replicas={profile.min_insync_replicas}, {unclean} unclean leader "
-            "election"
+            f"election, {flush}"
         )
     return (
         f"Kafka {spec.get('kafka_version', '?')} on {spec.get('metadata', '?')}, "
@@ -360,6 +362,8 @@ def write_report(
     for section in ("linearizable", "queue", "lost-acks", "groups", "share"):
         if isinstance(results.get(section), dict):
             summary.append((section, _section_summary(section, results[section])))
+    if isinstance(results.get("replicas"), dict):
+        summary.append(("replicas", replicas_line(results["replicas"])))
     summary.append(("final phase", _final(results.get("final", {}))))
     summary.append(("cluster", _cluster(spec)))
     summary += release_rows(results.get("release"))
@@ -385,6 +389,7 @@ def write_report(
 <h2 id="nemesis">Nemesis</h2>{nemesis}
 {_recovery(results)}
 {_queue(results, folder)}
+{replicas_html(results)}
 {groups_html(results, folder)}
 <h2>Options</h2>{_table(sorted(spec.items()))}
 <h2>Versions</h2>{_table(sorted(test.get("versions", {}).items()))}

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from checkers import CheckOptions
+from checkers import CheckOptions, merge_valid
 from harness import signals
 from harness.cluster.config import PROFILES
 from harness.cluster.engine import docker_client
@@ -40,6 +40,7 @@ from harness.run.final_phase import final_reads, wait_healthy
 from harness.run.metadata_watch import MetadataWatch
 from harness.run.recount import read_replicas, write_recount
 from harness.run.recovery import recovery_section
+from harness.run.replica_check import replica_section
 from harness.run.run_log import run_logs
 from harness.run.runner import Plan, Recorder, Runner, heal_all
 from harness.run.verdict import check_run, summary_lines, write_outputs
@@ -359,6 +360,8 @@ def _check_and_report(run: TestRun) -> RunOutcome:
         LOG.exception("computing the recovery times failed")
     if run.on_disk is not None:
         results["final"]["recount"] = _recount(folder, run.on_disk, results.get("lost-acks"))
+        results["replicas"] = replica_section(folder, run.on_disk, results.get("lost-acks"))
+        results["valid"] = merge_valid(results["valid"], results["replicas"]["valid"])
     results[DURATION] = _duration(run)
     if run.stopped_by is not None:
         results["interrupted"] = f"{results[DURATION]['reason']}: checked as far as it went"

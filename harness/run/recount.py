@@ -64,13 +64,15 @@ def parse_segments(text: str, topic: str) -> tuple[dict[int, Records], list[str]
 
 
 def read_replicas(cluster: Cluster, topic: str) -> dict[str, Any]:
-    """Reads every broker's copy of topic from its disk, and who leads each partition.
-    Returns {"leaders": {partition: node or None}, "replicas": {node: {partition: Records}},
-    "errors": {node: why}}; a broker that cannot be read is named in errors."""
+    """Reads every broker's copy of topic from its disk, who leads each partition and
+    which brokers hold it. Returns {"leaders": {partition: node or None}, "assignment":
+    {partition: [node]}, "replicas": {node: {partition: Records}}, "errors": {node: why}};
+    a broker that cannot be read is named in errors."""
+    states = cluster.partitions(topic)
     leaders = {
-        p.partition: cluster.node_of_broker(p.leader) if p.leader >= 0 else None
-        for p in cluster.partitions(topic)
+        p.partition: cluster.node_of_broker(p.leader) if p.leader >= 0 else None for p in states
     }
+    assignment = {p.partition: [cluster.node_of_broker(r) for r in p.replicas] for p in states}
     replicas: dict[str, dict[int, Records]] = {}
     errors: dict[str, str] = {}
 
@@ -85,7 +87,7 @@ def read_replicas(cluster: Cluster, topic: str) -> dict[str, Any]:
             replicas[node], problems = parse_segments(out, topic)
             if problems:
                 errors[node] = "; ".join(problems[:5])
-    return {"leaders": leaders, "replicas": replicas, "errors": errors}
+    return {"leaders": leaders, "assignment": assignment, "replicas": replicas, "errors": errors}
 
 
 def acked_sends(history_lines: Iterable[str]) -> Iterator[tuple[int, int, int]]:

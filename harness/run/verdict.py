@@ -29,6 +29,7 @@ from checkers.queue import LagPoint, QueueHistory, lag_points, worst_realtime_la
 from harness.report.explain import explain
 from harness.report.nemesis_story import invoke_times
 from harness.report.page import queue_lines, recount_line, recovery_lines, write_report
+from harness.report.replicas_section import replicas_line
 from harness.results import RESULTS, write_json
 from harness.run.metadata_watch import read_samples
 from harness.verdicts import DURATION, INCOMPLETE_WORD, painted, run_verdict
@@ -246,6 +247,8 @@ def summary_lines(results: dict[str, Any], report: Path, terminal: bool = False)
         lines.append("  after healing, the topic never had a full ISR again (see results.json)")
     if isinstance(final.get("recount"), dict):
         lines.append(f"  {recount_line(final['recount'])}")
+    if isinstance(results.get("replicas"), dict):
+        lines.append(f"  {replicas_line(results['replicas'])}")
     lines += [f"  {said}" for said in results.get("explanation", [])]
     lines.append(f"  report: {report}")
     return lines

@@ -4,7 +4,8 @@ draws faults), keyed by the names `--nemesis` takes (nemesis/names.py).
 A fault's colour never depends on which other faults share the run. Families share a
 hue: network faults blue to purple, kills brown, pauses pink, isr-shrink olive, the
 group coordinator's faults gold to teal, power loss grey (of brokers) and slate (of the
-metadata quorum), darker the more nodes it takes. None is the red, green or orange that mean
+metadata quorum), darker the more nodes it takes, file corruption khaki, the composed
+power-loss scenarios indigo. None is the red, green or orange that mean
 lost, ok and info in the plots.
 """
 
@@ -40,6 +41,16 @@ FAULT_COLOURS: dict[str, str] = {
     "power-loss-quorum": "#2c3e50",
     "power-loss-active-controller": "#486581",
     "power-loss-all": "#000000",
+    "bitflip-log": "#5c4a1c",
+    "truncate-log": "#8c6d31",
+    "bitflip-index": "#a68a3c",
+    "truncate-index": "#bd9e39",
+    "bitflip-checkpoint": "#d4b96b",
+    "truncate-checkpoint": "#e7cb94",
+    "bitflip-metadata": "#c9b07a",
+    "truncate-metadata": "#f2e2b6",
+    "partition-power-loss": "#393b79",
+    "pause-power-loss": "#6b6ecf",
 }
 OTHER_FAULT = "#7f7f7f"
 """A fault the table does not name: one recorded elsewhere, or by an older harness."""

@@ -7,9 +7,11 @@ import random
 
 import pytest
 
+from nemesis.composed import COMPOSED
 from nemesis.core import Compose, split_f
+from nemesis.file_faults import CORRUPTIONS, FILE_GROUPS
 from nemesis.isr import FAULT as ISR_FAULT
-from nemesis.names import GROUP_FAULTS, POWER_FAULTS
+from nemesis.names import COMPOSED_FAULTS, CORRUPT_FAULTS, GROUP_FAULTS, POWER_FAULTS
 from nemesis.partition import CUTS
 from nemesis.power import PICKS
 from nemesis.process import FAULTS
@@ -26,10 +28,17 @@ from tests.support.fake_cluster import FakeCluster
 
 def test_parse_none_all_and_lists() -> None:
     assert parse_nemeses("none") == ()
-    assert len(NEMESES) == 29
+    assert len(NEMESES) == 39
     zookeeper, kraft = parse_nemeses("all"), parse_nemeses("all", "kraft")
-    # The group faults need a run's group; the power faults are named one by one.
-    groupless = set(NEMESES) - set(GROUP_FAULTS) - set(POWER_FAULTS)
+    # The group faults need a run's group; the power, corruption and composed faults
+    # are named one by one.
+    groupless = (
+        set(NEMESES)
+        - set(GROUP_FAULTS)
+        - set(POWER_FAULTS)
+        - set(CORRUPT_FAULTS)
+        - set(COMPOSED_FAULTS)
+    )
     assert set(zookeeper) == groupless - {
         "partition-controller-quorum",
         "partition-brokers-from-controllers",
@@ -85,7 +94,8 @@ def test_faults_started_counts_starts_before_the_end(
 
 
 def test_every_nemesis_name_has_its_fault_and_every_fault_its_name() -> None:
-    assert (*CUTS, *FAULTS, ISR_FAULT, *GROUP_FAULTS, *PICKS) == NEMESES
+    assert (*CUTS, *FAULTS, ISR_FAULT, *GROUP_FAULTS, *PICKS, *CORRUPT_FAULTS, *COMPOSED) == NEMESES
+    assert tuple(f"{how}-{files}" for files in FILE_GROUPS for how in CORRUPTIONS) == CORRUPT_FAULTS
 
 
 def test_a_plan_holds_the_composed_nemesis_and_the_ops_a_seed_gives() -> None:
@@ -106,3 +116,10 @@ def test_a_plans_heal_tears_down_and_brings_back_dead_and_paused_nodes() -> None
     report = plan.heal(cluster)
     assert report["revived"] == {"n2": "exited", "zk1": "paused"}
     assert cluster.states["n2"] == cluster.states["zk1"] == "running"
+
+
+def test_every_corruption_of_a_run_is_one_nemesis() -> None:
+    names = ("bitflip-log", "kill-leader", "truncate-index")
+    composed = build_nemesis(names, "t", random.Random(1))
+    assert sorted(composed.faults) == sorted(names)
+    assert len({id(composed._routes[n]) for n in ("bitflip-log", "truncate-index")}) == 1

@@ -126,3 +126,26 @@ def test_docker_cluster_has_every_member_of_the_cluster_protocol() -> None:
     }
     assert members >= {"nodes", "exec", "kill", "start", "pause", "resume", "ip", "partitions"}
     assert all(hasattr(DockerCluster, name) for name in members)
+
+
+def test_fsync_profiles_flush_every_message_and_the_others_keep_kafkas_default() -> None:
+    assert render("safe-fsync")["log.flush.interval.messages"] == "1"
+    assert render("unsafe-fsync")["log.flush.interval.messages"] == "1"
+    assert render("safe")["log.flush.interval.messages"] == str(2**63 - 1)  # Long.MAX_VALUE
+    fsync = render("safe-fsync")
+    assert {k: v for k, v in fsync.items() if k != "log.flush.interval.messages"} == {
+        k: v for k, v in render("safe").items() if k != "log.flush.interval.messages"
+    }
+
+
+def test_profile_names_follow_one_scheme() -> None:
+    # safety, then -fsync, then -elr or -no-elr: each name says what it sets.
+    for name, profile in config.PROFILES.items():
+        expected = "unsafe" if profile.unclean_leader_election else "safe"
+        if profile.fsync_every_write:
+            expected += "-fsync"
+        if profile.eligible_leader_replicas is not None:
+            expected += "-elr" if profile.eligible_leader_replicas else "-no-elr"
+        assert name == profile.name == expected
+    assert len(config.PROFILES) == 12
+    assert config.PROFILES["safe-fsync-elr"].min_insync_replicas == 2

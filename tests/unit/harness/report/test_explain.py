@@ -247,6 +247,23 @@ def test_results_of_another_shape_give_a_sentence_not_a_crash() -> None:
     assert said[0].startswith("No explanation: writing it failed")
 
 
+def test_a_power_loss_under_default_flush_settings_is_the_documented_trade_off() -> None:
+    from harness.report.explain import config_sentence
+
+    cut = {"kafka_config": "safe", "nemesis": ["power-loss-brokers"]}
+    assert config_sentence(cut).startswith("Expected when power fails under safe:")
+    fsynced = {"kafka_config": "safe-fsync", "nemesis": ["power-loss-brokers"]}
+    assert config_sentence(fsynced).startswith("Not allowed under safe-fsync")
+    composed = {"kafka_config": "safe-elr", "nemesis": ["partition-power-loss"]}
+    assert config_sentence(composed).startswith("Expected when power fails under safe-elr")
+    # A minority lost power: a replica that never did held every acknowledged send.
+    for minority in ("power-loss-leader", "pause-power-loss"):
+        said = config_sentence({"kafka_config": "safe-elr", "nemesis": [minority]})
+        assert said.startswith("Not allowed under safe-elr") and "A BUG" in said
+    killed = {"kafka_config": "safe", "nemesis": ["kill-leader"]}
+    assert config_sentence(killed).startswith("Not allowed under safe")
+
+
 def test_a_valid_run_says_what_the_faults_did_to_the_clients() -> None:
     summary = {"windows": 3, "without_ok": 3, "ok_during": 0, "resumed_s": [1.6, 2.3]}
     results = {
