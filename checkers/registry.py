@@ -32,7 +32,15 @@ from checkers.queue.policy import POLICY, TXN_POLICY, SubVia
 from checkers.queue.reader import GROUP_ONLY_FS, QueueHistory, read_queue_history
 from checkers.result import UNKNOWN, Result, Validity, check_safe, merge_valid
 from checkers.txn import TxnHistory, TxnStream, read_txn_history
-from history import STDIN_NAME, History, HistoryError, MalformedOp, Reader, load
+from history import (
+    STDIN_NAME,
+    History,
+    HistoryError,
+    MalformedOp,
+    Reader,
+    load,
+    read_strictly,
+)
 
 ModelChoice = str | Model
 """A built-in model's name, or a user's Model (see load_user_model)."""
@@ -162,7 +170,7 @@ def _linearizable(model: Model) -> Checker:
 
 
 def _lost_acks(history: History, options: CheckOptions) -> Checked:
-    return Checked(lost_acks.check(history.events))
+    return Checked(lost_acks.check(history.events, strictly=read_strictly(history.format)))
 
 
 def _queue(history: History, options: CheckOptions) -> Checked:
@@ -173,12 +181,15 @@ def _queue(history: History, options: CheckOptions) -> Checked:
         if isinstance(read, HistoryError):
             raise read
     else:
-        read = read_queue_history(history.events)
+        read = read_queue_history(history.events, strictly=read_strictly(history.format))
     assert isinstance(read, QueueHistory)
+    warnings = queue_checker.judge_reading(read, history)
     jobs = options.jobs or 1
     result = queue_checker.check_read(
         read, sub_via=options.sub_via, ignore=options.ignore, jobs=jobs
     )
+    if warnings:
+        result["warnings"] = warnings
     if result.get("txn_ops"):  # transactions of several micro-ops: their order to check
         from checkers.txn import check_txns, with_transactions  # networkx: only here
 
@@ -216,7 +227,7 @@ def _transactions(history: History) -> TxnHistory:
     read again from its file when it was streamed (a history without transactions, the
     common case, never pays for the transactions' records)."""
     if history.events:
-        return read_txn_history(history.events)
+        return read_txn_history(history.events, strictly=read_strictly(history.format))
     read = load(history.path, keep_events=False, reader=TxnStream(history.path)).read
     if isinstance(read, HistoryError):
         raise read

@@ -58,6 +58,7 @@ from checkers.queue.cases import (
     unexpected_cases,
     within_one_op,
 )
+from checkers.queue.commits import observe_claims, proven_info
 from checkers.queue.consumers import Gaps, Step, nonmonotonic_poll_cases, poll_skip_cases
 from checkers.queue.explain import explain
 from checkers.queue.losses import (
@@ -86,7 +87,14 @@ from checkers.queue.reader import (
 )
 from checkers.queue.scan import scan
 from checkers.result import Validity, merge_valid
-from history import Event, History, HistoryError, MalformedOp, collector_paused
+from history import (
+    Event,
+    History,
+    HistoryError,
+    MalformedOp,
+    collector_paused,
+    read_strictly,
+)
 
 __all__ = [
     "CASES_KEPT",
@@ -98,6 +106,7 @@ __all__ = [
     "explain",
     "find_cases",
     "gather_evidence",
+    "judge_reading",
     "lost_acks_view",
     "polls_lost_cases",
     "reject_malformed",
@@ -148,20 +157,46 @@ def check_read(
 def reject_malformed(history: History) -> None:
     """Takes a queue history as loaded, read by a QueueStream or with its events. Raises
     the HistoryError (`PATH:LINE: problem`) of the first value the check cannot read, so
-    that it is refused as malformed input, never a verdict."""
+    that it is refused as malformed input, never a verdict: in our own format, that
+    includes what Jepsen's analysis would read as it is (judge_reading)."""
     if isinstance(history.read, HistoryError):
         raise history.read
-    if history.read is not None:
+    if isinstance(history.read, QueueHistory):
+        judge_reading(history.read, history)
         return
     try:
         with collector_paused():
-            read_queue_history(history.events)
+            read = read_queue_history(history.events, strictly=read_strictly(history.format))
     except UnreadableQueueOp as e:
-        # The events carry no lines: the op's lines as loaded name it, or, for a failed op
-        # (not kept), the event's position.
-        bad = MalformedOp(e.index, e.problem, in_value=e.in_completion)
-        located = history.error(bad)
-        raise located if located.line else HistoryError(history.path, e.line, e.problem) from None
+        raise _located(history, e.line, e.problem, e.index, e.in_completion) from None
+    judge_reading(read, history)
+
+
+def judge_reading(read: QueueHistory, history: History) -> list[str]:
+    """Takes a queue history's records and the History they were read from. Returns the
+    warnings of what was read as Jepsen's analysis reads it (in Jepsen's formats: an ok
+    send naming another message than its invoke sent counts as the message it names).
+    Raises the HistoryError of the first such value in our own format (history.jsonl),
+    where it is our bug (history.read_strictly)."""
+    odd = read.oddity
+    if odd is None:
+        return []
+    if read_strictly(history.format):  # as read_queue_history refuses it, located
+        raise _located(history, odd.line, odd.problem, odd.index, odd.in_completion)
+    more = f" (and {read.oddities - 1} more)" if read.oddities > 1 else ""
+    where = f"line {odd.line}: " if odd.line else ""
+    return [
+        f"{where}{odd.problem}{more}: the sends acknowledge another message than their "
+        "invokes sent, and count as the message acknowledged, as Jepsen's analysis reads a "
+        "completion"
+    ]
+
+
+def _located(history: History, line: int, problem: str, index: int, in_value: bool) -> HistoryError:
+    # Events read without lines name no line: the op's lines as loaded name it, or, for a
+    # failed op (not kept), the event's position.
+    located = history.error(MalformedOp(index, problem, in_value=in_value))
+    return located if located.line else HistoryError(history.path, line, problem)
 
 
 class QueueStream(Stream[QueueReader, QueueHistory]):
@@ -178,7 +213,8 @@ class Evidence:
     """What the finders share, made once per history: every observation indexed, when each
     message was first polled and first read at all, how far the polls reached in each
     partition, the consumers' jumps across ops and within one, what seeks stepped over,
-    lost-acks' result and the partitions it judged."""
+    lost-acks' result and the partitions it judged, and the info ops proven committed
+    (checkers/queue/commits.py), whose claimed offsets the index holds."""
 
     index: ObservationIndex
     polled: Seen
@@ -189,6 +225,7 @@ class Evidence:
     gaps: Gaps
     lost_view: dict[str, Any]
     drained: set[int]
+    proven: frozenset[int]
 
 
 FORK_AT = 50_000
@@ -202,16 +239,20 @@ def gather_evidence(history: QueueHistory, *, fork: bool = False) -> Evidence:
     with forked_beside(partial(lost_acks_view, history), fork=fork) as made:
         scanned = scan(history)
         lost_view = made()
+    seen = first_seen(history, scanned.polled)
+    proven = proven_info(history, seen, scanned.unsure)
+    observe_claims(scanned.index, history.claims, proven)
     return Evidence(
         index=scanned.index,
         polled=scanned.polled,
-        seen=first_seen(history, scanned.polled),
+        seen=seen,
         bounds=poll_bounds(scanned.polled, scanned.index),
         across=scanned.across,
         within=scanned.within,
         gaps=scanned.gaps,
         lost_view=lost_view,
         drained=drained_partitions(lost_view),
+        proven=proven,
     )
 
 
@@ -225,7 +266,7 @@ def _check(
     how: SubVia = sub_via or sub_via_of(SUBSCRIBE in history.sub_via)
     evidence = gather_evidence(history, fork=jobs > 1 and len(history.sends) >= FORK_AT)
     from_polls = polls_lost_cases(
-        history, evidence.polled, evidence.bounds, evidence.index, evidence.gaps
+        history, evidence.polled, evidence.bounds, evidence.index, evidence.gaps, evidence.proven
     )
     cases = find_cases(history, evidence, from_polls)
     acknowledged = sum(1 for s in history.sends if s.outcome == "ok")
@@ -300,7 +341,7 @@ def find_cases(
     index, across, within = evidence.index, evidence.across, evidence.within
     offsets = observed_offsets(index)
     sends_across, sends_within = within_one_op(nonmonotonic_send_cases(history.sends, index))
-    from_drains = drain_lost_cases(history.sends, evidence.lost_view)
+    from_drains = drain_lost_cases(history.sends, evidence.lost_view, evidence.proven, index)
     return {
         "lost-write": lost_write_cases(from_drains, from_polls, evidence.drained, evidence.seen),
         "unexpected": unexpected_cases(history.sends, index),

@@ -92,13 +92,17 @@ def version_orders(
     history: QueueHistory, committed_ops: dict[int, TxnOp]
 ) -> dict[int, VersionOrder]:
     """Takes a QueueHistory and its committed transactions. Returns each partition's
-    VersionOrder: what committed sends' acknowledgements, every poll (any outcome) and the
-    final drains saw at each offset; where two messages were seen at one offset (the queue
-    checker's inconsistent-offsets), the first observed."""
+    VersionOrder: what committed sends' acknowledgements (an info op's claimed offsets
+    once it is proven committed), every poll (any outcome) and the final drains saw at
+    each offset; where two messages were seen at one offset (the queue checker's
+    inconsistent-offsets), the first observed."""
     at: dict[int, dict[int, Message]] = {}
     for s in history.sends:
         if s.offset is not None and s.index in committed_ops:
             at.setdefault(s.partition, {}).setdefault(s.offset, s.value)
+    for index, partition, offset, message in history.claims:  # an info op's, once proven
+        if index in committed_ops:
+            at.setdefault(partition, {}).setdefault(offset, message)
     for _, partition, offset, message in reads(history):
         at.setdefault(partition, {}).setdefault(offset, message)
     for drain in history.drains.values():

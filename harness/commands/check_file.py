@@ -105,7 +105,7 @@ def _check(path: str, asked: Asked, drawings: Path | None) -> Outcome:
     # One count of a history's ops, the stats checker's that the report shows: every client
     # op invoked, completed or not, failed ones too (checkers/stats.py).
     result["ops"] = history.invocations
-    warnings: list[str] = []
+    warnings = reading_warnings(history, result)
     name = Path(history.path).name
     if model == "share" and options.delivery_limit is None:
         warnings.append(
@@ -123,6 +123,14 @@ def _check(path: str, asked: Asked, drawings: Path | None) -> Outcome:
         "counterexamples": drawn,
         "warnings": warnings,
     }
+
+
+def reading_warnings(history: History, result: Result) -> list[str]:
+    """Takes a history and its check's result. Returns, each naming the history, what its
+    reading and its check read as Jepsen's analysis reads it though ours would refuse it
+    (History.warnings, a queue check's `warnings`, which it takes out of the result)."""
+    noted = [*history.warnings, *result.pop("warnings", [])]
+    return [f"{history.path}: {warning}" for warning in noted]
 
 
 def load_for_check(
