@@ -18,6 +18,10 @@ from harness.cluster.releases import RELEASES, Metadata
 
 COMPOSE_DIR = Path(__file__).resolve().parents[2] / "compose"
 CONTROLLER_PORT = 9093
+ZOOKEEPER_SESSION_TIMEOUT_S = 6.0
+"""A ZooKeeper-mode broker's session timeout: a crashed broker's registration
+(/brokers/ids/<id>, an ephemeral node) outlives it by this long, and until it goes the
+broker cannot start again (Kafka refuses with NodeExists: DockerCluster.start waits)."""
 ELR_FEATURE = "eligible.leader.replicas.version"
 """KIP-966's feature flag (Kafka 4.x): level 1 turns eligible leader replicas on."""
 
@@ -92,6 +96,7 @@ def server_properties(
             "broker_id": broker_id,
             "address": address,
             "zookeeper_connect": zookeeper_connect,
+            "zookeeper_session_timeout_ms": int(ZOOKEEPER_SESSION_TIMEOUT_S * 1000),
             **_shared_values(brokers, profile),
         },
     )
