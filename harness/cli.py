@@ -49,6 +49,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Parses argv and runs the chosen subcommand; returns its exit code."""
     signals.install()
     args = build_parser().parse_args(argv)
+    args.argv = list(sys.argv[1:] if argv is None else argv)  # what `run` keeps to rerun
     try:
         code: int = args.func(args)
     except KeyboardInterrupt:

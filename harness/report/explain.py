@@ -311,7 +311,8 @@ def checked_sentence(results: Section) -> str:
     what = f"{stats.get('count', 0)} ops" + (f" ({stats['ok']} ok)" if "ok" in stats else "")
     lin, queue = results.get("linearizable"), results.get("queue")
     if isinstance(lin, dict):
-        what += f" over {lin.get('keys', 0)} keys, each linearizable"
+        keys = lin.get("keys", 0)
+        what += f" over {keys} key{'' if keys == 1 else 's'}, each linearizable"
     if isinstance(queue, dict):
         what += (
             f", {queue.get('acknowledged', 0)} acknowledged sends, none lost, no anomaly "

@@ -108,6 +108,7 @@ def write_outputs(
     results["explanation"] = explain(results, test.get("spec", {}))
     write_json(folder / RESULTS, results)
     drawings: dict[str, list[Path]] = {}
+    unplotted: dict[str, str] = {}  # a plot with nothing to show -> the sentence instead
     windows = results.get("nemesis", {}).get("windows", [])
     end = 0.0
     try:
@@ -131,11 +132,16 @@ def write_outputs(
             drawings[str(failure.get("key"))] = drawn
         queue = results.get("queue")
         if reading.queue is not None and isinstance(queue, dict) and "error" not in queue:
-            _queue_plots(folder, reading.queue, checked.lag, queue, windows, end)
+            _queue_plots(folder, reading.queue, checked.lag, queue, windows, end, unplotted)
         if metadata := read_samples(folder):
-            from harness.report.plots.metadata import metadata_plot
+            from harness.report.plots.metadata import metadata_plot, steady_leader
 
-            metadata_plot(metadata, windows, folder / "metadata.png", end)
+            if (leader := steady_leader(metadata)) is not None:
+                unplotted["metadata.png"] = (
+                    f"{leader} led the metadata in every sample and no voter fell behind"
+                )
+            else:
+                metadata_plot(metadata, windows, folder / "metadata.png", end)
     except Exception:  # a drawing must never cost the run its verdict
         LOG.exception("drawing the plots failed")
     try:  # report.html's Groups section: groups.png, share-deliveries.png
@@ -144,7 +150,7 @@ def write_outputs(
         draw_groups(folder, results, reading.groups, reading.share, end)
     except Exception:  # nor the other drawings
         LOG.exception("drawing the groups plots failed")
-    return write_report(folder, test, results, drawings, invoke_times(history.events))
+    return write_report(folder, test, results, drawings, invoke_times(history.events), unplotted)
 
 
 def _queue_plots(
@@ -154,11 +160,17 @@ def _queue_plots(
     queue: dict[str, Any],
     windows: list[dict[str, Any]],
     end: float,
+    unplotted: dict[str, str],
 ) -> None:
     from harness.report.plots.lag import LAG_FILE, UNSEEN_FILE, draw_lag, unseen_plot
     from harness.report.plots.queue import anomaly_offsets, lost_acks_plot, offsets_plot, zoom
 
-    lost_acks_plot(history, queue, windows, folder / "lost-acks.png", end)
+    if queue.get("lost"):
+        lost_acks_plot(history, queue, windows, folder / "lost-acks.png", end)
+    else:  # rate.png already shows the sends over time
+        unplotted["lost-acks.png"] = (
+            f"none of the {queue.get('acknowledged', 0):,} acknowledged sends was lost"
+        )
     draw_lag(lag, windows, folder / LAG_FILE, end)
     unseen_plot(queue, windows, folder / UNSEEN_FILE, end)
     # Only the partitions with an anomaly, zoomed around it: the others' plots show a

@@ -228,6 +228,11 @@ def test_a_valid_run_says_what_was_checked() -> None:
     ]
 
 
+def test_one_key_is_one_key() -> None:
+    results = {"valid": True, "stats": {"count": 5}, "linearizable": {"valid": True, "keys": 1}}
+    assert explain(results, {}) == ["Checked 5 ops over 1 key, each linearizable, under no fault."]
+
+
 def test_a_run_that_stopped_short_says_so_after_what_was_checked() -> None:
     results = {
         "valid": True,
