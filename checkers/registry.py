@@ -67,6 +67,8 @@ class CheckOptions:
     delivery_limit: int | None = None
     """Share histories: the group's delivery count limit as the run recorded it (None: the
     run does not say, so the broker's default, share.BROKER_DELIVERY_LIMIT)."""
+    ww_deps: bool = False
+    """Queue histories: ww edges join G1c's cycles (kafka.clj `:ww-deps`; --ww-deps)."""
 
     @classmethod
     def from_spec(cls, spec: Mapping[str, Any], **asked: Any) -> CheckOptions:
@@ -84,6 +86,8 @@ class CheckOptions:
             if isinstance(ignored, list):  # only kinds the checkers know
                 known = POLICY.keys() | TXN_POLICY.keys()
                 said["ignore"] = frozenset(k for k in ignored if isinstance(k, str) and k in known)
+        if spec.get("ww_deps") is True:
+            said["ww_deps"] = True
         limit = spec.get("delivery_limit")
         if type(limit) is int and limit > 0:
             said["delivery_limit"] = limit
@@ -193,7 +197,8 @@ def _queue(history: History, options: CheckOptions) -> Checked:
     if result.get("txn_ops"):  # transactions of several micro-ops: their order to check
         from checkers.txn import check_txns, with_transactions  # networkx: only here
 
-        result = with_transactions(result, check_txns(_transactions(history)), options.ignore)
+        section = check_txns(_transactions(history), options.ww_deps, options.ignore)
+        result = with_transactions(result, section, options.ignore)
     if not (options.consumer_group or history.fs & GROUP_ONLY_FS):
         return Checked(result, Reading(queue=read))
     group, section = _groups(history, result.get("lost_records", []), options)

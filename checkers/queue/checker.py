@@ -22,7 +22,10 @@ checkers/queue/cases.py, queue_consumers.py and queue_losses.py):
 Which kinds make the history invalid is checkers/queue/policy.py's table; a kind the
 user ignores is reported and never counts. The drains decide losses where they are
 final; elsewhere the polls do, and acknowledged sends they cannot judge (no poll read
-past them) make the result "unknown", with the reasons in `unknown`. Result layout:
+past them) make the result "unknown", with the reasons in `unknown`; so does a history
+where no send was acknowledged, no poll ended ok and no drain ran, which gives nothing
+to judge (Elle's empty-transaction-graph, which Jepsen's checker counts against
+validity). Result layout:
 
     {"valid", "sub_via": "assign" or "subscribe", "ignored": [kind, ...],
      "kinds": {kind: {"count", "cases": the first CASES_KEPT, "invalidating", "ignored"}},
@@ -228,6 +231,12 @@ class Evidence:
     proven: frozenset[int]
 
 
+EMPTY = (
+    "empty-transaction-graph: no send was acknowledged, no poll ended ok and no drain ran, "
+    "so there is nothing to check (Jepsen's checker calls such a history invalid: Elle's "
+    "empty graph)"
+)
+"""Why a history with nothing written or read is unknown."""
 FORK_AT = 50_000
 """Sends from which a second process pays: below, forking and sending the result back
 cost more than the lost-acks view it takes off this one."""
@@ -272,6 +281,12 @@ def _check(
     acknowledged = sum(1 for s in history.sends if s.outcome == "ok")
     lost = cases["lost-write"]
     unknown = unjudged(cases["unseen"], lost, evidence.drained, evidence.bounds, history.names)
+    if not (
+        history.drains
+        or any(s.outcome == "ok" for s in history.sends)
+        or any(isinstance(op, Poll) and op.outcome == "ok" for op in history.consumer_ops)
+    ):
+        unknown.append(EMPTY)
     drained = bool(history.drains)
     kinds = {
         kind: _kind_entry(kind, cases[kind], how, ignore, drained, history.names) for kind in KINDS

@@ -72,6 +72,14 @@ def add_parser(subparsers: Any) -> None:
         "the history has an ok subscribe op)",
     )
     parser.add_argument(
+        "--ww-deps",
+        action="store_const",
+        const=True,
+        help="queue: the transaction checks order writes by offset too (Jepsen's "
+        ":ww-deps), so that a G1c may join a ww edge to a wr one, allowed as Jepsen "
+        "allows it (default: as the run's test.json says, else not)",
+    )
+    parser.add_argument(
         "--ignore",
         type=anomaly_kinds,
         metavar="KIND,...",
@@ -167,7 +175,8 @@ def _check_all(args: argparse.Namespace) -> int:
     cores = os.cpu_count() or 1
     jobs = min(args.jobs or cores, cores)
     lone = len(files) == 1 and not unreadable
-    asked = Asked(model, args.time_limit, jobs if len(files) == 1 else 1, args.sub_via, args.ignore)
+    one_jobs = jobs if len(files) == 1 else 1
+    asked = Asked(model, args.time_limit, one_jobs, args.sub_via, args.ignore, args.ww_deps)
     with contextlib.closing(check_files(files, asked, drawings_of(files, args.out), jobs)) as done:
         for outcome in done:  # closed on any exit, so forked workers are stopped at once
             report(outcome, args.json, lone)

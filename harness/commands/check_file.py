@@ -68,6 +68,9 @@ class Asked:
     jobs: int | None = None
     sub_via: SubVia | None = None
     ignore: frozenset[str] | None = None
+    ww_deps: bool | None = None
+    """Queue histories: ww edges join G1c's cycles (None: as each run's test.json says,
+    else not)."""
 
 
 def check_file(path: str, asked: Asked, drawings: Path | None) -> Outcome:
@@ -100,6 +103,7 @@ def _check(path: str, asked: Asked, drawings: Path | None) -> Outcome:
         jobs=asked.jobs,
         sub_via=asked.sub_via,
         ignore=asked.ignore,
+        ww_deps=asked.ww_deps,
     )
     result = respelled(check_history(history, model, options), history.format)
     # One count of a history's ops, the stats checker's that the report shows: every client

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from checkers.queue import lag_points, read_queue_history
+from history import load
 from tests.support.jepsen_kafka import cases, check_ops, found, k, o, op
 
 
@@ -190,5 +192,58 @@ def test_unseen(tmp_path: Path) -> None:
     assert cases(outcome, "unseen") == []
 
 
+def _lagging(time: int, process: int, type_: str, f: str, value: str) -> str:
+    # realtime-lag-test's own `o`: time, no index (the history numbers its ops).
+    return op(type_, f, value, time=time, process=process)
+
+
+REALTIME_LAG = [
+    _lagging(0, 0, "invoke", "assign", "[:x]"),
+    _lagging(1, 0, "ok", "assign", "[:x]"),
+    _lagging(2, 0, "invoke", "poll", "[[:poll]]"),
+    _lagging(3, 0, "ok", "poll", "[[:poll {:x []}]]"),
+    _lagging(4, 0, "invoke", "send", "[[:send :x :a]]"),
+    _lagging(5, 0, "ok", "send", "[[:send :x [0 :a]]]"),
+    _lagging(6, 0, "invoke", "poll", "[[:poll]]"),
+    _lagging(7, 0, "ok", "poll", "[[:poll {:x []}]]"),
+    _lagging(8, 1, "invoke", "send", "[[:send :x :c] [:send :x :d]]"),
+    _lagging(9, 1, "ok", "send", "[[:send :x [2 :c]] [:send :x [3 :d]]]"),
+    _lagging(10, 0, "invoke", "poll", "[[:poll]]"),
+    _lagging(11, 0, "ok", "poll", "[[:poll]]"),
+    _lagging(12, 0, "invoke", "poll", "[[:poll]]"),
+    _lagging(13, 0, "ok", "poll", "[[:poll {:x [[0 :a] [1 :b]]}]]"),
+    _lagging(14, 0, "invoke", "assign", "[:x :y]"),
+    _lagging(15, 0, "ok", "assign", "[:x :y]"),
+    _lagging(16, 0, "invoke", "poll", "[[:poll]]"),
+    _lagging(17, 0, "ok", "poll", "[[:poll {}]]"),
+    _lagging(18, 0, "invoke", "assign", "[:y]"),
+    _lagging(19, 0, "ok", "assign", "[:y]"),
+    _lagging(20, 0, "invoke", "assign", "[:x]"),
+    _lagging(21, 0, "ok", "assign", "[:x]"),
+    _lagging(22, 0, "invoke", "poll", "[[:poll]]"),
+    _lagging(23, 0, "ok", "poll", "[[:poll {}]]"),
+    _lagging(24, 0, "invoke", "poll", "[[:poll] [:poll]]"),
+    _lagging(25, 0, "ok", "poll", "[[:poll {:x [[0 :a] [1 :b]]}] [:poll {:x [[2 :c] [3 :d]]}]]"),
+    _lagging(26, 1, "invoke", "send", "[[:send :x :b]]"),
+    _lagging(27, 1, "info", "send", "[[:send :x :b]]"),
+]
+
+
 def test_realtime_lag(tmp_path: Path) -> None:
-    assert found(check_ops(tmp_path, o(0, 0, "invoke", "assign", "[:x]"))) == {}
+    # Jepsen's lags, (time, key, lag): (2 x 0) (6 x 1) (10 x 5) (12 x 3) (16 x 7) (16 y 0)
+    # (22 x 17) (24 x 0), the worst 17 at 22. Ours measures a partition from the
+    # consumer's first record there and forgets it at an assign that drops it (lag.py
+    # says why, on purpose): the polls before the first record and the one after the
+    # assign of y then x have no lag; the others agree, and the worst is 7, at 16.
+    path = tmp_path / "history.edn"
+    path.write_text("".join(line + "\n" for line in REALTIME_LAG))
+    history = load(path)
+    read = read_queue_history(history.events, strictly=False)
+    points = [(p.time, read.names[p.partition], p.lag) for p in lag_points(history.events, read)]
+    assert points == [(12, ":x", 3), (16, ":x", 7), (24, ":x", 0)]
+    # The test looks at lags only; its history holds anomalies too, which Jepsen's
+    # analysis of it would find as well (but G0-*, drawn only with :ww-deps): b, sent
+    # last (invoked at 26), sits at offset 1, below process 1's c and d, and was read by
+    # the poll at 12, before its send began.
+    expected = {"nonmonotonic-send": 1, "G0-process": 1, "G1c-realtime": 1}
+    assert found(check_ops(tmp_path, *REALTIME_LAG)) == expected
