@@ -194,7 +194,9 @@ def _queue(history: History, options: CheckOptions) -> Checked:
     )
     if warnings:
         result["warnings"] = warnings
-    if result.get("txn_ops"):  # transactions of several micro-ops: their order to check
+    # Transactions of several micro-ops, or one-message ops whose graph may hold a cycle
+    # (checkers/queue/acyclic.py): their order to check, as Elle checks every history.
+    if result.pop("acyclic", True) is False:
         from checkers.txn import check_txns, with_transactions  # networkx: only here
 
         section = check_txns(_transactions(history), options.ww_deps, options.ignore)

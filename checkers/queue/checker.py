@@ -35,7 +35,8 @@ validity). Result layout:
      "lost_from_drains": losses the final drains show (None: none was final),
      "unseen_over_time": [[t_ns, count], ...], "unknown": [reason, ...], "partitions",
      "polls", "txn_ops": ops that are
-     transactions of several micro-ops (checkers/txn/checker.py), "time" (s),
+     transactions of several micro-ops (checkers/txn/checker.py), "acyclic": whether its
+     transaction graph surely holds no cycle (checkers/queue/acyclic.py), "time" (s),
      "lost_acks": checkers.lost_acks's result}
 
 An op index in a case is the index of the op's invoke event.
@@ -51,6 +52,7 @@ from typing import Any
 
 from checkers import lost_acks
 from checkers.fork_pool import forked_beside
+from checkers.queue.acyclic import acyclic
 from checkers.queue.cases import (
     Case,
     ObservationIndex,
@@ -292,6 +294,7 @@ def _check(
         kind: _kind_entry(kind, cases[kind], how, ignore, drained, history.names) for kind in KINDS
     }
     found_invalid = any(k["count"] and k["invalidating"] for k in kinds.values())
+    found = [kind for kind in KINDS if kinds[kind]["count"]]
     valid: Validity = merge_valid(not found_invalid, "unknown" if unknown else True)
     return {
         "valid": valid,
@@ -313,6 +316,7 @@ def _check(
         "partitions": len({s.partition for s in history.sends} | set(history.drains)),
         "polls": sum(1 for op in history.consumer_ops if isinstance(op, Poll)),
         "txn_ops": history.txn_ops,
+        "acyclic": acyclic(history, evidence.index, evidence.seen, found),
         "time": time.monotonic() - started,
         "lost_acks": evidence.lost_view,
     }
