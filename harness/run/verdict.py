@@ -19,6 +19,7 @@ from checkers import (
     Reading,
     Result,
     analyse,
+    availability_section,
     compose,
     merge_valid,
     section_of,
@@ -69,6 +70,9 @@ def check_run(history: History, workload: Workload, options: CheckOptions) -> Ru
             LOG.exception("measuring the consumers' realtime lag failed")
     rest = compose(RUN_CHECKERS, history, options)
     results |= {name: section for name, section in rest.result.items() if name != "valid"}
+    windows = results.get("nemesis", {}).get("windows")
+    if windows and rest.reading.samples is not None:  # what the faults did to the clients
+        results["availability"] = availability_section(windows, rest.reading.samples)
     valid = merge_valid(*(section["valid"] for section in results.values()))
     return RunChecked({"valid": valid, **results}, main.reading.joined(rest.reading), lag)
 
@@ -193,18 +197,25 @@ def queue_policy_lines(queue: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _keys(count: int) -> str:
+    return f"{count} key" if count == 1 else f"{count} keys"
+
+
 def summary_lines(results: dict[str, Any], report: Path, terminal: bool = False) -> list[str]:
     """Returns the few lines a person reads at the end of a run; on a terminal the verdict
     in its colour."""
     s = results.get("stats", {})
     lin = results.get("linearizable", {})
     word = run_verdict(results)
-    why = f" ({results[DURATION]['reason']})" if word == INCOMPLETE_WORD else ""
+    # The explanation, last, says why a run is INCOMPLETE: the verdict line does only
+    # when there is none.
+    told = bool(results.get("explanation"))
+    why = f" ({results[DURATION]['reason']})" if word == INCOMPLETE_WORD and not told else ""
     lines = [
         f"verdict: {painted(word, terminal)}{why}",
         f"  {s.get('count', 0)} ops: {s.get('ok', 0)} ok, {s.get('fail', 0)} fail, "
         f"{s.get('info', 0)} info"
-        + (f"; {lin.get('keys', 0)} keys checked" if "linearizable" in results else ""),
+        + (f"; {_keys(lin.get('keys', 0))} checked" if "linearizable" in results else ""),
     ]
     windows = results.get("nemesis", {}).get("windows", [])
     if windows:
@@ -215,7 +226,9 @@ def summary_lines(results: dict[str, Any], report: Path, terminal: bool = False)
     if isinstance(results.get("recovery"), dict):
         lines += [f"  recovery, {line}" for line in recovery_lines(results["recovery"])]
     if isinstance(results.get("queue"), dict):
-        lines += [f"  {line}" for line in queue_lines(results["queue"])]
+        # With an explanation, the counts only: it says the transactions and each kind.
+        said = queue_lines(results["queue"])
+        lines += [f"  {line}" for line in (said[:1] if told else said)]
         lines += [f"  {line}" for line in queue_policy_lines(results["queue"])]
     if isinstance(results.get("groups"), dict):
         lines += [f"  {line}" for line in group_lines(results["groups"])]
