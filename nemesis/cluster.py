@@ -157,3 +157,13 @@ class PowerSwitch(Protocol):
         each file's last fsync is lost. Returns what was lost, as the layer counted it
         ({"error": ...} when it could not say). `start` powers it on again."""
         ...
+
+
+@runtime_checkable
+class ServicePorts(Protocol):
+    """An optional ability: nodes that say which port a probe of a cut should try (a
+    NATS server's client port); without it, Kafka's and ZooKeeper's ports."""
+
+    def service_port(self, node: str) -> int:
+        """Returns the port node serves clients on."""
+        ...

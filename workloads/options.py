@@ -1,6 +1,7 @@
 """Run options, each declared once: a field of an options record holds its default, its
 help and how the command line gives it; argparse, TestSpec, test.json and the workloads
-all read the same record (QueueOptions, ShareOptions, and harness.spec's TestSpec).
+all read the same record (QueueOptions, ShareOptions, NatsOptions, and harness.spec's
+TestSpec).
 
 A field made by `option` carries a Flag in its metadata. harness/commands/options.py
 turns every such field into one argument of `harness run` and back into the record.
@@ -8,15 +9,15 @@ turns every such field into one argument of `harness run` and back into the reco
 
 from __future__ import annotations
 
-import argparse
-import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from checkers.groups import BROKER_DELIVERY_LIMIT
-from checkers.queue import KINDS, SUB_VIA, TXN_KINDS, parse_kinds
+from checkers.queue import KINDS, SUB_VIA, TXN_KINDS
+from workloads.argtypes import IGNORE_HELP, anomaly_kinds, probability
 from workloads.java_driver import KAFKA_CLIENTS_VERSION
+from workloads.names import DEFAULT_NATS_VERSION, NATS_KV_READS, NATS_SYNCS, NATS_VERSIONS
 
 T = TypeVar("T")
 FLAG = "flag"
@@ -58,44 +59,6 @@ def option(
     return made
 
 
-def positive(kind: type[int] | type[float]) -> Callable[[str], int | float]:
-    """Takes int or float. Returns an argparse type accepting only finite numbers above zero
-    (NaN compares false with everything, so it would pass a bare `<= 0` test)."""
-
-    def parse(text: str) -> int | float:
-        try:
-            number = kind(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-        if not math.isfinite(number) or number <= 0:
-            raise argparse.ArgumentTypeError(f"must be a finite number above zero: {text!r}")
-        return number
-
-    parse.__name__ = kind.__name__  # argparse names the type in its messages
-    return parse
-
-
-def probability(text: str) -> float:
-    """An argparse type accepting only a number from 0 to 1."""
-    try:
-        number = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if not 0.0 <= number <= 1.0:  # NaN fails this too
-        raise argparse.ArgumentTypeError(f"must be a number from 0 to 1: {text!r}")
-    return number
-
-
-def anomaly_kinds(text: str) -> frozenset[str]:
-    """Takes --ignore's comma list. Returns the queue and transaction anomaly kinds it
-    names; refuses a name that is none, naming the kinds there are."""
-    try:
-        return parse_kinds(text)
-    except ValueError as err:
-        raise argparse.ArgumentTypeError(str(err)) from None
-
-
-IGNORE_HELP = "queue: anomaly kinds (a comma list) to report without counting them against validity"
 CRASH_CLIENT_INTERVAL_S = 30.0
 """Jepsen's default :crash-client-interval (jepsen.tests.kafka `crash-client-gen`)."""
 CLIENTS = ("librdkafka", "java")
@@ -205,4 +168,31 @@ class ShareOptions:
         type=int,
         choices=range(2, 11),
         metavar="N",
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class NatsOptions:
+    """The NATS servers' options (with --db nats): their release and how often they
+    fsync."""
+
+    version: str = option(
+        DEFAULT_NATS_VERSION,
+        "with --db nats: the nats-server release (2.12.1: Jepsen's)",
+        "--nats-version",
+        choices=NATS_VERSIONS,
+    )
+    sync: str = option(
+        "default",
+        "with --db nats: when the servers fsync (default: NATS's sync_interval, 2 minutes; "
+        "always: every write)",
+        "--nats-sync",
+        choices=NATS_SYNCS,
+    )
+    kv_reads: str = option(
+        "leader",
+        "with --db nats, kv: where the bucket's reads go: the stream leader, or any replica "
+        "through Direct Get (documented as not read-your-writes: a variant that must fail)",
+        "--nats-kv-reads",
+        choices=NATS_KV_READS,
     )
