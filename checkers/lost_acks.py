@@ -282,14 +282,15 @@ def _verdict(anomalies: dict[str, list[dict[str, Any]]], reads: Sequence[FinalRe
     return True if reads else "unknown"
 
 
-def check(events: Sequence[Event]) -> dict[str, Any]:
-    """Takes a history's events; returns the lost-acks result over every key.
+def check(events: Sequence[Event], *, strictly: bool = True) -> dict[str, Any]:
+    """Takes a history's events and whether it is read strictly, as ours
+    (history.read_strictly); returns the lost-acks result over every key.
 
     Takes events rather than paired ops because failed writes matter here: an
     element whose write failed must not be read, and attempts are counted.
     """
     started = time.monotonic()
-    invocations, _ = pair_invocations(events)
+    invocations, _ = pair_invocations(events, retires=strictly)
     return judge(writes(invocations), final_reads(invocations), len(invocations), started)
 
 

@@ -27,7 +27,15 @@ from checkers.linearizable.model_loader import ModelLoadError, load_model
 from checkers.linearizable.models import MODELS, Model
 from checkers.names import LINEARIZABLE_MODELS
 from checkers.result import UNKNOWN, Result, Validity, check_safe, merge_valid
-from history import STDIN_NAME, History, HistoryError, MalformedOp, Reader, load
+from history import (
+    STDIN_NAME,
+    History,
+    HistoryError,
+    MalformedOp,
+    Reader,
+    load,
+    read_strictly,
+)
 
 if TYPE_CHECKING:
     from checkers.groups.consumer_history import GroupHistory
@@ -62,6 +70,8 @@ class CheckOptions:
     delivery_limit: int | None = None
     """Share histories: the group's delivery count limit as the run recorded it (None: the
     run does not say, so the broker's default, share.BROKER_DELIVERY_LIMIT)."""
+    ww_deps: bool = False
+    """Queue histories: ww edges join G1c's cycles (kafka.clj `:ww-deps`; --ww-deps)."""
 
     @classmethod
     def from_spec(cls, spec: Mapping[str, Any], **asked: Any) -> CheckOptions:
@@ -81,6 +91,8 @@ class CheckOptions:
 
                 known = POLICY.keys() | TXN_POLICY.keys()
                 said["ignore"] = frozenset(k for k in ignored if isinstance(k, str) and k in known)
+        if spec.get("ww_deps") is True:
+            said["ww_deps"] = True
         limit = spec.get("delivery_limit")
         if type(limit) is int and limit > 0:
             said["delivery_limit"] = limit
@@ -169,7 +181,7 @@ def _linearizable(model: Model) -> Checker:
 def _lost_acks(history: History, options: CheckOptions) -> Checked:
     from checkers import lost_acks
 
-    return Checked(lost_acks.check(history.events))
+    return Checked(lost_acks.check(history.events, strictly=read_strictly(history.format)))
 
 
 def _lost_acks_explain(result: Result) -> list[str]:
@@ -195,16 +207,22 @@ def _queue(history: History, options: CheckOptions) -> Checked:
         if isinstance(read, HistoryError):
             raise read
     else:
-        read = read_queue_history(history.events)
+        read = read_queue_history(history.events, strictly=read_strictly(history.format))
     assert isinstance(read, QueueHistory)
+    warnings = queue_checker.judge_reading(read, history)
     jobs = options.jobs or 1
     result = queue_checker.check_read(
         read, sub_via=options.sub_via, ignore=options.ignore, jobs=jobs
     )
-    if result.get("txn_ops"):  # transactions of several micro-ops: their order to check
+    if warnings:
+        result["warnings"] = warnings
+    # Transactions of several micro-ops, or one-message ops whose graph may hold a cycle
+    # (checkers/queue/acyclic.py): their order to check, as Elle checks every history.
+    if result.pop("acyclic", True) is False:
         from checkers.txn import check_txns, with_transactions  # networkx: only here
 
-        result = with_transactions(result, check_txns(_transactions(history)), options.ignore)
+        section = check_txns(_transactions(history), options.ww_deps, options.ignore)
+        result = with_transactions(result, section, options.ignore)
     if not (options.consumer_group or history.fs & GROUP_ONLY_FS):
         return Checked(result, Reading(queue=read))
     group, section = _groups(history, result.get("lost_records", []), options)
@@ -243,7 +261,7 @@ def _transactions(history: History) -> TxnHistory:
     from checkers.txn import TxnHistory, TxnStream, read_txn_history
 
     if history.events:
-        return read_txn_history(history.events)
+        return read_txn_history(history.events, strictly=read_strictly(history.format))
     read = load(history.path, keep_events=False, reader=TxnStream(history.path)).read
     if isinstance(read, HistoryError):
         raise read

@@ -24,7 +24,7 @@ from history.events import EVENT_TYPES, Event, HistoryError
 from history.formats import JSONL, detect_format, parse_history, read_jsonl, short
 from history.frozen import Exact, freeze, thaw
 from history.halves import SecondHalf, find_seam, load_halves, read_second_half
-from history.pairing import Invocation, pair_invocations
+from history.pairing import Invocation, pair_invocations, read_strictly
 from history.paths import CHECK_CRASH_LOG_PREFIX, drawing_folders, find_histories
 from history.source import HISTORY_FILES, STDIN, STDIN_NAME, find_history_file
 from history.writer import HistoryWriter, jsonable
@@ -65,6 +65,7 @@ __all__ = [
     "parse_history",
     "read_jsonl",
     "read_second_half",
+    "read_strictly",
     "short",
     "split_by_key",
     "thaw",

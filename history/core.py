@@ -8,7 +8,8 @@ validates and pairs its events in Knossos's named steps:
 
 1. pair_invocations: match each invoke with the next completion on its process,
    refusing completions without an invoke or timed before it, double invokes,
-   reused processes and indexes that do not increase; nemesis events are set aside;
+   reused processes (ours: Jepsen's formats warn instead, history.pairing) and indexes
+   that do not increase; nemesis events are set aside;
 2. drop_failures: a `fail` op certainly did not happen;
 3. to_op: an ok op takes the completion's value (a read's result), an info op
    (crashed, or still in flight at the end) keeps the invoke's value and has no
@@ -35,7 +36,7 @@ from typing import Any, Literal, Protocol
 from history.events import JSONL, Event, HistoryError
 from history.frozen import freeze
 from history.jepsen import Reading, Reread
-from history.pairing import Invocation, Pairing, pair_invocations
+from history.pairing import Invocation, Pairing, pair_invocations, read_strictly
 from history.source import HistorySource, open_history
 
 OpType = Literal["ok", "info"]
@@ -164,6 +165,9 @@ class History:
     value_lines: Sequence[int] = field(default_factory=list)
     fails: int = 0
     read: object = None
+    warnings: tuple[str, ...] = ()
+    """What the reading found odd in a Jepsen history and read as Jepsen's analysis
+    reads it (history.pairing, history.jepsen), a sentence each; ours has none."""
 
     def error(self, bad: MalformedOp) -> HistoryError:
         """Takes a checker's MalformedOp about one of these ops. Returns it as a HistoryError
@@ -180,9 +184,14 @@ class _HistoryBuilder:
     or each invocation handed to a Reader."""
 
     def __init__(
-        self, path: str, keep_events: bool, reader: Reader | None, stop_at: frozenset[str]
+        self,
+        path: str,
+        keep_events: bool,
+        reader: Reader | None,
+        stop_at: frozenset[str],
+        retires: bool = True,
     ) -> None:
-        self.pairing = Pairing(path, checked=True)  # every reader runs check_event
+        self.pairing = Pairing(path, checked=True, retires=retires)  # readers ran check_event
         self.events: list[Event] | None = [] if keep_events else None
         self.reader = reader
         self.stop_at = stop_at
@@ -232,7 +241,9 @@ class _HistoryBuilder:
             if kind == "ok" and "value" in completion:
                 self.value_lines[slot] = line
 
-    def history(self, path: str, fmt: str) -> History:
+    def history(self, path: str, fmt: str, noted: Sequence[str] = ()) -> History:
+        """Takes the history's path, its format and what its reading noted (warnings).
+        Returns the History of every event added."""
         for slot, invoke, line, _ in self.pairing.unfinished():
             if self.reader is not None:
                 self.reader.add(invoke, line, None, line)
@@ -251,6 +262,7 @@ class _HistoryBuilder:
             value_lines=array("q", (self.value_lines[i] for i in kept)),
             fails=self.fails,
             read=None if self.reader is None else self.reader.finish(),
+            warnings=(*noted, *self.pairing.warnings()),
         )
 
 
@@ -289,10 +301,10 @@ def _read(
     fmt, located = source.events(reading)
     if reader is not None and fmt != JSONL:
         reader = _Deferred(reader)
-    builder = _HistoryBuilder(source.name, keep_events, reader, stop_at)
+    builder = _HistoryBuilder(source.name, keep_events, reader, stop_at, read_strictly(fmt))
     for line, event in located:
         builder.add(line, event)
-    return builder.history(source.name, fmt)
+    return builder.history(source.name, fmt, reading.warnings())
 
 
 class _Deferred:

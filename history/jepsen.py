@@ -1,7 +1,7 @@
 """What Jepsen's two formats, history.edn and text logs, share: the facts only a whole
 history decides.
 
-Two facts are properties of the whole history:
+Three facts are properties of the whole history:
 
 - keyed: jepsen.independent writes a keyed op's value as [k v]. A plain two-element vector
   is read so only when every client event (an integer process, no :key) has one, none is
@@ -10,12 +10,18 @@ Two facts are properties of the whole history:
   `#jepsen.independent/tuple [k v]` is always a key and a value.
 - timed (EDN): events are ordered by their :time only when every event has one; else
   every event is ordered by its position, never some by one and some by the other.
+- indexed (EDN): events are numbered by their :index only when every event has one and
+  each follows the one before; else every event is numbered by its position, as
+  jepsen.history numbers ops without indexes. Jepsen's own histories are numbered
+  densely; a test's hand-written one may repeat an index (kafka_test.clj's "txn abort"
+  writes `(o 1 1 ...)` after `(o 1 0 ...)`), which Jepsen's analysis reads all the same:
+  then a warning names the line where the numbering broke.
 
 A reader streams: it guesses each fact from the first event that can tell, and checks
 the guess on every event after. A guess proved wrong raises Reread with the facts as far
 as they are known, and the history is read again from its first line with them
 (history.core.load). Jepsen's own histories are read once: their first client op is keyed
-exactly when all are, and every event has a :time or none has.
+exactly when all are, every event has a :time or none has, and their indexes increase.
 """
 
 from __future__ import annotations
@@ -35,6 +41,20 @@ class Reading:
 
     keyed: bool | None = None
     timed: bool | None = None
+    indexed: bool | None = None
+    renumbered: int = 0
+    """The line whose :index did not follow the one before (or was missing), when events
+    are numbered by position for it; 0 when none had to be."""
+
+    def warnings(self) -> list[str]:
+        """Returns what was read otherwise than the history says, a sentence each."""
+        if not self.renumbered:
+            return []
+        return [
+            f"line {self.renumbered}: its :index is missing or does not follow the one "
+            "before: every event is numbered by its position instead, as Jepsen numbers "
+            "the ops of a history without indexes"
+        ]
 
 
 class Reread(Exception):
@@ -60,6 +80,7 @@ class Facts:
         self.tagged = False  # some client value is a tagged literal
         self.cas_only = True  # every client op so far is a cas
         self.cas_pairs = True  # every cas value's second element is a pair
+        self.last_index: Any = None
 
     def timed(self, has_time: bool) -> bool:
         """Takes whether an event has a :time. Returns whether times order the history."""
@@ -70,6 +91,27 @@ class Facts:
         if timed and not has_time:
             raise Reread(replace(self.reading, timed=False))
         return timed
+
+    def number(self, index: Any, position: int, line: int) -> Any:
+        """Takes an event's :index (None when it has none), its position and its line.
+        Returns the number the event is read with: its :index while every event so far
+        has one, each above the one before; else its position."""
+        indexed = self.reading.indexed
+        if indexed is False:
+            return position
+        if index is None:
+            if indexed is None and position == 0:  # no :index from the first: by position
+                self.reading = replace(self.reading, indexed=False)
+                return position
+            raise Reread(replace(self.reading, indexed=False, renumbered=line))
+        if indexed is None:
+            self.reading = replace(self.reading, indexed=True)
+        elif (
+            index.__class__ is int and self.last_index.__class__ is int and index <= self.last_index
+        ):
+            raise Reread(replace(self.reading, indexed=False, renumbered=line))
+        self.last_index = index
+        return index
 
     def take_key(self, event: Event) -> Event:
         """Takes an event. Returns it with its key moved out of its value: a tagged tuple's

@@ -1,6 +1,10 @@
 """The reader of Jepsen's history.edn: a map per event, one per line or all in one vector,
 read event by event (history.edn.history_forms).
 
+It reads what Jepsen's analysis reads: events numbered by their :index, or all by their
+position when the indexes do not increase (history.jepsen), and a process that goes on
+after an info (history.pairing), each with a warning.
+
 Values keep EDN's kinds (history.edn_values); an event's type, f, process and error are
 names, however spelled (`:ok` and `"ok"` alike). An op printed as a record
 (`#jepsen.history.Op{...}`) is read as its map. Events are ordered by their :time when
@@ -56,7 +60,7 @@ def _event(form: dict[Any, Any], position: int, facts: Facts, path: str, line_no
     fields = {k.name: v for k, v in form.items() if k.__class__ is Keyword}
     require(fields, _REQUIRED, path, line_no)
     event: Event = {
-        "index": fields.get("index", position),
+        "index": facts.number(fields.get("index"), position, line_no),
         "time": fields["time"] if facts.timed("time" in fields) else position,
         "process": name_of(fields["process"]),
         "type": name_of(fields["type"]),

@@ -1,5 +1,12 @@
 """Pairing a history's events: each invoke with the next completion on its process, under
-the rules of a history (see history, step 1); nemesis events are set aside."""
+the rules of a history (see history, step 1); nemesis events are set aside.
+
+One rule depends on who wrote the history. Our history.jsonl retires a process after its
+info completion (its op may still be in flight), so an event on it after that is our bug
+and refused. Jepsen's analysis never asks that of a history (jepsen.tests.kafka's
+kafka_test.clj goes on with a process after an info, and reads it as it is): in Jepsen's
+formats such a process goes on, and a warning says so.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NoReturn
 
-from history.events import EVENT_TYPES, Event, HistoryError
+from history.events import EVENT_TYPES, JSONL, Event, HistoryError
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,14 +31,20 @@ Step = tuple[int, Event, int, Event | None]
 
 
 def pair_invocations(
-    events: Sequence[Event], *, path: str = "<events>", lines: Sequence[int] | None = None
+    events: Sequence[Event],
+    *,
+    path: str = "<events>",
+    lines: Sequence[int] | None = None,
+    retires: bool = True,
 ) -> tuple[list[Invocation], list[Event]]:
-    """Takes events in history order; returns (client invocations, nemesis events).
+    """Takes events in history order and whether a process retires after an info (ours
+    does, Jepsen's need not: read_strictly); returns (client invocations, nemesis
+    events).
 
     Raises HistoryError naming the line (or the 1-based position when `lines`
     is not given) of the first event that breaks the rules of a history.
     """
-    pairing = Pairing(path)
+    pairing = Pairing(path, retires=retires)
     invokes: list[Event] = []
     completions: dict[int, Event] = {}
     for position, event in enumerate(events):
@@ -51,21 +64,36 @@ _REQUIRED_ORDER = ("index", "time", "process", "f")
 _REQUIRED = frozenset(_REQUIRED_ORDER)
 
 
+def read_strictly(fmt: str) -> bool:
+    """Takes a history's format. Returns whether it is ours (history.jsonl), read strictly:
+    what Jepsen's analysis reads as it is in its own formats (a process going on after its
+    info, here; a completion naming other values than its invoke, in a checker) is our
+    bug there, and refused. Jepsen's history.edn and logs are read as Jepsen reads them,
+    with a warning."""
+    return fmt == JSONL
+
+
 class Pairing:
     """The state of one pass over a history: what each process has in flight."""
 
-    def __init__(self, path: str, *, checked: bool = False) -> None:
-        """Takes the history's path (for messages) and whether its reader already held
-        every event to history.events.check_event: then types and fields are not looked
-        at twice, only the order of indexes."""
+    def __init__(self, path: str, *, checked: bool = False, retires: bool = True) -> None:
+        """Takes the history's path (for messages), whether its reader already held
+        every event to history.events.check_event (then types and fields are not looked
+        at twice, only the order of indexes) and whether a process retires after an info
+        (read_strictly)."""
         self.path = path
         self.checked = checked
+        self.retires = retires
         self.slots = 0
         self.in_flight: dict[Any, tuple[int, int, Event]] = {}  # process -> (slot, line, invoke)
         self.crashed: dict[Any, int] = {}  # process -> line of its info completion
         self.nemesis: list[Event] = []
         self.last_index: int | None = None
         self.last_line = 0
+        # Processes that went on after an info, where they may: (process, line, the
+        # info's line) of the first, and how many.
+        self.went_on: tuple[Any, int, int] | None = None
+        self.goers = 0
 
     def add(self, event: Event, line: int) -> Step | None:
         """Checks one event. Returns its Step, or None for a nemesis event."""
@@ -83,9 +111,7 @@ class Pairing:
             self.nemesis.append(event)
             return None
         if process in self.crashed:
-            self._fail(
-                line, f"process {process} reused after its info on line {self.crashed[process]}"
-            )
+            self._went_on(process, line)
         kind = event["type"]
         if kind == "invoke":
             if process in in_flight:
@@ -102,6 +128,24 @@ class Pairing:
         if kind == "info":
             self.crashed[process] = line
         return slot, invoke, invoke_line, event
+
+    def _went_on(self, process: Any, line: int) -> None:
+        info_line = self.crashed.pop(process)
+        if self.retires:
+            self._fail(line, f"process {process} reused after its info on line {info_line}")
+        self.went_on = self.went_on or (process, line, info_line)
+        self.goers += 1
+
+    def warnings(self) -> list[str]:
+        """Returns what the pass found odd but read, as Jepsen's analysis reads it."""
+        if self.went_on is None:
+            return []
+        process, line, info_line = self.went_on
+        more = f" (and {self.goers - 1} more times)" if self.goers > 1 else ""
+        return [
+            f"line {line}: process {process} goes on after its info on line {info_line}"
+            f"{more}: read as Jepsen's analysis reads it (ours retire such a process)"
+        ]
 
     def orphan(self, event: Event, line: int) -> Step | None:
         """Takes a completion with no invoke in flight on its process. Raises HistoryError

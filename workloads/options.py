@@ -126,6 +126,12 @@ class QueueOptions:
         "transactions v2 where the brokers have it: 4.x)",
         choices=CLIENTS,
     )
+    ww_deps: bool = option(
+        False,
+        "queue: the transaction checks order writes by offset too (Jepsen's :ww-deps), so "
+        "that a G1c may join a ww edge to a wr one (allowed, as Jepsen allows it; a G1c "
+        "of reads alone still counts)",
+    )
     ignore: tuple[str, ...] = option(
         (),
         IGNORE_HELP + " (queue's and transactions' kinds; test.json keeps every one)",

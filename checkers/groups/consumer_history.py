@@ -107,6 +107,11 @@ class GroupReader(QueueReader):
         self.op_members: dict[int, str] = {}  # an op's index -> its member
         self.first_records: dict[int, int] = {}  # a poll op's index -> its first-record-ns
 
+    def odd(self, event: Event, problem: str) -> None:
+        """Refuses what Jepsen's analysis would read as it is (QueueValues.odd): a group's
+        history is only ever ours, where it is our bug (history.read_strictly)."""
+        self.malformed(event, problem)
+
     def add(self, invoke: Event, invoke_line: int, completion: Event | None, line: int) -> None:
         """Takes one invocation as history's Reader does."""
         if invoke["f"] in GROUP_ONLY_FS:

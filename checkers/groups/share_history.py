@@ -87,6 +87,11 @@ class ShareReader(QueueReader):
         self.start = start
         self.share = ShareHistory()
 
+    def odd(self, event: Event, problem: str) -> None:
+        """Refuses what Jepsen's analysis would read as it is (QueueValues.odd): a share
+        history is only ever ours, where it is our bug (history.read_strictly)."""
+        self.malformed(event, problem)
+
     def add(self, invoke: Event, invoke_line: int, completion: Event | None, line: int) -> None:
         """Takes one invocation as history's Reader does."""
         self.lines = (invoke, invoke_line, completion, line)

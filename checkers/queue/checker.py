@@ -22,7 +22,10 @@ checkers/queue/cases.py, queue_consumers.py and queue_losses.py):
 Which kinds make the history invalid is checkers/queue/policy.py's table; a kind the
 user ignores is reported and never counts. The drains decide losses where they are
 final; elsewhere the polls do, and acknowledged sends they cannot judge (no poll read
-past them) make the result "unknown", with the reasons in `unknown`. Result layout:
+past them) make the result "unknown", with the reasons in `unknown`; so does a history
+where no send was acknowledged, no poll ended ok and no drain ran, which gives nothing
+to judge (Elle's empty-transaction-graph, which Jepsen's checker counts against
+validity). Result layout:
 
     {"valid", "sub_via": "assign" or "subscribe", "ignored": [kind, ...],
      "kinds": {kind: {"count", "cases": the first CASES_KEPT, "invalidating", "ignored"}},
@@ -32,7 +35,8 @@ past them) make the result "unknown", with the reasons in `unknown`. Result layo
      "lost_from_drains": losses the final drains show (None: none was final),
      "unseen_over_time": [[t_ns, count], ...], "unknown": [reason, ...], "partitions",
      "polls", "txn_ops": ops that are
-     transactions of several micro-ops (checkers/txn/checker.py), "time" (s),
+     transactions of several micro-ops (checkers/txn/checker.py), "acyclic": whether its
+     transaction graph surely holds no cycle (checkers/queue/acyclic.py), "time" (s),
      "lost_acks": checkers.lost_acks's result}
 
 An op index in a case is the index of the op's invoke event.
@@ -48,6 +52,7 @@ from typing import Any
 
 from checkers import lost_acks
 from checkers.fork_pool import forked_beside
+from checkers.queue.acyclic import acyclic
 from checkers.queue.cases import (
     Case,
     ObservationIndex,
@@ -58,6 +63,7 @@ from checkers.queue.cases import (
     unexpected_cases,
     within_one_op,
 )
+from checkers.queue.commits import observe_claims, proven_info
 from checkers.queue.consumers import Gaps, Step, nonmonotonic_poll_cases, poll_skip_cases
 from checkers.queue.explain import explain
 from checkers.queue.losses import (
@@ -86,7 +92,14 @@ from checkers.queue.reader import (
 )
 from checkers.queue.scan import scan
 from checkers.result import Validity, merge_valid
-from history import Event, History, HistoryError, MalformedOp, collector_paused
+from history import (
+    Event,
+    History,
+    HistoryError,
+    MalformedOp,
+    collector_paused,
+    read_strictly,
+)
 
 __all__ = [
     "CASES_KEPT",
@@ -98,6 +111,7 @@ __all__ = [
     "explain",
     "find_cases",
     "gather_evidence",
+    "judge_reading",
     "lost_acks_view",
     "polls_lost_cases",
     "reject_malformed",
@@ -148,20 +162,46 @@ def check_read(
 def reject_malformed(history: History) -> None:
     """Takes a queue history as loaded, read by a QueueStream or with its events. Raises
     the HistoryError (`PATH:LINE: problem`) of the first value the check cannot read, so
-    that it is refused as malformed input, never a verdict."""
+    that it is refused as malformed input, never a verdict: in our own format, that
+    includes what Jepsen's analysis would read as it is (judge_reading)."""
     if isinstance(history.read, HistoryError):
         raise history.read
-    if history.read is not None:
+    if isinstance(history.read, QueueHistory):
+        judge_reading(history.read, history)
         return
     try:
         with collector_paused():
-            read_queue_history(history.events)
+            read = read_queue_history(history.events, strictly=read_strictly(history.format))
     except UnreadableQueueOp as e:
-        # The events carry no lines: the op's lines as loaded name it, or, for a failed op
-        # (not kept), the event's position.
-        bad = MalformedOp(e.index, e.problem, in_value=e.in_completion)
-        located = history.error(bad)
-        raise located if located.line else HistoryError(history.path, e.line, e.problem) from None
+        raise _located(history, e.line, e.problem, e.index, e.in_completion) from None
+    judge_reading(read, history)
+
+
+def judge_reading(read: QueueHistory, history: History) -> list[str]:
+    """Takes a queue history's records and the History they were read from. Returns the
+    warnings of what was read as Jepsen's analysis reads it (in Jepsen's formats: an ok
+    send naming another message than its invoke sent counts as the message it names).
+    Raises the HistoryError of the first such value in our own format (history.jsonl),
+    where it is our bug (history.read_strictly)."""
+    odd = read.oddity
+    if odd is None:
+        return []
+    if read_strictly(history.format):  # as read_queue_history refuses it, located
+        raise _located(history, odd.line, odd.problem, odd.index, odd.in_completion)
+    more = f" (and {read.oddities - 1} more)" if read.oddities > 1 else ""
+    where = f"line {odd.line}: " if odd.line else ""
+    return [
+        f"{where}{odd.problem}{more}: the sends acknowledge another message than their "
+        "invokes sent, and count as the message acknowledged, as Jepsen's analysis reads a "
+        "completion"
+    ]
+
+
+def _located(history: History, line: int, problem: str, index: int, in_value: bool) -> HistoryError:
+    # Events read without lines name no line: the op's lines as loaded name it, or, for a
+    # failed op (not kept), the event's position.
+    located = history.error(MalformedOp(index, problem, in_value=in_value))
+    return located if located.line else HistoryError(history.path, line, problem)
 
 
 class QueueStream(Stream[QueueReader, QueueHistory]):
@@ -178,7 +218,8 @@ class Evidence:
     """What the finders share, made once per history: every observation indexed, when each
     message was first polled and first read at all, how far the polls reached in each
     partition, the consumers' jumps across ops and within one, what seeks stepped over,
-    lost-acks' result and the partitions it judged."""
+    lost-acks' result and the partitions it judged, and the info ops proven committed
+    (checkers/queue/commits.py), whose claimed offsets the index holds."""
 
     index: ObservationIndex
     polled: Seen
@@ -189,8 +230,15 @@ class Evidence:
     gaps: Gaps
     lost_view: dict[str, Any]
     drained: set[int]
+    proven: frozenset[int]
 
 
+EMPTY = (
+    "empty-transaction-graph: no send was acknowledged, no poll ended ok and no drain ran, "
+    "so there is nothing to check (Jepsen's checker calls such a history invalid: Elle's "
+    "empty graph)"
+)
+"""Why a history with nothing written or read is unknown."""
 FORK_AT = 50_000
 """Sends from which a second process pays: below, forking and sending the result back
 cost more than the lost-acks view it takes off this one."""
@@ -202,16 +250,20 @@ def gather_evidence(history: QueueHistory, *, fork: bool = False) -> Evidence:
     with forked_beside(partial(lost_acks_view, history), fork=fork) as made:
         scanned = scan(history)
         lost_view = made()
+    seen = first_seen(history, scanned.polled)
+    proven = proven_info(history, seen, scanned.unsure)
+    observe_claims(scanned.index, history.claims, proven)
     return Evidence(
         index=scanned.index,
         polled=scanned.polled,
-        seen=first_seen(history, scanned.polled),
+        seen=seen,
         bounds=poll_bounds(scanned.polled, scanned.index),
         across=scanned.across,
         within=scanned.within,
         gaps=scanned.gaps,
         lost_view=lost_view,
         drained=drained_partitions(lost_view),
+        proven=proven,
     )
 
 
@@ -225,17 +277,24 @@ def _check(
     how: SubVia = sub_via or sub_via_of(SUBSCRIBE in history.sub_via)
     evidence = gather_evidence(history, fork=jobs > 1 and len(history.sends) >= FORK_AT)
     from_polls = polls_lost_cases(
-        history, evidence.polled, evidence.bounds, evidence.index, evidence.gaps
+        history, evidence.polled, evidence.bounds, evidence.index, evidence.gaps, evidence.proven
     )
     cases = find_cases(history, evidence, from_polls)
     acknowledged = sum(1 for s in history.sends if s.outcome == "ok")
     lost = cases["lost-write"]
     unknown = unjudged(cases["unseen"], lost, evidence.drained, evidence.bounds, history.names)
+    if not (
+        history.drains
+        or any(s.outcome == "ok" for s in history.sends)
+        or any(isinstance(op, Poll) and op.outcome == "ok" for op in history.consumer_ops)
+    ):
+        unknown.append(EMPTY)
     drained = bool(history.drains)
     kinds = {
         kind: _kind_entry(kind, cases[kind], how, ignore, drained, history.names) for kind in KINDS
     }
     found_invalid = any(k["count"] and k["invalidating"] for k in kinds.values())
+    found = [kind for kind in KINDS if kinds[kind]["count"]]
     valid: Validity = merge_valid(not found_invalid, "unknown" if unknown else True)
     return {
         "valid": valid,
@@ -257,6 +316,7 @@ def _check(
         "partitions": len({s.partition for s in history.sends} | set(history.drains)),
         "polls": sum(1 for op in history.consumer_ops if isinstance(op, Poll)),
         "txn_ops": history.txn_ops,
+        "acyclic": acyclic(history, evidence.index, evidence.seen, found),
         "time": time.monotonic() - started,
         "lost_acks": evidence.lost_view,
     }
@@ -300,7 +360,7 @@ def find_cases(
     index, across, within = evidence.index, evidence.across, evidence.within
     offsets = observed_offsets(index)
     sends_across, sends_within = within_one_op(nonmonotonic_send_cases(history.sends, index))
-    from_drains = drain_lost_cases(history.sends, evidence.lost_view)
+    from_drains = drain_lost_cases(history.sends, evidence.lost_view, evidence.proven, index)
     return {
         "lost-write": lost_write_cases(from_drains, from_polls, evidence.drained, evidence.seen),
         "unexpected": unexpected_cases(history.sends, index),

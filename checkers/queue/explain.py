@@ -73,13 +73,15 @@ def _send(c: Case) -> str:
 
 
 def _lost(c: Case) -> str:
+    # A send that ended info counts once a read proved its op committed.
+    how = "acknowledged" if "outcome" not in c else f"{c['outcome']}, its op read so committed,"
     if c["judged_by"] == "drain":
         return (
-            f"{_send(c)} acknowledged at {_at(c)}; the final drain of partition "
+            f"{_send(c)} {how} at {_at(c)}; the final drain of partition "
             f"{c['partition']} does not hold it"
         )
     return (
-        f"{_send(c)} acknowledged at {_at(c)}; no poll read it, though poll op "
+        f"{_send(c)} {how} at {_at(c)}; no poll read it, though poll op "
         f"{c['max_read_index']} read {c['max_read_value']!r}, at offset {c['max_read_offset']}"
     )
 

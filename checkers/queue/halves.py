@@ -89,6 +89,8 @@ class QueueHalf:
         reader = self.stream.reader
         if reader is None or reader.named or not isinstance(reader.holdings, SeamHoldings):
             return None
+        if reader.oddity is not None:  # refused in our format: this half reads on to it
+            return None
         sends, ops = cast(Any, reader.sends), cast(Any, reader.consumer_ops)
         assert isinstance(sends, SendColumns) and isinstance(ops, OpColumns)
         columns = sends.packed()
@@ -101,6 +103,7 @@ class QueueHalf:
             reader.holdings.calls,
             reader.holdings.sub_via,
             reader.txn_ops,
+            reader.claims,
         )
 
     def join(self, packed: object) -> None:
@@ -109,7 +112,7 @@ class QueueHalf:
         if reader is None:  # it refused a value before the seam: nothing after counts
             return
         assert isinstance(packed, tuple)  # what pack returned, across processes
-        sends, ops, drains, calls, sub_via, txn_ops = packed
+        sends, ops, drains, calls, sub_via, txn_ops, claims = packed
         later, order = ops_from(ops)
         _replay(reader.holdings, calls, later)  # the calls' positions: in the order read
         self.later = sends_from(sends), list(map(later.__getitem__, order))
@@ -120,6 +123,7 @@ class QueueHalf:
                 reader.drains[partition] = drain
         reader.holdings.sub_via |= sub_via
         reader.txn_ops += txn_ops
+        reader.claims += claims  # after this half's: in invoke order
 
 
 class SeamHoldings(Holdings):

@@ -3,14 +3,17 @@ the final drains and from the polls alone, and unseen messages.
 
 - lost-write by the drains: an acknowledged send the last ok drain of its partition does
   not hold, when that drain is final (invoked after the partition's sends settled);
-  decided by checkers.lost_acks on the history seen as a set.
+  decided by checkers.lost_acks on the history seen as a set. A send of an info op proven
+  committed is owed to the drain as an acknowledged one is.
 - lost-write from the polls alone, as Jepsen's Kafka checker has it (jepsen.tests.kafka,
   `lost-write-cases`): in a partition, the polls show the log reached the lowest offset
   of each message they read; take the highest such offset. Every acknowledged send whose
   message was seen at that offset or below (and nowhere above) should have been read by
-  some poll, for consumers read a partition in order; one no poll read is lost. Unlike
-  Jepsen, a poll that did not complete ok counts too (it read what was there), and
-  offsets a consumer's seek stepped over are excused (no consumer had to read them).
+  some poll, for consumers read a partition in order; one no poll read is lost. So is a
+  send of an info op proven committed (checkers/queue/commits.py), seen there by its
+  claimed offset: kafka.clj's writers need only must-have-committed?. Unlike Jepsen, a
+  poll that did not complete ok counts too (it read what was there), and offsets a
+  consumer's seek stepped over are excused (no consumer had to read them).
 - The verdict's lost-write takes, per partition, the final drain where there is one (it
   reads the whole log: what it holds is there, whatever the polls missed; what it lacks
   is gone, though a poll read it before), else the polls.
@@ -22,7 +25,7 @@ the final drains and from the polls alone, and unseen messages.
 from __future__ import annotations
 
 from bisect import bisect_right
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from itertools import islice
 from typing import Any
@@ -55,15 +58,39 @@ def drained_partitions(lost_view: dict[str, Any]) -> set[int]:
     return {r["key"] for r in lost_view["by_key"] if r["final_reads"]}
 
 
-def drain_lost_cases(sends: Iterable[Send], lost_view: dict[str, Any]) -> list[Case]:
-    """Takes the sends and lost-acks' result on them. Returns each acknowledged send the
-    final drain of its partition does not hold (checkers.lost_acks: Jepsen's set check)."""
-    lost = {(r["key"], c["value"]) for r in lost_view["by_key"] for c in r["cases"]["lost"]}
+def drain_lost_cases(
+    sends: Sequence[Send],
+    lost_view: dict[str, Any],
+    proven: frozenset[int] = frozenset(),
+    index: ObservationIndex | None = None,
+) -> list[Case]:
+    """Takes the sends, lost-acks' result on them, the info ops proven committed
+    (checkers/queue/commits.py) and the ObservationIndex. Returns each acknowledged send
+    the final drain of its partition does not hold (checkers.lost_acks: Jepsen's set
+    check), and each send of a proven op that the final drain of its partition does not
+    hold either, where no ok send of its message speaks for it (its offset: where it was
+    seen)."""
+    by_key = lost_view["by_key"]
+    lost = {(r["key"], c["value"]) for r in by_key for c in r["cases"]["lost"]}
+    if proven:
+        final = {r["key"] for r in by_key if r["final_reads"]}
+        owed = {(s.partition, s.value) for s in sends if s.index in proven and s.partition in final}
+        owed -= {(r["key"], v) for r in by_key for v in r["recovered"]}  # the drain holds them
+        if owed:  # rare: only where a proven message is missing, or an ok send has it
+            owed -= {(s.partition, s.value) for s in sends if s.outcome == "ok"}
+        lost |= owed
     return [
-        _send_case(s) | {"judged_by": "drain"}
+        _send_case(s, _seen_at(index, s)) | {"judged_by": "drain"}
         for s in sends
-        if s.outcome == "ok" and (s.partition, s.value) in lost
+        if (s.outcome == "ok" or s.index in proven) and (s.partition, s.value) in lost
     ]
+
+
+def _seen_at(index: ObservationIndex | None, s: Send) -> int | None:
+    if s.offset is not None or index is None:
+        return s.offset
+    seen = offset_range(index, s.partition, s.value, drains=False)
+    return None if seen is None else seen[0]
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,26 +130,31 @@ def polls_lost_cases(
     bounds: dict[int, PollBound],
     index: ObservationIndex,
     gaps: Gaps,
+    proven: frozenset[int] = frozenset(),
 ) -> list[Case]:
-    """Takes a QueueHistory, the polled messages, poll_bounds, the ObservationIndex and the
-    seeks' gaps. Returns each ok send no poll read, seen at or below the bound (kafka.clj
-    lost-write-cases)."""
-    lost: list[Send] = []
+    """Takes a QueueHistory, the polled messages, poll_bounds, the ObservationIndex, the
+    seeks' gaps and the info ops proven committed (checkers/queue/commits.py). Returns each
+    ok send, or send of a proven op, no poll read, seen at or below the bound (kafka.clj
+    lost-write-cases, whose writers must-have-committed?)."""
+    lost: list[tuple[Send, int]] = []
     judged: set[tuple[int, Message]] = set()
     for s in history.sends:
         partition, value = s.partition, s.value
         bound = bounds.get(partition)
-        if s.outcome != "ok" or bound is None or value in polled.get(partition, {}):
+        if bound is None or value in polled.get(partition, {}):
+            continue
+        if s.outcome != "ok" and s.index not in proven:
             continue
         seen = offset_range(index, partition, value, drains=False)
         if seen is None or seen[1] > bound.offset or in_gap(gaps, partition, seen[1]):
             continue
         if (partition, value) not in judged:
             judged.add((partition, value))
-            lost.append(s)
-    readers = _first_readers(history, {s.partition: bounds[s.partition].value for s in lost})
+            lost.append((s, seen[0]))
+    readers = _first_readers(history, {s.partition: bounds[s.partition].value for s, _ in lost})
     return [
-        _send_case(s) | _bound_case(bounds[s.partition], readers.get(s.partition)) for s in lost
+        _send_case(s, at) | _bound_case(bounds[s.partition], readers.get(s.partition))
+        for s, at in lost
     ]
 
 
@@ -229,11 +261,14 @@ def unseen_over_time(
     return [[t, bisect_right(acked, t) - bisect_right(read, t)] for t in times]
 
 
-def _send_case(s: Send) -> Case:
-    return {
+def _send_case(s: Send, offset: int | None = None) -> Case:
+    # The offset acknowledged, else where the message was seen (a proven op's, whose
+    # outcome the case says: it was not acknowledged).
+    case = {
         "index": s.index,
         "process": s.process,
         "partition": s.partition,
-        "offset": s.offset,
+        "offset": s.offset if s.offset is not None else offset,
         "value": s.value,
     }
+    return case if s.outcome == "ok" else case | {"outcome": s.outcome}

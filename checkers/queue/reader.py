@@ -17,7 +17,10 @@ Two shapes of op read alike, in one history or apart:
 What becomes of each op:
 
 - each send, one Send, in op order; an op's sends keep their order (Send.mop). An ok one
-  is acknowledged at its completion, at the offset Kafka gave, if known;
+  is acknowledged at its completion, at the offset Kafka gave, if known. An info one
+  whose completion gives an offset (Jepsen's micro-ops may) is a Claim beside it: true
+  once its op is proven committed (checkers/queue/checker.py), as kafka.clj's
+  version-orders takes an info op's offsets once must-have-committed? holds;
 - an op that polled, one Poll: several poll micro-ops of one op are merged, each
   partition's records in the order received, unless the group moved partitions during the
   op; then one Poll per poll micro-op, each with the op's moves (Jepsen's rebalance log
@@ -63,6 +66,7 @@ from checkers.queue.records import (
     SUBSCRIBE,
     TXN,
     Batch,
+    Claim,
     Drain,
     Message,
     Observation,
@@ -96,6 +100,7 @@ __all__ = [
     "SUBSCRIBE",
     "TXN",
     "Batch",
+    "Claim",
     "Drain",
     "Message",
     "Observation",
@@ -112,6 +117,7 @@ __all__ = [
     "observed_batches",
     "pairs",
     "read_queue_history",
+    "refuse_oddity",
 ]
 
 QUEUE_FS = frozenset({SEND, POLL, TXN, ASSIGN, SEEK, SUBSCRIBE, DRAIN, CRASH, DEBUG, COMMIT})
@@ -121,17 +127,31 @@ MICRO_FS = frozenset({SEND, POLL, TXN})
 """The ops whose value may be a list of micro-ops (a txn's must be)."""
 
 
-def read_queue_history(events: Sequence[Event]) -> QueueHistory:
-    """Takes a history's events. Returns its QueueHistory.
+def read_queue_history(events: Sequence[Event], *, strictly: bool = True) -> QueueHistory:
+    """Takes a history's events and whether it is read strictly, as ours
+    (history.read_strictly: a process retires after an info, an ok send acknowledges the
+    message its invoke sent). Returns its QueueHistory.
 
     Raises HistoryError for a malformed history or a value not of the queue format, with
     the 1-based position of the offending event as its line.
     """
-    invocations, _ = pair_invocations(events)
+    invocations, _ = pair_invocations(events, retires=strictly)
     reader = QueueReader("<events>", events)
     for inv in invocations:
         reader.add(inv.invoke, 0, inv.completion, 0)
-    return reader.finish()
+    read = reader.finish()
+    if strictly:
+        refuse_oddity(read, reader.path)
+    return read
+
+
+def refuse_oddity(read: QueueHistory, path: str) -> None:
+    """Takes a queue history's records, read strictly, and its path. Raises the
+    UnreadableQueueOp of the first value Jepsen's analysis would read as it is (an ok send
+    naming another message than its invoke sent), if any: in our format, our bug."""
+    odd = read.oddity
+    if odd is not None:
+        raise UnreadableQueueOp(path, odd.line, odd.problem, odd.index, odd.in_completion)
 
 
 class QueueReader(QueueValues):
@@ -145,6 +165,7 @@ class QueueReader(QueueValues):
         self.drains: dict[int, Drain] = {}
         self.holdings = Holdings(self)
         self.txn_ops = 0
+        self.claims: list[Claim] = []
 
     def add(self, invoke: Event, invoke_line: int, completion: Event | None, line: int) -> None:
         """Takes one invocation: its invoke, the completion (None: still in flight at the
@@ -187,14 +208,25 @@ class QueueReader(QueueValues):
         by_index = attrgetter("index")  # invoke order: completions may come in any
         self.sends.sort(key=by_index)  # stable: one op's sends stay in their order
         self.consumer_ops.sort(key=by_index)
+        self.claims.sort(key=_first)
         drains = dict(sorted(self.drains.items()))
         via = frozenset(self.holdings.sub_via)
-        read = QueueHistory(self.sends, self.consumer_ops, drains, self.names(), via, self.txn_ops)
+        read = QueueHistory(
+            self.sends,
+            self.consumer_ops,
+            drains,
+            self.names(),
+            via,
+            self.txn_ops,
+            self.oddity,
+            self.oddities,
+            self.claims,
+        )
         # The history owns the records now: this reader and its holdings are a cycle, which
         # only the collector frees (never, once gc.freeze has run), and must not keep a
         # million records alive until then, nor the last op's events (one line may hold
         # a million records, parsed: 156 MiB for a 20 MB poll).
-        self.sends, self.consumer_ops, self.drains = [], [], {}
+        self.sends, self.consumer_ops, self.drains, self.claims = [], [], {}, []
         self.lines = ({}, 0, None, 0)
         return read
 
@@ -213,10 +245,11 @@ class QueueReader(QueueValues):
             else:
                 offset, acknowledged = self.record(done, ack)
             if acknowledged != message:  # both messages: equal only if of one kind
-                self.malformed(
-                    done,
-                    f"ok send acknowledges {short(acknowledged)}, not the sent {short(message)}",
+                problem = (
+                    f"ok send acknowledges {short(acknowledged)}, not the sent {short(message)}"
                 )
+                self.odd(done, problem)
+                message = acknowledged  # the completion's value, as Jepsen's analysis reads
         acked = done["time"] if offset is not None and done is not None else None
         index, process = invoke["index"], invoke["process"]
         return Send(index, process, partition, message, outcome, offset, invoke["time"], acked)
@@ -280,6 +313,8 @@ class QueueReader(QueueValues):
         acked = done["time"] if done is not None and outcome == "ok" else None
         for place, partition, message, offset in ops.sends:
             at = offset if acked is not None else None  # only an ok send was acknowledged
+            if offset is not None and outcome == "info":  # true once the op is proven committed
+                self.claims.append((index, partition, offset, message))
             self.sends.append(
                 Send(index, process, partition, message, outcome, at, invoked, acked, place)
             )
@@ -354,6 +389,10 @@ class QueueReader(QueueValues):
         )
         if partition not in self.drains or self.drains[partition].completion < drain.completion:
             self.drains[partition] = drain
+
+
+def _first(claim: Claim) -> int:
+    return claim[0]
 
 
 Reading = TypeVar("Reading", bound=QueueReader)

@@ -55,6 +55,18 @@ class UnreadableQueueOp(HistoryError):
         self.in_completion = in_completion
 
 
+@dataclass(frozen=True, slots=True)
+class Oddity:
+    """A value Jepsen's analysis reads as it is and ours refuses (an ok send naming
+    another message than its invoke sent): where it is, as an UnreadableQueueOp names it
+    (line 0: not read from a file), and what it is."""
+
+    line: int
+    problem: str
+    index: int
+    in_completion: bool
+
+
 def pairs(records: Records) -> Iterable[tuple[int, Message]]:
     """Takes Records. Returns its (offset, message) pairs, in order."""
     if isinstance(records, array):
@@ -95,6 +107,10 @@ class Send:
         lost-acks judges it by (checkers.lost_acks.Attempt)."""
         return self.partition
 
+
+Claim = tuple[int, int, int, Message]
+"""An offset an info send's completion gave: (its op's index, partition, offset, message).
+The op may not have committed: the offset counts once it is proven to have."""
 
 Received: TypeAlias = "array[int] | dict[int, Records]"
 """A poll's records: per partition, the Records in the order received; or, when every
@@ -191,6 +207,13 @@ class QueueHistory:
     sub_via: frozenset[str] = frozenset()
     txn_ops: int = 0
     """Ops that are transactions of more than one micro-op, or named txn."""
+    oddity: Oddity | None = None
+    """The first value read as Jepsen's analysis reads it that ours refuses, if any."""
+    oddities: int = 0
+    """How many such values there were."""
+    claims: list[Claim] = field(default_factory=list)
+    """Offsets info sends' completions gave, in invoke order: true once the op is proven
+    committed."""
 
 
 Observation = tuple[int, int, Message, str, int]

@@ -43,13 +43,15 @@ class Scan:
     """What the pass gathers: the ObservationIndex; per partition each message any poll
     returned and when it first did (kafka.clj's op->max-poll-offsets takes :ok and :info
     polls); the consumers' jumps from one op to another and within one op, in history
-    order; and per partition the offsets some consumer's seek stepped over."""
+    order; per partition the offsets some consumer's seek stepped over; and the polls that
+    returned records without completing ok (a read of theirs proves no commit)."""
 
     index: ObservationIndex
     polled: Seen
     across: list[Step]
     within: list[Step]
     gaps: Gaps
+    unsure: list[Poll]
 
 
 def scan(history: QueueHistory) -> Scan:
@@ -63,7 +65,7 @@ def scan(history: QueueHistory) -> Scan:
     for d in history.drains.values():
         observe_records(index, settled, d.partition, DRAIN, d.index, d.records)
     gaps = {partition: merged_gaps(spans) for partition, spans in polls.gaps.items()}
-    return Scan(index, polls.polled, polls.across, polls.within, gaps)
+    return Scan(index, polls.polled, polls.across, polls.within, gaps, polls.unsure)
 
 
 def _observe_sends(index: ObservationIndex, settled: dict[int, Settled], sends: list[Send]) -> None:
@@ -104,6 +106,7 @@ class _PollPass:
         self.sought: dict[int | str, dict[int, int]] = {}
         self.gaps: dict[int, list[tuple[int, int]]] = {}
         self.tables: dict[int, _Tables] = {}
+        self.unsure: list[Poll] = []
 
     def table(self, partition: int) -> _Tables:
         """Takes a partition. Returns its index's `at` and `of`, its settled records and its
@@ -148,6 +151,8 @@ class _PollPass:
         mine = self.positions.setdefault(process, {})
         sought = self.sought.setdefault(process, {})
         ok = op.outcome == "ok"
+        if not ok:
+            self.unsure.append(op)
         for partition in moved:
             mine.pop(partition, None)
         index, tables = self.index, self.tables

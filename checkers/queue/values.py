@@ -16,7 +16,14 @@ from array import array
 from collections.abc import Sequence
 from typing import Any, NoReturn, TypeGuard
 
-from checkers.queue.records import MAX_PARTITION, Message, Record, Records, UnreadableQueueOp
+from checkers.queue.records import (
+    MAX_PARTITION,
+    Message,
+    Oddity,
+    Record,
+    Records,
+    UnreadableQueueOp,
+)
 from history import Event, Keyword, short
 
 Lines = tuple[Event, int, Event | None, int]
@@ -34,6 +41,8 @@ class QueueValues:
         self.partitions: dict[str, int] = {}  # a partition's digits, as written -> partition
         self.named: dict[Keyword, int] = {}  # a partition's EDN keyword -> partition
         self.lines: Lines = ({}, 0, None, 0)
+        self.oddity: Oddity | None = None
+        self.oddities = 0
 
     def names(self) -> dict[int, str]:
         """Returns the partitions named by keyword, each with its spelling."""
@@ -131,6 +140,20 @@ class QueueValues:
     def malformed(self, event: Event, problem: str) -> NoReturn:
         """Takes an event of the op being read and what is wrong with it. Raises the
         UnreadableQueueOp naming its line."""
+        raise self.located(event, problem)
+
+    def odd(self, event: Event, problem: str) -> None:
+        """Takes an event of the op being read and what is odd in it, which Jepsen's
+        analysis reads as it is and ours refuses (checkers.queue.checker.judge_reading
+        decides which, by the history's format). Notes the first, and counts them."""
+        if self.oddity is None:
+            bad = self.located(event, problem)
+            self.oddity = Oddity(bad.line, bad.problem, bad.index, bad.in_completion)
+        self.oddities += 1
+
+    def located(self, event: Event, problem: str) -> UnreadableQueueOp:
+        """Takes an event of the op being read and what is wrong with it. Returns the
+        UnreadableQueueOp naming its line."""
         invoke, invoke_line, completion, line = self.lines
         in_completion = event is completion
         line = invoke_line if event is invoke else line if in_completion else 0
@@ -138,7 +161,7 @@ class QueueValues:
             line = next((i + 1 for i, e in enumerate(self.events) if e is event), 0)
             line = line or next((i + 1 for i, e in enumerate(self.events) if _same(e, event)), 0)
         problem = f"index {event.get('index')}: {problem}"
-        raise UnreadableQueueOp(self.path, line, problem, invoke["index"], in_completion)
+        return UnreadableQueueOp(self.path, line, problem, invoke["index"], in_completion)
 
 
 def is_message(value: Any) -> TypeGuard[Message]:

@@ -8,7 +8,8 @@ of them make a history invalid is for the verdict policy to say, not this module
 
     {"transactions": {"committed", "aborted", "unknown", "info_committed"},
      "kinds": {kind: {"count", "cases": the first CASES_KEPT, and for a cycle kind
-               "unresolved": components where no cycle was found, checkers/txn/cycles.py}},
+               "unresolved": components where no cycle was found, checkers/txn/cycles.py;
+               with --ww-deps, for a G1c kind "wr_only": its cycles of reads alone}},
      "graph": {"transactions", "ww", "wr", "process", "realtime"}: nodes and edges
               (real-time ones as the pairs of its transitive reduction),
      "time": s}
@@ -24,31 +25,46 @@ from collections.abc import Collection
 from typing import Any
 
 from checkers.queue.policy import TXN_KINDS, counts_against
-from checkers.result import merge_valid
-from checkers.txn.cycles import CYCLE_KINDS, Found, find_cycles
+from checkers.result import UNKNOWN, merge_valid
+from checkers.txn.cycles import CYCLE_KINDS, G1C_KINDS, Found, cycle_kinds, find_cycles
 from checkers.txn.explain import Case, cycle_case
-from checkers.txn.graph import LABELS, REALTIME, Deps, dependency_graph
+from checkers.txn.graph import LABELS, REALTIME, VIEWS, WW_DEPS_VIEWS, Deps, dependency_graph
 from checkers.txn.reader import TxnHistory
 from checkers.txn.reads import aborted_read_cases, int_send_skip_cases, precommitted_read_cases
-from checkers.txn.versions import committed, version_orders, writers
+from checkers.txn.versions import committed, graph_nodes, version_orders, writers
 
 CASES_KEPT = 20
 READ_KINDS = ("G1a", "precommitted-read", "int-send-skip")
 
 
-def check_txns(history: TxnHistory) -> dict[str, Any]:
-    """Takes a TxnHistory. Returns every transaction anomaly in it, laid out as the
-    module docstring says."""
+def check_txns(
+    history: TxnHistory, ww_deps: bool = False, ignore: Collection[str] = ()
+) -> dict[str, Any]:
+    """Takes a TxnHistory, whether ww edges join G1c's cycles (--ww-deps, kafka.clj
+    `:ww-deps`) and the kinds ignored (they prune no kind they imply: cycles.find_cycles).
+    Returns every transaction anomaly in it, laid out as the module docstring says."""
     started = time.monotonic()
-    read_cases, deps, found = find_txn_cases(history)
-    return txn_result(history, read_cases, deps, found, time.monotonic() - started)
+    read_cases, deps, found = find_txn_cases(history, ww_deps, ignore)
+    result = txn_result(history, read_cases, deps, found, time.monotonic() - started)
+    if ww_deps:
+        # Jepsen allows every G1c under :ww-deps (kafka.clj allowed-error-types); a cycle
+        # of reads alone is an anomaly at read_committed whatever was asked, so those
+        # are counted apart, for the verdict (with_transactions).
+        reads_alone = find_cycles(deps, G1C_KINDS, ignore)
+        for kind in G1C_KINDS:
+            alone = reads_alone[kind.name]
+            entry = result["kinds"][kind.name]
+            entry["wr_only"], entry["wr_only_unresolved"] = len(alone.cycles), alone.unresolved
+        result["ww_deps"] = True
+    return result
 
 
 def find_txn_cases(
-    history: TxnHistory,
+    history: TxnHistory, ww_deps: bool = False, ignore: Collection[str] = ()
 ) -> tuple[dict[str, list[Case]], Deps, dict[str, Found]]:
-    """Takes a TxnHistory. Returns the cases of the kinds needing no graph, the
-    dependency graph, and its cycles of each kind."""
+    """Takes a TxnHistory, whether ww edges join G1c's cycles and the kinds ignored.
+    Returns the cases of the kinds needing no graph, the dependency graph, and its
+    cycles of each kind."""
     q = history.queue
     writer_of = writers(q)
     every = {op.index: op for op in history.ops}
@@ -59,8 +75,11 @@ def find_txn_cases(
         "precommitted-read": precommitted_read_cases(q, every),
         "int-send-skip": int_send_skip_cases(q, writer_of, orders, every),
     }
-    deps = dependency_graph(q, committed_ops, writer_of, orders)
-    return read_cases, deps, find_cycles(deps)
+    views = WW_DEPS_VIEWS if ww_deps else VIEWS
+    nodes = graph_nodes(history, writer_of, committed_ops)
+    deps = dependency_graph(q, nodes, writer_of, orders, views)
+    deps.committed_info = sum(1 for op in committed_ops.values() if op.outcome == "info")
+    return read_cases, deps, find_cycles(deps, cycle_kinds(ww_deps), ignore)
 
 
 def txn_result(
@@ -101,7 +120,7 @@ def _outcomes(history: TxnHistory, deps: Deps) -> dict[str, int]:
         "committed": counts["ok"],
         "aborted": counts["fail"],
         "unknown": counts["info"],
-        "info_committed": sum(1 for op in deps.ops.values() if op.outcome == "info"),
+        "info_committed": deps.committed_info,
     }
 
 
@@ -131,18 +150,35 @@ def with_transactions(
     kinds ignored. Returns the queue result with the transaction kinds among its kinds,
     each judged by the policy (checkers/queue/policy.py TXN_POLICY), the transactions'
     counts with the graph's size and the time under `transactions`, and the validity of
-    both."""
+    both. Under --ww-deps, a G1c kind all of whose cycles need a ww edge is allowed, as
+    kafka.clj's allowed-error-types allows G1c then; one of reads alone still counts.
+    A component where the search of a kind that counts gave up (`unresolved`) may hold
+    one unfound: the verdict is then unknown, with why in `unknown`, as Elle's
+    cycle-search-timeout makes its own."""
     kinds = dict(queue_result["kinds"])
+    unknown = list(queue_result.get("unknown", []))
     for kind in TXN_KINDS:
         entry = section["kinds"][kind]
-        invalidating = counts_against(kind, "assign", ignore)  # sub_via: queue kinds' only
+        counts = counts_against(kind, "assign", ignore)  # sub_via: queue kinds' only
+        invalidating, unresolved = counts, entry.get("unresolved", 0)
+        if "wr_only" in entry:  # --ww-deps: only a cycle of reads alone counts
+            invalidating = counts and entry["wr_only"] > 0
+            unresolved = entry["wr_only_unresolved"]
+        if counts and unresolved:
+            unknown.append(
+                f"{kind}: the cycle search gave up on {unresolved} strongly connected "
+                "component(s) of the transaction graph (Elle's cycle-search-timeout): "
+                "such a cycle may be there, unfound"
+            )
         kinds[kind] = entry | {"invalidating": invalidating, "ignored": kind in ignore}
     broken = any(kinds[k]["count"] and kinds[k]["invalidating"] for k in TXN_KINDS)
     ignored = [k for k in TXN_KINDS if k in ignore]
     return queue_result | {
-        "valid": merge_valid(queue_result["valid"], not broken),
+        "valid": merge_valid(queue_result["valid"], not broken, UNKNOWN if unknown else True),
+        "unknown": unknown,
         "kinds": kinds,
         "ignored": queue_result["ignored"] + ignored,
         "transactions": section["transactions"]
-        | {"graph": section["graph"], "time": section["time"]},
+        | {"graph": section["graph"], "time": section["time"]}
+        | ({"ww_deps": True} if section.get("ww_deps") else {}),
     }

@@ -17,7 +17,8 @@ G1c here never uses a ww edge, as in kafka.clj by default (its `:ww-deps` off): 
 isolates no transaction's writes from another's, so a cycle such as T0 -ww-> T1 -wr-> T0
 is what its design allows (kafka.clj `allowed-error-types`: "When we include ww edges,
 G1c is normal"), while one of reads alone is an anomaly at read_committed. Such mixed
-cycles are not reported; G0 reports the cycles of writes alone, which Kafka allows too.
+cycles are reported only when asked (`--ww-deps`, kafka.clj's `:ww-deps`: cycle_kinds);
+G0 reports the cycles of writes alone, which Kafka allows too, whatever was asked.
 
 An edge of several labels is used as the first of them the kind may use, in the order
 ww, wr, process, realtime (Elle's explainers try data dependencies first, and its
@@ -40,7 +41,8 @@ component and MAX_STATES states visited: the cycle reported is the shortest foun
 `unresolved` counts the components that hold every required label but gave no cycle:
 the budget ran out, or (with two required labels) no simple cycle uses both, though a
 closed walk does. A kind's count is the
-number of components with a cycle of it, as Elle reports one cycle per component.
+number of components with a cycle of it, as Elle reports one cycle per component; a kind
+another found in the same component implies is not searched there (find_cycles).
 """
 
 from __future__ import annotations
@@ -51,7 +53,7 @@ from dataclasses import dataclass, field
 
 import networkx as nx
 
-from checkers.txn.graph import PROCESS, REALTIME, VIEWS, WR, WW, Deps
+from checkers.txn.graph import PROCESS, REALTIME, VIEWS, WR, WW, WW_DEPS_VIEWS, Deps
 
 MAX_STARTS = 16
 MAX_STATES = 200_000
@@ -83,6 +85,21 @@ CYCLE_KINDS = (
 )
 # Each real-time kind reads the real-time edges of its own view (checkers/txn/graph.py).
 assert all(k.allowed & ~REALTIME in VIEWS for k in CYCLE_KINDS if k.allowed & REALTIME)
+G1C_KINDS = tuple(k for k in CYCLE_KINDS if k.required & WR)
+"""The kinds a cycle of reads makes: those --ww-deps lets use ww edges too."""
+
+
+def cycle_kinds(ww_deps: bool) -> tuple[CycleKind, ...]:
+    """Takes whether ww edges join G1c's (kafka.clj `:ww-deps`). Returns the kinds to
+    search: with them, each G1c kind may use ww edges, and still needs a wr one (elle/
+    txn.clj's G1c: ww and wr edges, at least one wr)."""
+    if not ww_deps:
+        return CYCLE_KINDS
+    kinds = tuple(
+        CycleKind(k.name, k.allowed | WW, k.required) if k in G1C_KINDS else k for k in CYCLE_KINDS
+    )
+    assert all(k.allowed & ~REALTIME in WW_DEPS_VIEWS for k in kinds if k.allowed & REALTIME)
+    return kinds
 
 
 @dataclass(slots=True)
@@ -94,29 +111,51 @@ class Found:
     unresolved: int = 0
 
 
-def find_cycles(deps: Deps) -> dict[str, Found]:
-    """Takes a dependency graph. Returns, per kind, its cycles."""
-    found = {kind.name: Found() for kind in CYCLE_KINDS}
+IMPLIED = {
+    "G0": ("G0-process", "G0-realtime"),
+    "G0-process": ("G0-realtime",),
+    "G1c": ("G1c-process", "G1c-realtime"),
+    "G1c-process": ("G1c-realtime",),
+}
+"""The kinds a kind's cycle is one of too (elle/consistency_model.clj `implied-anomalies`:
+a process runs one op at a time, so process order is real-time order), within its family.
+Elle's G0 implies G1c as well; here G0 is searched without --ww-deps, where Jepsen draws
+no ww edge, and is allowed while G1c is not: a G0 never hides a G1c."""
+
+
+def find_cycles(
+    deps: Deps, kinds: tuple[CycleKind, ...] = CYCLE_KINDS, unpruned: Collection[str] = ()
+) -> dict[str, Found]:
+    """Takes a dependency graph, the kinds to search (cycle_kinds, weakest last) and the
+    kinds whose cycles prune no other (the ignored: a kind implied by an ignored one still
+    counts). Returns, per kind, its cycles. In a component where a kind has a cycle, the
+    kinds it implies (IMPLIED) are not searched, as Elle's cycle-cases-in-scc skips "a
+    type we've already implied"."""
+    found = {kind.name: Found() for kind in kinds}
     for component in nx.strongly_connected_components(deps.graph):
         if len(component) < 2:
             continue
-        for kind in CYCLE_KINDS:
-            for part in _kind_components(deps.graph, component, kind):
+        implied: set[str] = set()
+        for kind in kinds:
+            if kind.name in implied:
+                continue
+            for part in _kind_components(deps, component, kind):
                 cycle = shortest_cycle(part, kind.required, deps.tree_nodes)
                 if cycle is None:
                     found[kind.name].unresolved += 1
-                else:
-                    found[kind.name].cycles.append(cycle)
+                    continue
+                found[kind.name].cycles.append(cycle)
+                if kind.name not in unpruned:
+                    implied.update(IMPLIED.get(kind.name, ()))
     return found
 
 
-def _kind_components(
-    graph: nx.DiGraph, component: set[int], kind: CycleKind
-) -> Iterator[Adjacency]:
+def _kind_components(deps: Deps, component: set[int], kind: CycleKind) -> Iterator[Adjacency]:
     """Yields the strongly connected parts of a component's edges a kind may use, as
     Adjacency, where the kind's required labels all appear."""
+    graph = deps.graph
     sub = nx.DiGraph()
-    view = VIEWS.get(kind.allowed & ~REALTIME, 0)  # the real-time edges the kind reads
+    view = deps.views.get(kind.allowed & ~REALTIME, 0)  # the real-time edges the kind reads
     for u in component:
         for v, data in graph.succ[u].items():
             bits = data["rels"] & kind.allowed

@@ -1,4 +1,4 @@
-"""The dependency graph over committed transactions, with networkx: write-write edges from
+"""The dependency graph over transactions, with networkx: write-write edges from
 each partition's offset order, write-read edges from polls, and process and real-time
 order for the strong variants of the cycles (checkers/txn/cycles.py finds them).
 
@@ -23,13 +23,17 @@ orders to them (elle/core.clj `process-graph`, `realtime-graph`):
   all (checkers/txn/realtime.py); a pair with a ww, wr or process edge is that edge to
   a kind that may use it, as Elle explains it, never real-time order.
 
-Only committed transactions are nodes (ok ones, and info ones whose messages were read:
-checkers/txn_versions.committed). An aborted or failed transaction never happened: its
-messages must be invisible, and one that was read is an aborted read (G1a), reported as
-such. Ordering its writes would place a transaction that did not commit in the
-serialization order and make cycles through it, reporting one aborted read a second
-time as G0 or G1c. An info transaction nothing read may never have committed either.
-An info transaction never completed, so it is never a real-time predecessor.
+The nodes are Elle's, every completion that wrote or read (checkers/txn/versions.py
+graph_nodes): the committed transactions (ok ones, and info ones an ok poll or a drain
+read a message of), the info ones any poll read a message of, and the info or failed
+ones that polled a record, as readers; so two info transactions that read each other's
+messages are a G1c, as Jepsen's analysis finds it. A failed transaction's writes never
+happened: its messages must be invisible, and one that was read is an aborted read (G1a),
+reported as such; ordering them would place a transaction that did not commit in the
+serialization order and report one aborted read a second time as G0 or G1c, so a failed
+transaction is never a writer here. An info transaction nothing read may never have
+committed, and writes nothing here either. Only an ok transaction completed, so only it
+precedes another in real-time or process order (elle `realtime-graph`, `process-graph`).
 """
 
 from __future__ import annotations
@@ -53,6 +57,8 @@ VIEWS: dict[int, int] = {WW | PROCESS: 16, WR | PROCESS: 32}
 G1c-realtime's: checkers/txn/cycles.py), the bit its view's real-time edges carry beside
 REALTIME (checkers/txn/realtime.py): a pair one of those labels explains is no real-time
 edge to that kind."""
+WW_DEPS_VIEWS = VIEWS | {WW | WR | PROCESS: 64}
+"""VIEWS with G1c-realtime's when ww edges join G1c's (--ww-deps: cycles.cycle_kinds)."""
 
 WwWhy = tuple[int, int, Message, int, Message]
 """Why T1 -> T2 is ww: (partition, T1's offset and message, T2's offset and message)."""
@@ -74,33 +80,39 @@ class Deps:
     """The real-time order's tree nodes (checkers/txn/realtime.py), none a transaction."""
     realtime_pairs: int = 0
     """The pairs real-time order's transitive reduction holds (Elle's real-time edges)."""
+    views: dict[int, int] = field(default_factory=lambda: VIEWS)
+    """The views real-time edges were drawn for (VIEWS or WW_DEPS_VIEWS)."""
+    committed_info: int = 0
+    """The info transactions among the nodes proven committed (versions.committed)."""
 
 
 def dependency_graph(
     history: QueueHistory,
-    committed_ops: dict[int, TxnOp],
+    nodes: dict[int, TxnOp],
     writer_of: Writers,
     orders: dict[int, VersionOrder],
+    views: dict[int, int] = VIEWS,
 ) -> Deps:
-    """Takes a QueueHistory, its committed transactions, Writers and version orders.
-    Returns their dependency graph, with every kind of edge."""
-    deps = Deps(committed_ops)
+    """Takes a QueueHistory, the graph's transactions (versions.graph_nodes), Writers,
+    version orders and the views of real-time order the kinds searched read (VIEWS,
+    WW_DEPS_VIEWS). Returns their dependency graph, with every kind of edge."""
+    deps = Deps(nodes, views=views)
     rels: dict[int, dict[int, int]] = {}
-    _add(rels, ww_edges(orders, writer_of, committed_ops, deps.ww), WW)
-    _add(rels, wr_edges(history, writer_of, committed_ops, deps.wr), WR)
-    _add(rels, process_edges(committed_ops.values()), PROCESS)
-    realtime = RealtimeOrder(committed_ops.values())
+    _add(rels, ww_edges(orders, writer_of, nodes, deps.ww), WW)
+    _add(rels, wr_edges(history, writer_of, nodes, deps.wr), WR)
+    _add(rels, process_edges(nodes.values()), PROCESS)
+    realtime = RealtimeOrder(nodes.values())
     into: dict[int, dict[int, int]] = {}
     for u, out in rels.items():
         for v, bits in out.items():
             into.setdefault(v, {})[u] = bits
-    first = min(committed_ops, default=0)
-    for u, v, views in realtime.edges(into, VIEWS, first):
+    first = min(nodes, default=0)
+    for u, v, bits in realtime.edges(into, views, first):
         out = rels.setdefault(u, {})
-        out[v] = out.get(v, 0) | REALTIME | views
+        out[v] = out.get(v, 0) | REALTIME | bits
     deps.tree_nodes = frozenset(range(first - len(realtime.order) + 1, first))
     deps.realtime_pairs = realtime.pairs()
-    deps.graph.add_nodes_from(committed_ops)
+    deps.graph.add_nodes_from(nodes)
     deps.graph.add_edges_from(
         (u, v, {"rels": bits}) for u, out in rels.items() for v, bits in out.items()
     )
@@ -116,18 +128,18 @@ def _add(rels: dict[int, dict[int, int]], edges: Iterable[tuple[int, int]], labe
 def ww_edges(
     orders: dict[int, VersionOrder],
     writer_of: Writers,
-    committed_ops: dict[int, TxnOp],
+    nodes: dict[int, TxnOp],
     why: dict[tuple[int, int], WwWhy],
 ) -> list[tuple[int, int]]:
-    """Takes the version orders, Writers, committed transactions, and the dict to note
-    each edge's evidence in. Returns the ww edges: per partition, each committed writer to
-    the next other committed writer in offset order."""
+    """Takes the version orders, Writers, the graph's transactions, and the dict to note
+    each edge's evidence in. Returns the ww edges: per partition, each writer among them
+    (never a failed one) to the next other such writer in offset order."""
     edges = []
     for p, order in orders.items():
         before: tuple[int, int, Message] | None = None  # (writer, offset, message)
         for offset, m in zip(order.offsets, order.messages, strict=True):
             s = writer_of.get((p, m))
-            if s is None or s.index not in committed_ops:
+            if s is None or s.index not in nodes or s.outcome == "fail":
                 continue  # unexpected, or an aborted read: reported as such, never ordered
             if before is not None and before[0] != s.index:
                 edge = (before[0], s.index)
@@ -141,19 +153,19 @@ def ww_edges(
 def wr_edges(
     history: QueueHistory,
     writer_of: Writers,
-    committed_ops: dict[int, TxnOp],
+    nodes: dict[int, TxnOp],
     why: dict[tuple[int, int], WrWhy],
 ) -> list[tuple[int, int]]:
-    """Takes a QueueHistory, its Writers, the committed transactions, and the dict to note
-    each edge's evidence in. Returns the wr edges: each committed writer to each committed
-    transaction that polled a message of it (a transaction reading its own is a
+    """Takes a QueueHistory, its Writers, the graph's transactions, and the dict to note
+    each edge's evidence in. Returns the wr edges: each writer among them (never a failed
+    one) to each of them that polled a message of it (a transaction reading its own is a
     precommitted read, never an edge)."""
     edges = []
     for poll, p, offset, m in reads(history):
-        if poll.index not in committed_ops:
+        if poll.index not in nodes:
             continue
         s = writer_of.get((p, m))
-        if s is None or s.index == poll.index or s.index not in committed_ops:
+        if s is None or s.index == poll.index or s.index not in nodes or s.outcome == "fail":
             continue
         edge = (s.index, poll.index)
         if edge not in why:
@@ -163,13 +175,16 @@ def wr_edges(
 
 
 def process_edges(ops: Iterable[TxnOp]) -> list[tuple[int, int]]:
-    """Takes committed transactions. Returns each process's successive ones, in invoke
-    order: a process runs one op at a time."""
+    """Takes the graph's transactions. Returns, per process, an edge from each ok one to
+    each that follows it until its next ok one, in invoke order: a process runs one op
+    at a time, and only an ok one is known to have ended (Jepsen's process may go on
+    after an info op, which may take effect later)."""
     last: dict[int | str, int] = {}
     edges = []
     for op in sorted(ops, key=lambda o: o.index):
         before = last.get(op.process)
         if before is not None:
             edges.append((before, op.index))
-        last[op.process] = op.index
+        if op.outcome == "ok":
+            last[op.process] = op.index
     return edges

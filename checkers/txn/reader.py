@@ -15,7 +15,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from checkers.queue.reader import POLL, SEND, TXN, QueueHistory, QueueReader, Stream
+from checkers.queue.reader import (
+    POLL,
+    SEND,
+    TXN,
+    QueueHistory,
+    QueueReader,
+    Stream,
+    refuse_oddity,
+)
 from history import Event, pair_invocations
 
 TXN_FS = frozenset({SEND, POLL, TXN})
@@ -74,16 +82,20 @@ def txn_op(invoke: Event, completion: Event | None) -> TxnOp:
     return TxnOp(invoke["index"], invoke["process"], invoke["time"], outcome, completed)
 
 
-def read_txn_history(events: Sequence[Event]) -> TxnHistory:
-    """Takes a history's events. Returns its TxnHistory.
+def read_txn_history(events: Sequence[Event], *, strictly: bool = True) -> TxnHistory:
+    """Takes a history's events and whether it is read strictly, as ours
+    (history.read_strictly). Returns its TxnHistory.
 
     Raises HistoryError for a malformed history or a value not of the queue format.
     """
-    invocations, _ = pair_invocations(events)
+    invocations, _ = pair_invocations(events, retires=strictly)
     reader = TxnReader("<events>", events)
     for inv in invocations:
         reader.add(inv.invoke, 0, inv.completion, 0)
-    return reader.finish_txns()
+    read = reader.finish_txns()
+    if strictly:
+        refuse_oddity(read.queue, reader.path)
+    return read
 
 
 class TxnStream(Stream[TxnReader, TxnHistory]):

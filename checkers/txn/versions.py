@@ -80,6 +80,26 @@ def committed(history: TxnHistory, writer_of: Writers) -> dict[int, TxnOp]:
     }
 
 
+def graph_nodes(
+    history: TxnHistory, writer_of: Writers, committed_ops: dict[int, TxnOp]
+) -> dict[int, TxnOp]:
+    """Takes a TxnHistory, its Writers and committed transactions. Returns, by index, the
+    dependency graph's nodes, as kafka.clj's writer-of and readers-of take every
+    completion: the committed transactions, every info one a poll of any outcome read a
+    message of (visible at read_committed, so committed, or an aborted read, which is G1a
+    whatever the graph says), and every info or failed one that polled a record (what a
+    poll returned was returned, whatever became of its transaction)."""
+    every = {op.index: op for op in history.ops}
+    nodes = dict(committed_ops)
+    for poll, partition, _, message in reads(history.queue):
+        s = writer_of.get((partition, message))
+        if s is not None and s.outcome == "info" and s.index in every:
+            nodes.setdefault(s.index, every[s.index])
+        if poll.index in every:
+            nodes.setdefault(poll.index, every[poll.index])
+    return nodes
+
+
 def _note_info_writer(
     writer_of: Writers, partition: int, message: Message, seen_info: set[int]
 ) -> None:
@@ -92,13 +112,17 @@ def version_orders(
     history: QueueHistory, committed_ops: dict[int, TxnOp]
 ) -> dict[int, VersionOrder]:
     """Takes a QueueHistory and its committed transactions. Returns each partition's
-    VersionOrder: what committed sends' acknowledgements, every poll (any outcome) and the
-    final drains saw at each offset; where two messages were seen at one offset (the queue
-    checker's inconsistent-offsets), the first observed."""
+    VersionOrder: what committed sends' acknowledgements (an info op's claimed offsets
+    once it is proven committed), every poll (any outcome) and the final drains saw at
+    each offset; where two messages were seen at one offset (the queue checker's
+    inconsistent-offsets), the first observed."""
     at: dict[int, dict[int, Message]] = {}
     for s in history.sends:
         if s.offset is not None and s.index in committed_ops:
             at.setdefault(s.partition, {}).setdefault(s.offset, s.value)
+    for index, partition, offset, message in history.claims:  # an info op's, once proven
+        if index in committed_ops:
+            at.setdefault(partition, {}).setdefault(offset, message)
     for _, partition, offset, message in reads(history):
         at.setdefault(partition, {}).setdefault(offset, message)
     for drain in history.drains.values():

@@ -81,7 +81,15 @@ def _check_all(args: argparse.Namespace) -> int:
     jobs = min(args.jobs or cores, cores)
     lone = len(files) == 1 and not unreadable
     one = len(files) == 1
-    asked = Asked(model, args.time_limit, jobs if one else 1, args.sub_via, args.ignore, args.png)
+    asked = Asked(
+        model,
+        args.time_limit,
+        jobs if one else 1,
+        args.sub_via,
+        args.ignore,
+        args.png,
+        args.ww_deps,
+    )
     with contextlib.closing(check_files(files, asked, drawings_of(files, args.out), jobs)) as done:
         for outcome in done:  # closed on any exit, so forked workers are stopped at once
             report(outcome, args.json, lone)

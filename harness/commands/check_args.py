@@ -50,6 +50,14 @@ def add_parser(subparsers: Any) -> None:
         "the history has an ok subscribe op)",
     )
     parser.add_argument(
+        "--ww-deps",
+        action="store_const",
+        const=True,
+        help="queue: the transaction checks order writes by offset too (Jepsen's "
+        ":ww-deps), so that a G1c may join a ww edge to a wr one, allowed as Jepsen "
+        "allows it (default: as the run's test.json says, else not)",
+    )
+    parser.add_argument(
         "--ignore",
         type=anomaly_kinds,
         metavar="KIND,...",

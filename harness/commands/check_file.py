@@ -71,6 +71,9 @@ class Asked:
     ignore: frozenset[str] | None = None
     png: bool = False
     """Draw each counterexample as a PNG too (matplotlib), not only its HTML viewer."""
+    ww_deps: bool | None = None
+    """Queue histories: ww edges join G1c's cycles (None: as each run's test.json says,
+    else not)."""
 
 
 def check_file(path: str, asked: Asked, drawings: Path | None) -> Outcome:
@@ -103,12 +106,13 @@ def _check(path: str, asked: Asked, drawings: Path | None) -> Outcome:
         jobs=asked.jobs,
         sub_via=asked.sub_via,
         ignore=asked.ignore,
+        ww_deps=asked.ww_deps,
     )
     result = respelled(check_history(history, model, options), history.format)
     # One count of a history's ops, the stats checker's that the report shows: every client
     # op invoked, completed or not, failed ones too (checkers/stats.py).
     result["ops"] = history.invocations
-    warnings: list[str] = []
+    warnings = reading_warnings(history, result)
     name = Path(history.path).name
     if model == "share" and options.delivery_limit is None:
         from checkers.groups import BROKER_DELIVERY_LIMIT
@@ -129,6 +133,14 @@ def _check(path: str, asked: Asked, drawings: Path | None) -> Outcome:
         "counterexamples": drawn,
         "warnings": warnings,
     }
+
+
+def reading_warnings(history: History, result: Result) -> list[str]:
+    """Takes a history and its check's result. Returns, each naming the history, what its
+    reading and its check read as Jepsen's analysis reads it though ours would refuse it
+    (History.warnings, a queue check's `warnings`, which it takes out of the result)."""
+    noted = [*history.warnings, *result.pop("warnings", [])]
+    return [f"{history.path}: {warning}" for warning in noted]
 
 
 def load_for_check(

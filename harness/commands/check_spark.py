@@ -83,8 +83,8 @@ def _check(args: argparse.Namespace, log: Path) -> int:
     out_dir = Path(args.out) if args.out else None
     if out_dir is None and history.path != STDIN_NAME:  # stdin has no folder to draw in
         out_dir = Path(history.path).parent
-    warnings: list[str] = []
     result = respelled(result, history.format)
+    warnings = check_file.reading_warnings(history, result)
     name = Path(history.path).name
     drawn = check_file.draw_counterexamples(result, out_dir, warnings, name, png=args.png)
     outcome = {

@@ -45,6 +45,7 @@ body{font-family:system-ui,sans-serif;margin:2em;max-width:75em;color:#222}
 h1 .v{padding:.1em .5em;border-radius:.3em;color:#fff}h1 .zip{font-size:.45em}
 table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #ccc;padding:.2em .6em;
 text-align:left;vertical-align:top;font-size:.9em}img{max-width:100%;border:1px solid #eee}
+svg{max-width:100%;height:auto}
 code{font-size:.9em}.fail{color:#d62728}pre{white-space:pre-wrap;margin:0 0 .5em}
 #explanation{border-left:.4em solid;padding:.1em 1em;margin:0 0 1em;font-size:1.05em}
 #explanation p{margin:.4em 0}tr.step td.said{padding-left:1.5em}

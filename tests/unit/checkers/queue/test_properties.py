@@ -69,6 +69,9 @@ def test_without_drains_the_polls_find_no_loss_and_what_no_one_read_is_unseen(
     result = queue.check(events)
     assert counts(result, BUT_UNSEEN) == dict.fromkeys(BUT_UNSEEN, 0)
     unseen = result["kinds"]["unseen"]["count"]
+    if not any(e["type"] == "ok" and e["f"] in ("send", "poll", "txn") for e in events):
+        assert (result["valid"], result["unknown"]) == ("unknown", [queue.EMPTY])
+        return
     assert result["valid"] is (unseen == 0)
     relaxed = queue.check(events, ignore={"unseen"})
     assert relaxed["valid"] == ("unknown" if unseen else True)

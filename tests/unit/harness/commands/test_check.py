@@ -84,7 +84,7 @@ def test_json_output_and_results_folder(tmp_path: Path, capsys: pytest.CaptureFi
 def test_a_crashing_checker_gives_unknown(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    def boom(events: Any) -> dict[str, Any]:
+    def boom(events: Any, *, strictly: bool = True) -> dict[str, Any]:
         raise RuntimeError("bug in checker")
 
     monkeypatch.setattr(lost_acks, "check", boom)
@@ -96,7 +96,7 @@ def test_a_crashing_checker_gives_unknown(
 def test_ctrl_c_exits_with_a_message(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    def interrupted(events: Any) -> dict[str, Any]:
+    def interrupted(events: Any, *, strictly: bool = True) -> dict[str, Any]:
         raise KeyboardInterrupt
 
     monkeypatch.setattr(lost_acks, "check", interrupted)
