@@ -13,7 +13,7 @@ import pytest
 from harness.cli import build_parser, main
 from harness.commands import matrix
 from harness.commands.matrix import Job, Kafka, Matrix, parse_kafka, plan, worst
-from nemesis.names import GROUP_FAULTS, NEMESES, POWER_FAULTS
+from nemesis.names import GROUP_FAULTS, IN_ALL, NEMESES
 
 ZK, KRAFT = Kafka("3.9.1", "zookeeper"), Kafka("4.4.0", "kraft")
 
@@ -39,10 +39,10 @@ def test_parse_kafka_takes_the_release_default_or_a_named_mode() -> None:
 
 def test_plan_leaves_out_faults_that_do_not_apply() -> None:
     jobs = _acceptance()
-    # 14 faults: 12 apply on ZooKeeper, 13 on KRaft; the 12 power faults on both; 2
-    # workloads, 5 rounds; and the 3 group faults on both releases for queue only (kv
-    # joins no group).
-    assert len(jobs) == (12 + 13 + 2 * 12) * 2 * 5 + 3 * 2 * 5
+    # 61 faults: 5 aim at the group, which of the other 56 54 apply on ZooKeeper and 55
+    # on KRaft; 2 workloads, 5 rounds; and the 5 group faults on both releases for queue
+    # only (kv joins no group).
+    assert len(jobs) == (54 + 55) * 2 * 5 + 5 * 2 * 5
     on = {(j.kafka, j.nemesis) for j in jobs}
     assert (KRAFT, "partition-zookeeper") not in on and (ZK, "partition-zookeeper") in on
     for quorum_fault in ("partition-controller-quorum", "partition-brokers-from-controllers"):
@@ -57,7 +57,7 @@ def test_group_faults_are_planned_only_for_workloads_that_can_join_a_group() -> 
     assert {j.workload for j in jobs} == {"queue", "share"}
     assert len(jobs) == 2 * len(GROUP_FAULTS)
     args = build_parser().parse_args(["matrix"])
-    assert args.nemeses == [n for n in NEMESES if n not in GROUP_FAULTS + POWER_FAULTS]
+    assert args.nemeses == [n for n in NEMESES if n in IN_ALL and n not in GROUP_FAULTS]
 
 
 def test_plan_leaves_out_configs_a_release_cannot_run() -> None:

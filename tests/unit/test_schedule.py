@@ -9,10 +9,9 @@ import pytest
 
 from nemesis.core import Compose, split_f
 from nemesis.isr import FAULT as ISR_FAULT
-from nemesis.names import GROUP_FAULTS, POWER_FAULTS
+from nemesis.late import FAULTS as LATE
+from nemesis.names import CLIENT_FAULTS, GROUP_FAULTS, IN_ALL, TARGETS
 from nemesis.partition import CUTS
-from nemesis.power import PICKS
-from nemesis.process import FAULTS
 from nemesis.schedule import (
     NEMESES,
     build_nemesis,
@@ -21,15 +20,16 @@ from nemesis.schedule import (
     parse_nemeses,
     plan_faults,
 )
+from nemesis.targets import PICKS
 from tests.unit.fake_cluster import FakeCluster
 
 
 def test_parse_none_all_and_lists() -> None:
     assert parse_nemeses("none") == ()
-    assert len(NEMESES) == 29
+    assert len(NEMESES) == 61
     zookeeper, kraft = parse_nemeses("all"), parse_nemeses("all", "kraft")
-    # The group faults need a run's group; the power faults are named one by one.
-    groupless = set(NEMESES) - set(GROUP_FAULTS) - set(POWER_FAULTS)
+    # The group faults need a run's group; power, proxy and many-node faults are named.
+    groupless = set(IN_ALL) - set(GROUP_FAULTS)
     assert set(zookeeper) == groupless - {
         "partition-controller-quorum",
         "partition-brokers-from-controllers",
@@ -49,7 +49,7 @@ def test_parse_refuses_unknown_names(text: str) -> None:
 
 
 def test_fault_ops_alternate_start_and_stop_and_cover_every_fault_each_round() -> None:
-    names = ("kill-leader", "pause-random", "partition-zookeeper")
+    names = ("kill-leader", "pause-one", "partition-zookeeper")
     ops = list(itertools.islice(fault_ops(names, random.Random(3)), 6 * 4))
     for start, stop in zip(ops[::2], ops[1::2], strict=True):
         assert split_f(start)[0] == "start" and split_f(stop) == ("stop", split_f(start)[1])
@@ -85,11 +85,19 @@ def test_faults_started_counts_starts_before_the_end(
 
 
 def test_every_nemesis_name_has_its_fault_and_every_fault_its_name() -> None:
-    assert (*CUTS, *FAULTS, ISR_FAULT, *GROUP_FAULTS, *PICKS) == NEMESES
+    verbs = [f"{verb}-{t}" for verb in ("kill", "pause") for t in TARGETS]
+    power = [f"power-loss-{t}" for t in PICKS]
+    proxied = (*LATE, "slow-leader", "slow-network", *CLIENT_FAULTS)
+    assert (*CUTS, *verbs, ISR_FAULT, "partition-coordinator", *power, *proxied) == NEMESES
+    assert tuple(PICKS) == TARGETS
+
+
+def test_renamed_faults_are_read_by_their_new_names() -> None:
+    assert parse_nemeses("kill-random,pause-random") == ("kill-one", "pause-one")
 
 
 def test_a_plan_holds_the_composed_nemesis_and_the_ops_a_seed_gives() -> None:
-    names = ("kill-leader", "pause-random")
+    names = ("kill-leader", "pause-one")
     plan = plan_faults(names, "t", 60.0, 10.0, random.Random(7))
     assert plan.nemesis.faults == names
     again = random.Random(7)
