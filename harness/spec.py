@@ -34,6 +34,9 @@ class TestSpec:
     faultfs: bool = False
     """Every node's data directory on faultfs, the power-loss layer (--faultfs, or any
     power-loss nemesis)."""
+    faultproxy: bool = False
+    """Every broker behind faultproxy, the in-path proxy (--faultproxy, or any late,
+    slow or client nemesis)."""
     time_limit: float = 60.0
     concurrency: int = 5
     rate: float = 100.0
@@ -91,6 +94,7 @@ class TestSpec:
             kraft_roles=self.kraft_roles,
             controllers=self.controllers,
             faultfs=self.faultfs,
+            faultproxy=self.faultproxy,
         )
 
     def to_json(self) -> dict[str, Any]:

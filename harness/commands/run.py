@@ -18,7 +18,7 @@ from harness.commands.cluster import add_cluster_options, cluster_spec
 from harness.exit_codes import EXIT_BAD_INPUT, EXIT_INTERRUPTED, EXIT_INVALID
 from harness.progress import StatusLine
 from harness.spec import DELIVERY_LIMIT, TestSpec, default_name
-from nemesis.names import NEMESES, POWER_FAULTS
+from nemesis.names import NEMESES, POWER_FAULTS, PROXY_FAULTS
 from workloads.java_driver import KAFKA_CLIENTS_VERSION
 from workloads.names import STORES, WORKLOAD_NAMES
 
@@ -249,6 +249,8 @@ def spec_from_args(args: argparse.Namespace, seed: int) -> TestSpec:
         controllers=cluster.controllers,
         # A power cut needs the layer that loses what was not synced.
         faultfs=cluster.faultfs or any(n in POWER_FAULTS for n in nemesis),
+        # Late delivery, slow links and the client faults are faultproxy's rules.
+        faultproxy=cluster.faultproxy or any(n in PROXY_FAULTS for n in nemesis),
         time_limit=args.time_limit,
         concurrency=args.concurrency,
         rate=args.rate,
