@@ -244,7 +244,9 @@ def summary(reports: Sequence[Value], ends: Sequence[Value]) -> Value:
         over = crossed(rec, ends)
         across.update(over)
         for kind in over:
-            held_across[f"{rec['api']} across a {kind}"] += 1
+            held_across[
+                f"{rec['api']} across {'a commit' if kind == 'commit' else 'an abort'}"
+            ] += 1
         if rec.get("answer") and rec["direction"] == "up" and rec["api"] in ANSWERS_READ:
             answers[f"{rec['api']} {error_name(int(rec['answer']['error']))}"] += 1
     errors = [f"{r['broker']}: {r['error']}" for r in reports if "error" in r]
