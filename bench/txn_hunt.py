@@ -54,6 +54,8 @@ FIELDS = (
 REACHED = (
     "after_sender_gave_up",
     "landed_count",
+    "late_ends_accepted",
+    "late_ends_live",
     "connections_cut",
 )
 """The counts a proxy fault's stop op records that the table sums (nemesis/proxy.py)."""

@@ -30,6 +30,9 @@ POLL_S = 0.2
 LANDED_SHOWN = 10
 """How many late Produce requests a summary lists one by one."""
 ANSWERS_READ = ("Produce", "EndTxn", "InitProducerId")
+MARKER_WINDOW_S = 3.0
+"""How soon after an EndTxn its coordinator's markers reach the leaders (it first
+appends the transaction's new state to its log, replicated)."""
 """The requests whose answers the proxy reads (faultproxy/bodies.go); others it passes."""
 
 
@@ -197,12 +200,15 @@ def passed(proxies: InPath, brokers: Iterable[str], nodes: set[str]) -> Value:
     return {"clients": len(ours), "requests": dict(requests.most_common())}
 
 
-def error_name(code: int) -> str:
+def error_name(code: int, api: str = "Produce") -> str:
     """Returns a Kafka error code's name (librdkafka's names, the broker's codes): the
-    answer to a request, "appended" for none, "unanswered" for -1."""
+    answer to a request of api, "appended" (a Produce) or "accepted" for none,
+    "unanswered" for -1."""
     if code < 0:
         return "unanswered"
-    return "appended" if code == 0 else str(KafkaError(code).name())
+    if code == 0:
+        return "appended" if api == "Produce" else "accepted"
+    return str(KafkaError(code).name())
 
 
 def producers_of(record: Value) -> set[int]:
@@ -229,9 +235,12 @@ def crossed(record: Value, ends: Sequence[Value]) -> Counter[str]:
     )
 
 
-def summary(reports: Sequence[Value], ends: Sequence[Value]) -> Value:
-    """Takes the final reports of a fault's rules and the EndTxns delivered meanwhile.
-    Returns what the fault did, in brief (see the module's docstring)."""
+def summary(
+    reports: Sequence[Value], ends: Sequence[Value], markers: Sequence[Value] = ()
+) -> Value:
+    """Takes the final reports of a fault's rules and the EndTxns and transaction markers
+    delivered meanwhile. Returns what the fault did, in brief (see the module's
+    docstring)."""
     frames: Counter[str] = Counter()
     for r in reports:
         frames.update(r.get("frames") or {})
@@ -248,7 +257,7 @@ def summary(reports: Sequence[Value], ends: Sequence[Value]) -> Value:
                 f"{rec['api']} across {'a commit' if kind == 'commit' else 'an abort'}"
             ] += 1
         if rec.get("answer") and rec["direction"] == "up" and rec["api"] in ANSWERS_READ:
-            answers[f"{rec['api']} {error_name(int(rec['answer']['error']))}"] += 1
+            answers[f"{rec['api']} {error_name(int(rec['answer']['error']), rec['api'])}"] += 1
     errors = [f"{r['broker']}: {r['error']}" for r in reports if "error" in r]
     done: Value = {
         "held": dict(frames),
@@ -275,7 +284,58 @@ def summary(reports: Sequence[Value], ends: Sequence[Value]) -> Value:
     if landed:
         done["landed"] = landed[:LANDED_SHOWN]
         done["landed_count"] = len(landed)
+    accepted = [late_end(rec, ends, markers) for rec in records if _accepted_end(rec)]
+    if accepted:
+        done["late_ends"] = accepted[:LANDED_SHOWN]
+        done["late_ends_accepted"] = len(accepted)
+        done["late_ends_live"] = sum(bool(e["ended_a_live_transaction"]) for e in accepted)
     return done
+
+
+def _accepted_end(record: Value) -> bool:
+    answer = record.get("answer")
+    return bool(
+        record["api"] == "EndTxn" and record.get("end_txn") and answer and int(answer["error"]) == 0
+    )
+
+
+def late_end(record: Value, ends: Sequence[Value], markers: Sequence[Value]) -> Value:
+    """Takes a held EndTxn its coordinator accepted, the EndTxns and the markers seen
+    meanwhile. Returns it in brief, with whether it ended a live transaction: markers of
+    its producer and result reached a leader within MARKER_WINDOW_S after it, with no
+    other EndTxn of that producer delivered in between (an EndTxn that finds its own
+    transaction over, a retry's, is accepted without markers). That is KAFKA-17754's
+    case: a late EndTxn ending a later transaction of its producer."""
+    end = record["end_txn"]
+    pid, at = int(end["producer_id"]), float(record["delivered"])
+    others = [
+        float(e["delivered"])
+        for e in ends
+        if int(e.get("producer_id", -1)) == pid
+        and e.get("delivered")
+        and not (e.get("conn") == record["conn"] and e.get("broker") == record["broker"])
+    ]
+    written = sorted(
+        (
+            m
+            for m in markers
+            if int(m.get("producer_id", -1)) == pid
+            and bool(m.get("commit")) == bool(end["commit"])
+            and at < float(m["arrived"]) <= at + MARKER_WINDOW_S
+        ),
+        key=lambda m: float(m["arrived"]),
+    )
+    live = bool(written) and not any(at < d < float(written[0]["arrived"]) for d in others)
+    return {
+        "client": record["client"],
+        "producer": [pid, end["producer_epoch"]],
+        "commit": bool(end["commit"]),
+        "held_s": round(at - float(record["arrived"]), 3),
+        "ended_a_live_transaction": live,
+        "partitions": sorted({p for m in written for p in m.get("partitions") or []})
+        if live
+        else [],
+    }
 
 
 def _appended(record: Value) -> bool:

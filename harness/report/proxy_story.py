@@ -97,6 +97,11 @@ def _late(fault: str, value: Value) -> str:
         said += f"; answered: {_count(answers)}"
     if value.get("landed_count"):
         said += f"; {value['landed_count']} late Produce requests appended"
+    if value.get("late_ends_accepted"):
+        said += (
+            f"; {value['late_ends_accepted']} late EndTxn requests accepted, "
+            f"{value.get('late_ends_live', 0)} of them ending a live transaction"
+        )
     return said
 
 

@@ -19,7 +19,7 @@ from nemesis.client import choose_client, driver_pid, requests_between
 from nemesis.cluster import Cluster, InPath
 from nemesis.core import Skipped
 from nemesis.late import HOLD_S, LateDelivery
-from nemesis.proxy import crossed, summary
+from nemesis.proxy import crossed, late_end, summary
 from tests.unit.fake_cluster import FakeCluster
 
 Value = dict[str, Any]
@@ -185,3 +185,27 @@ def test_the_java_driver_of_a_transactional_id_is_found_among_this_processs_chil
         for d in drivers:
             d.kill()
             d.wait()
+
+
+def test_a_late_end_txn_that_markers_follow_ended_a_live_transaction() -> None:
+    late = _record(
+        "EndTxn",
+        200.0,
+        212.0,
+        conn=4,
+        broker="n2",
+        end_txn={"producer_id": 7, "producer_epoch": 0, "commit": False},
+        answer={"error": 0},
+    )
+    itself = {"producer_id": 7, "delivered": 212.0, "conn": 4, "broker": "n2"}
+    marker = {"producer_id": 7, "commit": False, "arrived": 212.4, "partitions": ["t-3"]}
+    live = late_end(late, [itself], [marker])
+    assert live["ended_a_live_transaction"] and live["partitions"] == ["t-3"]
+    # The producer's own EndTxn came between: the markers are its, not the late one's.
+    own = {"producer_id": 7, "delivered": 212.2, "conn": 9, "broker": "n2"}
+    assert not late_end(late, [itself, own], [marker])["ended_a_live_transaction"]
+    # No markers: the late EndTxn found its transaction over (a retry's answer).
+    assert not late_end(late, [itself], [])["ended_a_live_transaction"]
+    done = summary([{"broker": "n2", "records": [late]}], [itself], [marker])
+    assert done["late_ends_accepted"] == 1 and done["late_ends_live"] == 1
+    assert done["answers"] == {"EndTxn accepted": 1}
