@@ -98,12 +98,19 @@ def choose_client(clients: dict[str, Value], rng: random.Random, kind: str) -> t
     return chosen, clients[chosen]
 
 
-def requests_between(before: Value, after: Value) -> dict[str, dict[str, int]]:
-    """Takes one client's requests per broker and API at two moments. Returns what it
-    sent in between, per broker (brokers and APIs with none left out)."""
+def requests_between(
+    before: Value, after: Value, cut: dict[str, dict[str, int]] | None = None
+) -> dict[str, dict[str, int]]:
+    """Takes one client's requests per broker and API at two moments, and those cut in
+    between per broker. Returns what reached each broker in between (brokers and APIs
+    with none left out)."""
+    cut = cut or {}
     sent: dict[str, dict[str, int]] = {}
     for broker, apis in after.items():
-        diff = {api: n - before.get(broker, {}).get(api, 0) for api, n in apis.items()}
+        diff = {
+            api: n - before.get(broker, {}).get(api, 0) - cut.get(broker, {}).get(api, 0)
+            for api, n in apis.items()
+        }
         if kept := {api: n for api, n in diff.items() if n > 0}:
             sent[broker] = kept
     return sent
@@ -154,7 +161,11 @@ class CoordinatorCut(proxy.ProxyFault):
             "cut": cut["held"],
             "connections_cut": cut["connections"],
             "coordinators": sorted({r["broker"] for r in reports if r.get("conns")}),
-            "reached": requests_between(self._before, after["requests"]),
+            "reached": requests_between(
+                self._before,
+                after["requests"],
+                {r["broker"]: r.get("frames") or {} for r in reports},
+            ),
         } | ({"error": cut["error"]} if "error" in cut else {})
 
 

@@ -169,6 +169,8 @@ def test_what_a_cut_client_sent_meanwhile_is_the_difference_per_broker() -> None
     before = {"n1": {"Produce": 3, "Metadata": 1}}
     after = {"n1": {"Produce": 7, "Metadata": 1}, "n2": {"Fetch": 2}}
     assert requests_between(before, after) == {"n1": {"Produce": 4}, "n2": {"Fetch": 2}}
+    cut = {"n2": {"Fetch": 2}}  # counted as they arrived, then cut
+    assert requests_between(before, after, cut) == {"n1": {"Produce": 4}}
 
 
 def test_the_java_driver_of_a_transactional_id_is_found_among_this_processs_children() -> None:
