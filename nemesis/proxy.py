@@ -326,15 +326,16 @@ def late_end(record: Value, ends: Sequence[Value], markers: Sequence[Value]) -> 
         key=lambda m: float(m["arrived"]),
     )
     live = bool(written) and not any(at < d < float(written[0]["arrived"]) for d in others)
+    # Its markers: those before the producer's next EndTxn, whose markers follow.
+    until = min((d for d in others if d > at), default=at + MARKER_WINDOW_S)
+    its = [m for m in written if float(m["arrived"]) < until]
     return {
         "client": record["client"],
         "producer": [pid, end["producer_epoch"]],
         "commit": bool(end["commit"]),
         "held_s": round(at - float(record["arrived"]), 3),
         "ended_a_live_transaction": live,
-        "partitions": sorted({p for m in written for p in m.get("partitions") or []})
-        if live
-        else [],
+        "partitions": sorted({p for m in its for p in m.get("partitions") or []}) if live else [],
     }
 
 

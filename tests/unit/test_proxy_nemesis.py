@@ -201,7 +201,9 @@ def test_a_late_end_txn_that_markers_follow_ended_a_live_transaction() -> None:
     )
     itself = {"producer_id": 7, "delivered": 212.0, "conn": 4, "broker": "n2"}
     marker = {"producer_id": 7, "commit": False, "arrived": 212.4, "partitions": ["t-3"]}
-    live = late_end(late, [itself], [marker])
+    later = {"producer_id": 7, "delivered": 212.6, "conn": 9, "broker": "n2"}
+    its_next = {"producer_id": 7, "commit": False, "arrived": 212.7, "partitions": ["t-5"]}
+    live = late_end(late, [itself, later], [marker, its_next])
     assert live["ended_a_live_transaction"] and live["partitions"] == ["t-3"]
     # The producer's own EndTxn came between: the markers are its, not the late one's.
     own = {"producer_id": 7, "delivered": 212.2, "conn": 9, "broker": "n2"}
