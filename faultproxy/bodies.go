@@ -170,6 +170,65 @@ func errorAfterThrottle(body []byte) int16 {
 	return code
 }
 
+// AddPartitions is what a client's AddPartitionsToTxn request (versions 0 to 3; brokers
+// send 4 and later) asks: to add partitions to its producer's transaction.
+type AddPartitions struct {
+	TransactionalID string   `json:"transactional_id"`
+	ProducerID      int64    `json:"producer_id"`
+	ProducerEpoch   int16    `json:"producer_epoch"`
+	Partitions      []string `json:"partitions"`
+}
+
+func parseAddPartitions(version int16, body []byte) *AddPartitions {
+	if version > 3 {
+		return nil
+	}
+	compact := flexible(apiAddPartitions, version)
+	d := decoder{b: body}
+	a := AddPartitions{TransactionalID: d.str(compact), ProducerID: d.int64(), ProducerEpoch: d.int16()}
+	for t := d.arrayLen(compact); t > 0 && d.err == nil; t-- {
+		topic := d.str(compact)
+		for p := d.arrayLen(compact); p > 0 && d.err == nil; p-- {
+			a.Partitions = append(a.Partitions, topic+"-"+strconv.Itoa(int(d.int32())))
+		}
+		if compact {
+			d.taggedFields()
+		}
+	}
+	if d.err != nil {
+		return nil
+	}
+	return &a
+}
+
+// addPartitionsError reads an AddPartitionsToTxn response (versions 0 to 3): the
+// first partition's error that is not NONE, else NONE; -1 when unreadable.
+func addPartitionsError(version int16, body []byte) int16 {
+	compact := flexible(apiAddPartitions, version)
+	d := decoder{b: body}
+	d.int32() // throttle
+	found := int16(0)
+	for t := d.arrayLen(compact); t > 0 && d.err == nil; t-- {
+		d.str(compact)
+		for p := d.arrayLen(compact); p > 0 && d.err == nil; p-- {
+			d.int32()
+			if code := d.int16(); code != 0 && found == 0 {
+				found = code
+			}
+			if compact {
+				d.taggedFields()
+			}
+		}
+		if compact {
+			d.taggedFields()
+		}
+	}
+	if d.err != nil {
+		return -1
+	}
+	return found
+}
+
 // InitProducer is what an InitProducerId request says of a transactional producer.
 type InitProducer struct {
 	TransactionalID string `json:"transactional_id"`

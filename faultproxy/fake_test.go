@@ -125,10 +125,11 @@ type seen struct {
 }
 
 type fakeBroker struct {
-	ln   net.Listener
-	mu   sync.Mutex
-	got  []seen
-	next int64
+	ln       net.Listener
+	mu       sync.Mutex
+	got      []seen
+	next     int64
+	appended map[[2]int64]int64 // (producer, sequence) -> offset: a resend's answer
 }
 
 func startBroker(t *testing.T) *fakeBroker {
@@ -136,7 +137,7 @@ func startBroker(t *testing.T) *fakeBroker {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := &fakeBroker{ln: ln}
+	b := &fakeBroker{ln: ln, appended: map[[2]int64]int64{}}
 	go func() {
 		for {
 			c, err := ln.Accept()
@@ -160,17 +161,43 @@ func (b *fakeBroker) serve(c net.Conn) {
 		h, _ := parseRequest(data)
 		b.mu.Lock()
 		b.got = append(b.got, seen{h.api, h.corr, time.Now()})
-		offset := b.next
+		offset, partition := b.next, int32(2)
 		b.next++
+		if h.api == apiProduce {
+			if batches := produceBatches(h.version, h.body); len(batches) > 0 {
+				partition = batches[0].Partition
+				key := [2]int64{batches[0].ProducerID, int64(batches[0].BaseSequence)}
+				if earlier, ok := b.appended[key]; ok {
+					offset = earlier
+				}
+				b.appended[key] = offset
+			}
+		}
 		b.mu.Unlock()
 		var e enc
 		e.i32(h.corr)
-		switch h.api {
-		case apiProduce: // a version 8 answer: one topic, one partition
+		switch {
+		case h.api == apiProduce && h.version >= 9: // flexible: one topic, one partition
+			e.uv(0)
+			e.uv(2)
+			e.cstr("store-1")
+			e.uv(2)
+			e.i32(partition)
+			e.i16(0)
+			e.i64(offset)
+			e.i64(-1)
+			e.i64(0)
+			e.uv(1) // no record errors
+			e.uv(0) // no error message
+			e.uv(0)
+			e.uv(0)
+			e.i32(0)
+			e.uv(0)
+		case h.api == apiProduce: // a version 8 answer: one topic, one partition
 			e.i32(1)
 			e.str("store-1")
 			e.i32(1)
-			e.i32(2)
+			e.i32(partition)
 			e.i16(0)
 			e.i64(offset)
 			e.i64(-1)
@@ -178,7 +205,7 @@ func (b *fakeBroker) serve(c net.Conn) {
 			e.i32(0)
 			e.i16(-1)
 			e.i32(0)
-		case apiInitProducerID: // flexible header, then throttle, error, pid, epoch
+		case h.api == apiInitProducerID: // flexible header, then throttle, error, pid, epoch
 			e.uv(0)
 			e.i32(0)
 			e.i16(0)

@@ -67,6 +67,8 @@ func describe(rec *FrameRecord, h requestHeader) {
 		rec.Batches = produceBatches(h.version, h.body)
 	case apiEndTxn:
 		rec.EndTxn = parseEndTxn(h.version, h.body)
+	case apiAddPartitions:
+		rec.AddPartitions = parseAddPartitions(h.version, h.body)
 	case apiWriteTxnMarkers:
 		rec.Markers = parseMarkers(h.version, h.body)
 	}

@@ -57,33 +57,38 @@ type request struct {
 	rec     *FrameRecord
 	end     *EndEvent
 	markers []*MarkerEvent
+	batches []Batch // a Produce's batches of idempotent or transactional producers
 }
 
 // FrameRecord is one held (or cut) frame, for the rule's report.
 type FrameRecord struct {
-	Conn         int      `json:"conn"`
-	Peer         string   `json:"peer"`
-	Client       string   `json:"client"`
-	Direction    string   `json:"direction"`
-	API          string   `json:"api"`
-	Version      int16    `json:"version"`
-	Corr         int32    `json:"correlation_id"`
-	Bytes        int      `json:"bytes"`
-	Arrived      float64  `json:"arrived"`
-	Delivered    float64  `json:"delivered,omitempty"`
-	Discarded    bool     `json:"discarded,omitempty"`
-	SenderClosed float64  `json:"sender_closed,omitempty"`
-	Batches      []Batch  `json:"batches,omitempty"`
-	EndTxn       *EndTxn  `json:"end_txn,omitempty"`
-	Markers      []Marker `json:"markers,omitempty"`
-	Answer       *Answer  `json:"answer,omitempty"`
+	Conn          int            `json:"conn"`
+	Peer          string         `json:"peer"`
+	Client        string         `json:"client"`
+	Direction     string         `json:"direction"`
+	API           string         `json:"api"`
+	Version       int16          `json:"version"`
+	Corr          int32          `json:"correlation_id"`
+	Bytes         int            `json:"bytes"`
+	Arrived       float64        `json:"arrived"`
+	Delivered     float64        `json:"delivered,omitempty"`
+	Discarded     bool           `json:"discarded,omitempty"`
+	SenderClosed  float64        `json:"sender_closed,omitempty"`
+	Batches       []Batch        `json:"batches,omitempty"`
+	EndTxn        *EndTxn        `json:"end_txn,omitempty"`
+	AddPartitions *AddPartitions `json:"add_partitions,omitempty"`
+	Markers       []Marker       `json:"markers,omitempty"`
+	Answer        *Answer        `json:"answer,omitempty"`
 }
 
-// Answer is the broker's response to a held request.
+// Answer is the broker's response to a held request. Duplicate: the broker answered a
+// Produce with the offset it had given the same batch before (its producer's retry on
+// another connection): nothing was appended.
 type Answer struct {
 	At         float64           `json:"at"`
 	Error      int16             `json:"error"`
 	Partitions []PartitionResult `json:"partitions,omitempty"`
+	Duplicate  bool              `json:"duplicate,omitempty"`
 }
 
 // readRequests cuts the sender's stream into requests and queues them.

@@ -29,6 +29,18 @@ type Proxy struct {
 	clients  map[string]*ClientStats
 	ends     []*EndEvent
 	markers  []*MarkerEvent
+	appended map[batchKey]int64 // the offset each recent batch was appended at
+	order    []batchKey         // appended's keys, oldest first
+}
+
+// batchKey names one batch of an idempotent or transactional producer: a broker
+// appends it once, and answers a resend of it with the same offset.
+type batchKey struct {
+	producer  int64
+	epoch     int16
+	topic     string
+	partition int32
+	sequence  int32
 }
 
 // EndEvent is one EndTxn request that passed the proxy, held or not.
@@ -69,7 +81,7 @@ type ClientStats struct {
 func newProxy(upstream string, events *eventLog) *Proxy {
 	return &Proxy{
 		upstream: upstream, started: time.Now(), events: events,
-		conns: map[int]*Conn{}, clients: map[string]*ClientStats{},
+		conns: map[int]*Conn{}, clients: map[string]*ClientStats{}, appended: map[batchKey]int64{},
 	}
 }
 
@@ -123,6 +135,12 @@ func (p *Proxy) noteRequest(c *Conn, h requestHeader, req *request, now time.Tim
 	s.Requests[name]++
 	s.LastAPI, s.LastAt = name, unix(now)
 	switch h.api {
+	case apiProduce:
+		for _, b := range produceBatches(h.version, h.body) {
+			if b.ProducerID >= 0 {
+				req.batches = append(req.batches, b)
+			}
+		}
 	case apiEndTxn:
 		if e := parseEndTxn(h.version, h.body); e != nil {
 			req.end = &EndEvent{EndTxn: *e, Conn: c.id, Client: c.client, Arrived: unix(now), Error: -1}
@@ -174,20 +192,59 @@ func (p *Proxy) noteAnswer(c *Conn, req *request, data []byte, now time.Time) {
 			s.ProducerID, s.ProducerEpoch = pid, epoch
 		}
 	}
+	var results []PartitionResult
+	duplicate := false
+	if req.api == apiProduce && len(req.batches) > 0 {
+		results = produceResults(req.version, body)
+		duplicate = p.noteAppended(req.batches, results)
+	}
 	if req.rec == nil {
 		return
 	}
 	answer := &Answer{At: unix(now), Error: -1}
 	switch req.api {
 	case apiProduce:
-		answer.Partitions = produceResults(req.version, body)
-		if len(answer.Partitions) > 0 {
-			answer.Error = answer.Partitions[0].Error
+		if results == nil {
+			results = produceResults(req.version, body)
+		}
+		answer.Partitions, answer.Duplicate = results, duplicate
+		if len(results) > 0 {
+			answer.Error = results[0].Error
 		}
 	case apiEndTxn, apiInitProducerID:
 		answer.Error = errorAfterThrottle(body)
+	case apiAddPartitions:
+		answer.Error = addPartitionsError(req.version, body)
 	}
 	req.rec.Answer = answer
+}
+
+// noteAppended remembers where each batch of a Produce was appended; returns whether
+// every one had been appended before at the same offset (a resend's answer). The caller
+// holds the lock.
+func (p *Proxy) noteAppended(batches []Batch, results []PartitionResult) bool {
+	seen, all := 0, true
+	for _, b := range batches {
+		for _, r := range results {
+			if r.Topic != b.Topic || r.Partition != b.Partition || r.Error != 0 {
+				continue
+			}
+			key := batchKey{b.ProducerID, b.ProducerEpoch, b.Topic, b.Partition, b.BaseSequence}
+			if offset, ok := p.appended[key]; ok {
+				seen++
+				all = all && offset == r.BaseOffset
+				continue
+			}
+			all = false
+			p.appended[key] = r.BaseOffset
+			p.order = append(p.order, key)
+			if len(p.order) > endsKept {
+				delete(p.appended, p.order[0])
+				p.order = p.order[1:]
+			}
+		}
+	}
+	return seen > 0 && all
 }
 
 // Stats is the proxy's view: who passed, what it holds now.

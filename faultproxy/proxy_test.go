@@ -83,6 +83,10 @@ func TestOneConnectionPerClientIsHeldAndItsRetryGoesThrough(t *testing.T) {
 	if _, err := readFrame(first); err != nil {
 		t.Fatal("the held request must be answered after the release:", err)
 	}
+	waitFor(t, "the answer", func() bool { r, _ := p.report(rep.ID); return r.Records[0].Answer != nil })
+	if r, _ := p.report(rep.ID); !r.Records[0].Answer.Duplicate {
+		t.Fatalf("the late resend's answer is the retry's offset, a duplicate: %+v", r.Records[0].Answer)
+	}
 	if n := len(b.received()); n != 2 {
 		t.Fatalf("the broker saw %d requests, want 2", n)
 	}
@@ -202,5 +206,39 @@ func TestMarkersAreLoggedWithTheirProducerAndResult(t *testing.T) {
 	if len(m) != 1 || m[0].ProducerID != 31 || m[0].ProducerEpoch != 4 || m[0].Commit ||
 		len(m[0].Partitions) != 2 || m[0].Partitions[1] != "store-1-5" || m[0].Delivered == 0 {
 		t.Fatalf("markers: %+v", m)
+	}
+}
+
+func TestAnAddPartitionsToTxnIsReadWithItsProducerAndItsAnswer(t *testing.T) {
+	var e enc
+	e.cstr("tx-2")
+	e.i64(12)
+	e.i16(3)
+	e.uv(2) // one topic
+	e.cstr("store-1")
+	e.uv(3) // two partitions
+	e.i32(0)
+	e.i32(6)
+	e.uv(0)
+	e.uv(0)
+	a := parseAddPartitions(3, e.Bytes())
+	if a == nil || a.ProducerID != 12 || a.ProducerEpoch != 3 || len(a.Partitions) != 2 || a.Partitions[1] != "store-1-6" {
+		t.Fatalf("request: %+v", a)
+	}
+	var r enc
+	r.i32(0) // throttle
+	r.uv(2)  // one topic
+	r.cstr("store-1")
+	r.uv(3) // two partitions
+	r.i32(0)
+	r.i16(0)
+	r.uv(0)
+	r.i32(6)
+	r.i16(51) // CONCURRENT_TRANSACTIONS
+	r.uv(0)
+	r.uv(0)
+	r.uv(0)
+	if code := addPartitionsError(3, r.Bytes()); code != 51 {
+		t.Fatalf("answer: %d, want 51", code)
 	}
 }

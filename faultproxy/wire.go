@@ -23,6 +23,7 @@ const (
 	apiProduce         int16 = 0
 	apiApiVersions     int16 = 18
 	apiInitProducerID  int16 = 22
+	apiAddPartitions   int16 = 24
 	apiEndTxn          int16 = 26
 	apiWriteTxnMarkers int16 = 27
 )
@@ -80,6 +81,7 @@ func apiKey(name string) (int16, bool) {
 var flexibleFrom = map[int16]int16{
 	apiProduce:         9,
 	apiInitProducerID:  2,
+	apiAddPartitions:   3,
 	apiEndTxn:          3,
 	apiWriteTxnMarkers: 1,
 }

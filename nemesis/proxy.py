@@ -29,7 +29,7 @@ SETTLE_S = 1.0
 POLL_S = 0.2
 LANDED_SHOWN = 10
 """How many late Produce requests a summary lists one by one."""
-ANSWERS_READ = ("Produce", "EndTxn", "InitProducerId")
+ANSWERS_READ = ("Produce", "EndTxn", "InitProducerId", "AddPartitionsToTxn")
 MARKER_WINDOW_S = 3.0
 """How soon after an EndTxn its coordinator's markers reach the leaders (it first
 appends the transaction's new state to its log, replicated)."""
@@ -215,6 +215,8 @@ def producers_of(record: Value) -> set[int]:
     """Returns the producer ids a held request carried (its batches, EndTxn, markers)."""
     pids = {int(b["producer_id"]) for b in record.get("batches") or []}
     pids |= {int(m["producer_id"]) for m in record.get("markers") or []}
+    if record.get("add_partitions"):
+        pids.add(int(record["add_partitions"]["producer_id"]))
     if record.get("end_txn"):
         pids.add(int(record["end_txn"]["producer_id"]))
     return {p for p in pids if p >= 0}
@@ -257,7 +259,9 @@ def summary(
                 f"{rec['api']} across {'a commit' if kind == 'commit' else 'an abort'}"
             ] += 1
         if rec.get("answer") and rec["direction"] == "up" and rec["api"] in ANSWERS_READ:
-            answers[f"{rec['api']} {error_name(int(rec['answer']['error']), rec['api'])}"] += 1
+            answer = rec["answer"]
+            said = "a duplicate of its retry" if answer.get("duplicate") else None
+            answers[f"{rec['api']} {said or error_name(int(answer['error']), rec['api'])}"] += 1
     errors = [f"{r['broker']}: {r['error']}" for r in reports if "error" in r]
     done: Value = {
         "held": dict(frames),
@@ -340,8 +344,15 @@ def late_end(record: Value, ends: Sequence[Value], markers: Sequence[Value]) -> 
 
 
 def _appended(record: Value) -> bool:
+    """A late Produce the broker appended: answered without error, and not with the
+    offset it had given the same batch before (a duplicate of the producer's retry)."""
     answer = record.get("answer")
-    return bool(record["api"] == "Produce" and answer and int(answer["error"]) == 0)
+    return bool(
+        record["api"] == "Produce"
+        and answer
+        and int(answer["error"]) == 0
+        and not answer.get("duplicate")
+    )
 
 
 def late_produce(record: Value) -> Value:

@@ -82,6 +82,9 @@ def test_a_summary_counts_what_was_held_and_where_late_produces_landed() -> None
     ]
     assert "error" not in done
     assert "still held" in summary([report | {"held_now": 1}], [])["error"]
+    resent = HELD_PRODUCE | {"answer": HELD_PRODUCE["answer"] | {"duplicate": True}}
+    again = summary([report | {"records": [resent]}], ENDS)
+    assert "landed" not in again and again["answers"] == {"Produce a duplicate of its retry": 1}
     words = proxy_words("late-produce", "stop", done)
     assert (
         words is not None
