@@ -9,7 +9,8 @@ VENV_STAMP := .venv/.installed
 NEMESIS ?= partition-leader
 TIME_LIMIT ?= 60
 
-.PHONY: run test unit integration lint bench clean setup debs docker image nightly java-client
+.PHONY: run test unit integration lint bench bench-guard clean setup debs docker image nightly \
+  java-client
 
 setup: debs docker $(VENV_STAMP) image
 
@@ -43,8 +44,9 @@ run: setup
 
 # The nightly matrix: the Kafka releases of NIGHTLY_VERSIONS (any from 3.9.1 to 4.4.0) x workload x
 # nemesis x Kafka config x store, NIGHTLY_RUNS runs each (NIGHTLY_TIME s of workload),
-# NIGHTLY_JOBS at once, then `analyze` over the results. An invalid run is what the matrix
-# is for, so only analyze's exit code decides the target's.
+# NIGHTLY_JOBS at once, then `analyze` over the results, then the benchmark guard
+# (bench-guard) once the clusters are gone. An invalid run is what the matrix is for, so
+# only analyze and the guard decide the target's exit code (both run either way).
 NIGHTLY_VERSIONS ?= 3.9.1 4.4.0
 NIGHTLY_WORKLOADS ?= kv register
 NIGHTLY_NEMESES ?= partition-leader kill-leader pause-leader
@@ -59,7 +61,9 @@ nightly: setup
 	  --nemeses $(NIGHTLY_NEMESES) --configs $(NIGHTLY_CONFIGS) --stores $(NIGHTLY_STORES) \
 	  --runs $(NIGHTLY_RUNS) --time-limit $(NIGHTLY_TIME) --jobs $(NIGHTLY_JOBS) \
 	  --results $(NIGHTLY_RESULTS) -- $(ARGS) || echo "nightly: matrix exit $$?"
-	@$(PY) -m harness analyze $(NIGHTLY_RESULTS)
+	@rc=0; $(PY) -m harness analyze $(NIGHTLY_RESULTS) || rc=$$?; \
+	$(MAKE) --no-print-directory bench-guard || rc=$$?; \
+	exit $$rc
 
 lint: $(VENV_STAMP)
 	@$(PY) -m ruff check .
@@ -94,6 +98,12 @@ test: setup lint
 
 bench: setup
 	@bash bench/run-all.sh
+
+# Porcupine beside `harness check` on the same files (bench/bench_porcupine.py builds
+# bench/porcupine/ with Go, which `debs` installs): fails when ours/Porcupine's on a corpus,
+# or our start-up over Python's, is worse than bench/guard.json allows.
+bench-guard: debs $(VENV_STAMP)
+	@$(PY) bench/bench_porcupine.py --guard
 
 # Removes this checkout's clusters only (labelled with its path): the Docker engine
 # may be shared, and `cluster down --all` would remove everyone's.

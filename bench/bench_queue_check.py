@@ -6,7 +6,7 @@ it does not exist; --baseline: also time `harness check` of the checkout in DIR,
 worktree of the commit before a change, alternating with this one's run by run, and print
 the ratios; --memory: then M more runs of each, untimed, sampling the summed PSS of all
 their processes, which the target is judged on instead of the peak RSS).
-The history comes from the unit tests' simulated topic (tests/unit/queue_sim.py: 10
+The history comes from the unit tests' simulated topic (tests/support/queue_sim.py: 10
 workers, sends and polls, assigns and seeks, info ops, transaction markers, 100 planted
 losses, final drains) and is written once as history.jsonl in a temporary folder. Each
 run is two fresh subprocesses: `python -m harness check FILE --json` timed from outside,
@@ -40,7 +40,7 @@ PLANTED_LOSSES = 100
 
 def generate(path: Path, ops: int, partitions: int) -> dict[str, int]:
     """Writes the history; returns its size (events, records, bytes)."""
-    from tests.unit.queue_sim import SimConfig, simulate, write_jsonl
+    from tests.support.queue_sim import SimConfig, simulate, write_jsonl
 
     config = SimConfig(partitions=partitions, workers=10, ops=ops, losses=PLANTED_LOSSES)
     events, _ = simulate(1, config)

@@ -4,7 +4,7 @@
 Run: .venv/bin/python bench/bench_txn_check.py [--txns N] [--processes P] [--partitions K]
 [--runs R] [--history FILE] (--history: use FILE, writing it first if it does not exist).
 The history comes from the unit tests' strictly serializable simulator
-(tests/unit/txn_sim.py: transactions of 1 to 4 sends and polls, 10% aborted, 5% info, final
+(tests/support/txn_sim.py: transactions of 1 to 4 sends and polls, 10% aborted, 5% info, final
 drains) and is written once as history.jsonl. Each run is a fresh subprocess that loads
 it with history.load and the transaction reader (checkers/txn_ops.TxnStream), then runs
 checkers/txn_check.check_txns; it reports the load and check times, the peak RSS and the
@@ -32,7 +32,7 @@ TARGET_S = 30.0
 
 def generate(path: Path, txns: int, processes: int, partitions: int) -> dict[str, int]:
     """Writes the history; returns its size (events, bytes)."""
-    from tests.unit.txn_sim import TxnSimConfig, simulate, write_jsonl
+    from tests.support.txn_sim import TxnSimConfig, simulate, write_jsonl
 
     config = TxnSimConfig(processes=processes, partitions=partitions, txns=txns)
     events, _ = simulate(1, config)

@@ -10,6 +10,7 @@ This is the face: code outside checkers/ imports these names, or a family's face
 
 from checkers.faults import windows as fault_windows
 from checkers.fork_pool import can_fork, forked_map
+from checkers.guess import QUEUE_FS, default_model
 from checkers.perf import Sample
 from checkers.recovery import TIMES as RECOVERY_TIMES
 from checkers.recovery import (
@@ -22,7 +23,6 @@ from checkers.recovery import (
 from checkers.registry import (
     CHECKERS,
     LINEARIZABLE_MODELS,
-    QUEUE_FS,
     RUN_CHECKERS,
     Checked,
     Checker,
@@ -33,7 +33,6 @@ from checkers.registry import (
     check_history,
     checker_for,
     compose,
-    default_model,
     explain,
     load_user_model,
     run_checker,

@@ -20,23 +20,20 @@ from typing import Any
 from checkers import faults, lost_acks, perf, stats
 from checkers.groups import consumer as groups_checker
 from checkers.groups import share
-from checkers.groups.consumer_history import GROUP_ONLY_FS, GroupHistory, read_group_history
-from checkers.groups.share_history import ShareHistory, read_share_history, share_events
+from checkers.groups.consumer_history import GroupHistory, read_located
+from checkers.groups.share_history import ShareHistory, read_share_history
 from checkers.groups.share_history import reject_malformed as reject_malformed_share
 from checkers.linearizable import checker as linearizable
 from checkers.linearizable.model_loader import ModelLoadError, load_model
 from checkers.linearizable.models import MODELS, Model
 from checkers.perf import Sample
 from checkers.queue import checker as queue_checker
-from checkers.queue.policy import POLICY, SubVia
-from checkers.queue.reader import QueueHistory, read_queue_history
+from checkers.queue.policy import POLICY, TXN_POLICY, SubVia
+from checkers.queue.reader import GROUP_ONLY_FS, QueueHistory, read_queue_history
 from checkers.result import UNKNOWN, Result, Validity, check_safe, merge_valid
 from checkers.txn import TxnHistory, TxnStream, read_txn_history
 from history import STDIN_NAME, History, HistoryError, MalformedOp, Reader, load
 
-MAP_FS = frozenset({"get", "put", "put-if-absent", "replace", "remove"})
-SET_FS = frozenset({"add", "send", "read"})
-QUEUE_FS = frozenset({"poll", "drain", "txn"})
 ModelChoice = str | Model
 """A built-in model's name, or a user's Model (see load_user_model)."""
 
@@ -76,8 +73,9 @@ class CheckOptions:
             said["consumer_group"] = grouped and spec.get("txn") is not True
             said["auto_commit"] = spec.get("auto_commit") is True
             ignored = spec.get("ignore")
-            if isinstance(ignored, list):  # only kinds this checker knows
-                said["ignore"] = frozenset(k for k in ignored if isinstance(k, str) and k in POLICY)
+            if isinstance(ignored, list):  # only kinds the checkers know
+                known = POLICY.keys() | TXN_POLICY.keys()
+                said["ignore"] = frozenset(k for k in ignored if isinstance(k, str) and k in known)
         limit = spec.get("delivery_limit")
         if type(limit) is int and limit > 0:
             said["delivery_limit"] = limit
@@ -187,7 +185,7 @@ def _queue(history: History, options: CheckOptions) -> Checked:
         result = with_transactions(result, check_txns(_transactions(history)), options.ignore)
     if not (options.consumer_group or history.fs & GROUP_ONLY_FS):
         return Checked(result, Reading(queue=read))
-    group, section = _groups(history, result.get("lost_messages", []), options)
+    group, section = _groups(history, result.get("lost_records", []), options)
     return Checked(result, Reading(queue=read, groups=group), {"groups": section})
 
 
@@ -196,19 +194,17 @@ def _groups(
 ) -> tuple[GroupHistory | None, Result]:
     """Returns a consumer group's history and its checks' section (checkers/groups/
     consumer.py); they need the group's own ops, which a streamed reading leaves out, so
-    those read the file again (never stdin, read once)."""
-    events = history.events
-    if not events and history.read is not None:
+    those read the file again (never stdin, read once). Raises HistoryError for a group
+    value the checks cannot read: malformed input, never a verdict."""
+    loaded = history
+    if not history.events and history.read is not None:
         if history.path == STDIN_NAME:
             error = "they read the history file again: not from stdin"
             return None, {"valid": UNKNOWN, "error": error}
-        events = load(history.path).events
-    try:
-        group = read_group_history(events)
-    except Exception as err:  # a bug of the group reading costs its section only
-        return None, check_safe(_raise, err)
-    section = check_safe(groups_checker.check_groups, events, lost, options.auto_commit, group)
-    return group, section
+        loaded = load(history.path)
+    group = read_located(loaded)
+    check = groups_checker.check_groups
+    return group, check_safe(check, loaded.events, lost, options.auto_commit, group)
 
 
 def _raise(err: Exception) -> Result:
@@ -292,9 +288,12 @@ RUN_CHECKERS: dict[str, Checker] = {
 
 def run_checker(checker: Checker, history: History, options: CheckOptions) -> Checked:
     """Takes a checker, a history and the options. Returns the checker's Checked; one that
-    raises gives `valid: "unknown"` with the error, never a crash."""
+    raises gives `valid: "unknown"` with the error, never a crash. Raises the HistoryError
+    of a value the check cannot read (malformed input)."""
     try:
         return checker.check(history, options)
+    except HistoryError:  # malformed input: refused by the caller, never a verdict
+        raise
     except Exception as err:  # a checker bug must not cost the run its other results
         return Checked(check_safe(_raise, err))
 
@@ -368,22 +367,3 @@ def check_history(
 ) -> Result:
     """Takes what analyse takes. Returns the result with its sections (Checked.merged)."""
     return analyse(history, model, options).merged()
-
-
-def default_model(history: History) -> str:
-    """Takes a history; returns the model its operation names suggest (and for polls, their
-    values: a share workload's rounds, else a queue's)."""
-    fs = history.fs
-    if fs & QUEUE_FS:
-        return "share" if share_events(history.events) else "queue"
-    if "append" in fs:
-        return "kv-append"
-    if fs & MAP_FS:
-        return "map"
-    # A set read is a list in jsonl and a set (#{...}) in EDN.
-    lists_read = any(
-        op.f == "read" and isinstance(op.value, list | frozenset) for op in history.ops
-    )
-    if fs and fs <= SET_FS and (fs & {"add", "send"} or lists_read):
-        return "set"
-    return "cas-register"

@@ -2,8 +2,9 @@
 # Checks Python >= 3.11 first, then installs the Debian (or Ubuntu) packages the
 # harness needs when any is missing (docker.io, iptables, maven, a Java 17 JRE for Spark,
 # the Java 17 JDK's javac for the Java client's driver, chromium for the page tests, the
-# venv module, a go command (Debian's golang-go: too old to build nats-server itself, it
-# fetches the Go toolchain that does, see compose/ensure-go.sh);
+# venv module, a go command (Debian's golang-go: too old to build nats-server and faultfs
+# itself, it fetches the Go toolchain that does, see compose/ensure-go.sh; Porcupine's
+# driver in bench/ builds with it as it is);
 # debootstrap and Debian's keyring unless HARNESS_BASE_IMAGE names a base image to
 # pull instead); runs apt-get update once. PYTHON names the interpreter (python3).
 set -euo pipefail

@@ -85,7 +85,7 @@ def write_test_json(folder: Path, spec: TestSpec, started: float) -> None:
     """Writes test.json: the spec, the versions and when the run started."""
     body = {
         "spec": spec.to_json(),
-        "versions": versions(spec.kafka_version, spec.client),
+        "versions": versions(spec.cluster.kafka_version, spec.queue.client),
         "started": time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(started)),
     }
     write_json(folder / TEST, body)

@@ -3,106 +3,103 @@
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
-from harness.cluster.layout import ClusterSpec, KraftRoles
-from harness.cluster.releases import DEFAULT_VERSION, Metadata
+from harness.cluster.layout import ClusterSpec
+from workloads.names import STORES, WORKLOAD_NAMES
+from workloads.options import (
+    CRASH_CLIENT_INTERVAL_S,
+    QueueOptions,
+    ShareOptions,
+    option,
+    positive,
+)
 
-DELIVERY_LIMIT = 3
-"""The share workload's default delivery count limit: small (Kafka allows 2 to 10, and
-defaults to 5), so that records released again and again are archived within a run."""
+DEFAULT_NEMESIS = ("partition-leader",)
+"""The fault of `harness run` and `make run` when none is named."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class TestSpec:
-    """What `harness run` was asked to do; the run's only input besides the machine."""
+    """What `harness run` was asked to do; the run's only input besides the machine. Its
+    own fields are the options of every run, each declared once (workloads.options);
+    the cluster's shape, and the queue and share workloads' options, are records of
+    their own, laid flat in test.json as they always were (to_json)."""
 
     __test__ = False  # not a pytest test class, despite its name
 
     name: str
-    workload: str = "kv"
-    store: str = "linearizable"
-    nemesis: tuple[str, ...] = ("partition-leader",)
-    kafka_config: str = "safe"
-    brokers: int = 3
-    zookeepers: int = 1
-    kafka_version: str = DEFAULT_VERSION
-    metadata: Metadata = "zookeeper"
-    kraft_roles: KraftRoles = "dedicated"
-    controllers: int = 3
-    faultfs: bool = False
-    """Every node's data directory on faultfs, the power-loss layer (--faultfs, or any
-    power-loss nemesis)."""
-    faultproxy: bool = False
-    """Every broker behind faultproxy, the in-path proxy (--faultproxy, or any late,
-    slow or client nemesis)."""
-    time_limit: float = 60.0
-    concurrency: int = 5
-    rate: float = 100.0
-    keys: int = 8
-    partitions: int = 1
-    nemesis_interval: float = 10.0
+    workload: str = option("kv", "the workload", choices=WORKLOAD_NAMES)
+    store: str = option(
+        "linearizable", "kv and register: the store, or a variant that must fail", choices=STORES
+    )
+    nemesis: tuple[str, ...] = DEFAULT_NEMESIS
+    cluster: ClusterSpec = field(default_factory=ClusterSpec)
+    time_limit: float = option(60.0, "seconds of workload", type=positive(float), metavar="S")
+    concurrency: int = option(5, "client processes", type=positive(int), metavar="N")
+    rate: float = option(100.0, "total ops/s, a ceiling", type=positive(float), metavar="R")
+    keys: int = option(
+        8, "keys (queue and share: partitions of the topic)", type=positive(int), metavar="N"
+    )
+    partitions: int = option(
+        1, "partitions of the store's topic (kv, register)", type=positive(int), metavar="N"
+    )
+    nemesis_interval: float = option(
+        10.0,
+        "seconds between fault changes: a fault lasts one, then one passes without",
+        type=positive(float),
+        metavar="S",
+    )
     seed: int = 0
-    cluster_name: str = "harness"
-    leave_cluster_running: bool = False
-    check_time_limit: float = 60.0
-    producer_acks: str = "all"
-    idempotence: bool = False
-    consumer_group: bool = False
-    """Queue workload: the consumers subscribe in one group (--sub-via subscribe)."""
-    group_protocol: str = "classic"
-    """Queue workload in a group: the rebalance protocol, classic or consumer (KIP-848)."""
-    auto_commit: bool = False
-    """Queue workload in a group: librdkafka commits the positions (else commit ops do)."""
-    ignore: tuple[str, ...] = ()
-    """Queue anomaly kinds reported but never counted against validity."""
-    txn: bool = False
-    """Queue workload: each op a Kafka transaction of send and poll micro-ops."""
-    abort_p: float = 0.1
-    """Queue workload with txn: the probability of aborting a transaction on purpose."""
-    isolation_level: str = "read_committed"
-    """Queue workload: the consumers' isolation.level."""
-    crash_clients: float | None = None
-    """Queue workload: the mean seconds between one client's crashes (with txn in the
-    middle of a transaction; Jepsen's crash-client-interval), or None for no crashes."""
-    client: str = "librdkafka"
-    """Queue workload with txn: the client the transactions run through, librdkafka
-    (confluent-kafka) or java (kafka-clients, in a driver process per client)."""
-    release_p: float = 0.2
-    """Share workload: the probability that a consumer releases a record it polled."""
-    reject_p: float = 0.05
-    """Share workload: the probability that it rejects the record (archived)."""
-    delivery_limit: int = DELIVERY_LIMIT
-    """Share workload: the group's share.delivery.count.limit; recorded here so that
-    `harness check` judges the history by it."""
+    leave_cluster_running: bool = option(False, "keep the cluster after the run (faults healed)")
+    check_time_limit: float = option(
+        60.0,
+        "seconds of linearizability search per key before unknown",
+        type=positive(float),
+        metavar="S",
+    )
+    crash_clients: float | None = option(
+        None,
+        "queue and share: crash each client about every S seconds (with --txn in the "
+        f"middle of a transaction; alone: {CRASH_CLIENT_INTERVAL_S:g}, Jepsen's "
+        "crash-client-interval) and replace it",
+        type=positive(float),
+        nargs="?",
+        const=CRASH_CLIENT_INTERVAL_S,
+        metavar="S",
+        shown_default="off",
+    )
+    queue: QueueOptions = field(default_factory=QueueOptions)
+    share: ShareOptions = field(default_factory=ShareOptions)
 
     @property
     def topic(self) -> str:
         """Returns the store topic's name: fresh per run, so no run sees another's records."""
         return f"store-{self.seed}"
 
-    def cluster_spec(self) -> ClusterSpec:
-        """Returns the shape of the cluster this test runs on."""
-        return ClusterSpec(
-            self.cluster_name,
-            self.brokers,
-            self.zookeepers,
-            self.kafka_config,
-            kafka_version=self.kafka_version,
-            metadata=self.metadata,
-            kraft_roles=self.kraft_roles,
-            controllers=self.controllers,
-            faultfs=self.faultfs,
-            faultproxy=self.faultproxy,
-        )
-
     def to_json(self) -> dict[str, Any]:
-        """Returns every field, JSON-ready."""
-        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)} | {
-            "nemesis": list(self.nemesis),
-            "ignore": list(self.ignore),
+        """Returns every option, JSON-ready, in test.json's flat layout: the cluster's
+        fields (its name as cluster_name) and the workloads' options beside the run's."""
+        mine = {
+            f.name: getattr(self, f.name)
+            for f in dataclasses.fields(self)
+            if f.name not in ("cluster", "queue", "share")
         }
+        cluster = _fields(self.cluster)
+        cluster["cluster_name"] = cluster.pop("name")
+        return {
+            **mine,
+            "nemesis": list(self.nemesis),
+            **cluster,
+            **_fields(self.queue),
+            "ignore": list(self.queue.ignore),
+            **_fields(self.share),
+        }
+
+
+def _fields(record: Any) -> dict[str, Any]:
+    return {f.name: getattr(record, f.name) for f in dataclasses.fields(record)}
 
 
 def default_name(

@@ -52,6 +52,15 @@ def painted(word: str, terminal: bool) -> str:
     return f"\033[{colour}m{word}\033[0m"
 
 
+def verdict_exit_code(word: str) -> int:
+    """Takes a verdict word (VALID, INVALID, UNKNOWN, INCOMPLETE). Returns Jepsen's exit
+    code for it: 0 valid, 1 invalid, 2 for unknown and for INCOMPLETE (whatever part of a
+    run was checked, the run says nothing of how often the whole test fails)."""
+    if word == VERDICT_WORDS[True]:
+        return EXIT_VALID
+    return EXIT_INVALID if word == VERDICT_WORDS[False] else EXIT_UNKNOWN
+
+
 def exit_code(valid: Any) -> int:
     """Takes a merged validity. Returns Jepsen's exit code for it: 0 valid, 1 invalid,
     2 unknown (anything else). Only a checker's False ever gives 1."""

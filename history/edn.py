@@ -4,7 +4,9 @@ Supports nil, booleans, integers, floats, decimals, strings, characters, keyword
 symbols, vectors, lists, maps, sets, tagged literals, comments and `#_` discards; EDN's
 own kinds of value stay distinct (history.edn_values). Refuses what a history cannot hold:
 `##NaN` and infinities (they equal nothing, not even themselves), integers too long for
-Python to convert, and forms nested deeper than MAX_NESTING.
+Python to convert, forms nested deeper than MAX_NESTING, and a map naming a key twice or a
+set an element twice (Clojure's reader refuses both: "Duplicate key"; read last-wins, a
+poll's `{0 [[0 2]], 0 [[0 1]]}` would hide the record it names first).
 
 It reads lines as it needs them: `history_forms` yields a history's events one at a time
 (each top-level form, or each element of a history printed as one vector), keeping only
@@ -23,7 +25,7 @@ from functools import partial
 from typing import Any
 
 from history.edn_values import CHAR_NAMES, BigDecimal, Char, Keyword, Symbol, Tagged
-from history.events import TOKEN_BYTES, over_budget
+from history.events import TOKEN_BYTES, over_budget, short
 from history.frozen import MAX_NESTING, freeze
 
 NumberedLines = Iterable[tuple[int, str]]
@@ -193,12 +195,18 @@ class _Reader:
     def collection(self, opener: str, start: int) -> Any:
         items = self.items(opener, start)
         if opener == "#{":
-            return frozenset(freeze(v) for v in items)
+            members = frozenset(freeze(v) for v in items)
+            if len(members) != len(items):
+                raise self.fail(start, f"duplicate set element {short(_repeated(items))}")
+            return members
         if opener != "{":
             return items
         if len(items) % 2:
             raise self.fail(start, "a map needs an even number of forms")
-        return {freeze(items[i]): items[i + 1] for i in range(0, len(items), 2)}
+        read = {freeze(items[i]): items[i + 1] for i in range(0, len(items), 2)}
+        if 2 * len(read) != len(items):  # Clojure's reader refuses it; read last-wins, one hid
+            raise self.fail(start, f"duplicate key {short(_repeated(items[::2]))}")
+        return read
 
     def items(self, opener: str, start: int) -> list[Any]:
         """Reads forms up to the closer of `opener` (at `start`). Returns them."""
@@ -281,6 +289,17 @@ class _Reader:
             line = self.line_at(start)
             self.start_event(line)
             yield line, self.read_token(kind, text, start)
+
+
+def _repeated(forms: list[Any]) -> Any:
+    """Takes forms of which two are equal as EDN values. Returns the first repeated."""
+    seen: set[Any] = set()
+    for form in forms:
+        frozen = freeze(form)
+        if frozen in seen:
+            return form
+        seen.add(frozen)
+    raise AssertionError("no form repeats")
 
 
 def read_forms(text: str, first_line: int = 1, budget: int | None = None) -> list[tuple[int, Any]]:

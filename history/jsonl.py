@@ -11,7 +11,9 @@ and to the same values, types included, except two kinds of line: those it refus
 integer beyond 64 bits, which it reads as a float. Both are read again by the standard
 library's parser, so that every value, error and message is what it always was. A line
 ended by LF alone is parsed as the bytes read, never decoded first (history.lines): orjson
-refuses any that is not UTF-8, and those are decoded and read as text.
+refuses any that is not UTF-8, and those are decoded and read as text. An object naming a
+key twice is refused (both parsers read it last-wins, which would hide a value); only a
+line with more colons than keys read is checked for it (_keys_once).
 """
 
 from __future__ import annotations
@@ -42,7 +44,7 @@ _COMMON_FIELDS = frozenset((*_FIELDS, "index", "value"))
 
 
 class _Refused(ValueError):
-    """A JSON number or constant a history cannot hold."""
+    """A JSON number or constant a history cannot hold, or an object naming a key twice."""
 
 
 def _refuse_constant(name: str) -> Any:
@@ -63,7 +65,35 @@ _LONG_INTEGER: Final = b"0" * 20
 # Both opening brackets made [, so that one count finds the containers a line may open.
 _OPENING_AS_ONE: Final = bytes.maketrans(b"{", b"[")
 
-_JSON = json.JSONDecoder(parse_constant=_refuse_constant, parse_float=_finite_float)
+
+def _keys_once(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """Takes a JSON object's pairs. Returns them as a dict; refuses a key named twice, which
+    orjson and the standard library both read last-wins, hiding the first value.
+
+    Refused only where it can be: every key of the text is followed by a colon, so a line
+    whose colons are as many as the keys of its event and of its value, as read, names no
+    key twice. Only the other lines (a nested object, a colon inside a string, a repeated
+    key) are read again by the standard library with this hook."""
+    read = dict(pairs)
+    if len(read) == len(pairs):
+        return read
+    seen: set[str] = set()
+    for key, _ in pairs:
+        if key in seen:
+            raise _Refused(f"duplicate key {key!r:.60} in an object")
+        seen.add(key)
+    raise AssertionError("a key was read twice")
+
+
+def _keys_read(event: dict[str, Any]) -> int:
+    """Takes an event as read. Returns how many keys it and its value (if a map) hold."""
+    value = event.get("value")
+    return len(event) + len(value) if value.__class__ is dict else len(event)
+
+
+_JSON = json.JSONDecoder(
+    parse_constant=_refuse_constant, parse_float=_finite_float, object_pairs_hook=_keys_once
+)
 # What _JSON.raw_decode calls; typeshed does not declare the attribute.
 _SCAN: Final[Callable[[str, int], tuple[Any, int]]] = _JSON.scan_once  # type: ignore[attr-defined]
 
@@ -109,6 +139,10 @@ def read_jsonl_lines(
             except orjson.JSONDecodeError:
                 event = None
         if event.__class__ is dict and event.keys() >= _COMMON_FIELDS:
+            value = event["value"]
+            keys = len(event) + len(value) if value.__class__ is dict else len(event)
+            if text.count(b":") != keys:  # a key read twice, or colons elsewhere: _keys_once
+                _exact_json(text.decode(), path, line_no)
             check_event(event, path, line_no)
         else:
             if isinstance(line, bytes):
@@ -157,6 +191,8 @@ def _json_line(line: str, path: str, line_no: int) -> Event:
         text = line.encode(errors="surrogatepass")
     else:
         event = _fast_json(text)
+        if event.__class__ is dict and text.count(b":") != _keys_read(event):
+            event = None  # a key read twice, maybe: the standard library says (_keys_once)
     if event is None:  # refused by orjson or not trusted to it (or a line of null)
         event = _exact_json(line, path, line_no)
     if event.__class__ is not dict:

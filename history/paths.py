@@ -93,8 +93,9 @@ def drawing_folders(files: list[str], out: str | None) -> dict[str, Path]:
     Without --out: the history's folder, or its folder/<stem>/ when that folder holds
     other histories of the command too. With --out: --out itself for a lone history, else
     --out/<stem>/, the stem being the history's path below the histories' common folder.
-    A stem is the path without its suffix (a results folder's path for its history),
-    with a count added where two would meet (x.log and x.edn)."""
+    A stem is the path without its suffix (a results folder's path for its history; the
+    whole name when what is left would be `.` or `..`, as of `...jsonl`, so that nothing is
+    drawn outside), with a count added where two would meet (x.log and x.edn)."""
     if out is None:
         shared = Counter(Path(f).parent for f in files)
         folders: dict[str, Path] = {}
@@ -116,7 +117,9 @@ def _stem(relative: str) -> Path:
     path = Path(relative)
     if path.name in HISTORY_FILES and path.parent != Path("."):
         return path.parent
-    return path.with_suffix("")
+    stem = path.with_suffix("")
+    # `...jsonl` less its suffix is `..`, the folder above: such a name keeps its suffix.
+    return path if stem.name in ("", ".", "..") else stem
 
 
 def _unique(folder: Path, taken: set[Path]) -> Path:

@@ -3,8 +3,8 @@ them without loading the fault code (Kafka's and ZooKeeper's clients).
 
 A kill, a pause and a power cut share one naming scheme, VERB-TARGET, with the targets
 of nemesis.targets (Jepsen's node specs and the nodes that hold a role). nemesis.schedule
-builds each named fault; tests/unit/test_schedule.py checks that every name has its
-fault and every fault its name.
+builds each named fault; tests/unit/nemesis/test_schedule.py checks that every name has
+its fault and every fault its name.
 """
 
 from __future__ import annotations

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from checkers.groups import BROKER_DELIVERY_LIMIT
 from kvstore import Timeouts
 from kvstore.topic import TopicAdmin
+from workloads.options import QueueOptions, ShareOptions
 
 OpDict = dict[str, Any]
 
@@ -37,7 +37,8 @@ class Client(Protocol):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Context:
-    """What a workload knows of the run it is part of."""
+    """What a workload knows of the run it is part of: where the cluster is, its topic,
+    and the run's options (the workloads' own records, as TestSpec holds them)."""
 
     bootstrap: str
     topic: str
@@ -49,40 +50,11 @@ class Context:
     partitions: int
     replication_factor: int
     timeouts: Timeouts
-    check_time_limit: float
-    """Seconds of search per key before a linearizability verdict is unknown."""
-    producer_acks: str = "all"
-    """The queue workload's producer acks: all or 1."""
-    idempotence: bool = False
-    """Whether the queue workload's producers are idempotent (and so retry)."""
-    consumer_group: bool = False
-    """Whether the queue workload's consumers subscribe in one group (else they are assigned)."""
-    group_protocol: str = "classic"
-    """In a group: the rebalance protocol, classic or consumer (KIP-848)."""
-    auto_commit: bool = False
-    """In a group, outside transactions: librdkafka commits the positions (else commit ops)."""
-    ignore: frozenset[str] = frozenset()
-    """Queue anomaly kinds reported but never counted against validity (--ignore)."""
-    txn: bool = False
-    """Whether the queue workload's ops are Kafka transactions of send and poll micro-ops."""
-    abort_p: float = 0.1
-    """The probability that a transaction is aborted by the workload instead of committed."""
-    isolation_level: str = "read_committed"
-    """What the queue workload's consumers read of transactions (the drains: committed only)."""
     crash_clients: float | None = None
-    """The mean seconds between one queue client's crashes (with txn: mid-transaction;
-    else instead of an op), or None."""
-    client: str = "librdkafka"
-    """With txn: the client the transactions run through, librdkafka (confluent-kafka) or
-    java (the official Java client, in a driver process per client)."""
-    release_p: float = 0.2
-    """The share workload: the probability that a consumer releases a record it polled
-    (to be delivered again) instead of accepting it."""
-    reject_p: float = 0.05
-    """The share workload: the probability that it rejects the record (archived) instead."""
-    delivery_limit: int = BROKER_DELIVERY_LIMIT
-    """The share workload: the group's delivery count limit (share.delivery.count.limit);
-    a run sets its own (--delivery-limit), else it is the broker's."""
+    """The mean seconds between one queue or share client's crashes (with txn:
+    mid-transaction; else instead of an op), or None."""
+    queue: QueueOptions = field(default_factory=QueueOptions)
+    share: ShareOptions = field(default_factory=ShareOptions)
 
 
 def consumer_group_name(topic: str) -> str:

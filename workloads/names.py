@@ -1,7 +1,7 @@
 """The names `--workload` and `--store` take, in a module that imports nothing: the
 command line lists them without loading the workloads (Kafka's client).
 
-workloads.registry holds the workload of each name (tests/unit/test_run_cli.py checks
+workloads.registry holds the workload of each name (tests/unit/harness/commands/test_run.py checks
 that the two agree); STORES maps each store name to its map class in kvstore.VARIANTS.
 """
 

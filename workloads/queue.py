@@ -106,14 +106,14 @@ def settings(ctx: Context) -> QueueSettings:
         bootstrap=ctx.bootstrap,
         topic=ctx.topic,
         partitions=ctx.keys,
-        acks=ctx.producer_acks,
-        idempotence=ctx.idempotence,
-        consumer_group=ctx.consumer_group,
+        acks=ctx.queue.producer_acks,
+        idempotence=ctx.queue.idempotence,
+        consumer_group=ctx.queue.consumer_group,
         timeouts=ctx.timeouts,
-        isolation_level=ctx.isolation_level,
-        txn=ctx.txn,
-        group_protocol=ctx.group_protocol,
-        auto_commit=ctx.auto_commit,
+        isolation_level=ctx.queue.isolation_level,
+        txn=ctx.queue.txn,
+        group_protocol=ctx.queue.group_protocol,
+        auto_commit=ctx.queue.auto_commit,
     )
 
 
@@ -130,9 +130,9 @@ def transactional_ids(topic: str) -> TransactionalIds:
 def open_client(ctx: Context, client_id: str) -> Client:
     """Opens one process's producer (transactional with --txn) and consumer; with --txn
     and --client java, a driver process of the Java client holding them."""
-    if ctx.txn:
+    if ctx.queue.txn:
         ids = transactional_ids(ctx.topic)
-        if ctx.client == "java":
+        if ctx.queue.client == "java":
             return JavaTxnClient(settings(ctx), client_id, ids, crash_every_s=ctx.crash_clients)
         return TxnClient(settings(ctx), client_id, ids, crash_every_s=ctx.crash_clients)
     return QueueClient(settings(ctx), client_id, crash_every_s=ctx.crash_clients)
@@ -140,10 +140,10 @@ def open_client(ctx: Context, client_id: str) -> Client:
 
 def ops(rng: random.Random, ctx: Context) -> Iterator[OpDict]:
     """Yields the run's invokes: transactions with --txn, else one-message ops."""
-    if ctx.txn:
-        return txn_ops(rng, ctx.keys, ctx.consumer_group, ctx.abort_p)
-    commits = ctx.consumer_group and not ctx.auto_commit
-    return queue_ops(rng, ctx.keys, ctx.consumer_group, commits)
+    if ctx.queue.txn:
+        return txn_ops(rng, ctx.keys, ctx.queue.consumer_group, ctx.queue.abort_p)
+    commits = ctx.queue.consumer_group and not ctx.queue.auto_commit
+    return queue_ops(rng, ctx.keys, ctx.queue.consumer_group, commits)
 
 
 QUEUE = Workload(
@@ -153,6 +153,6 @@ QUEUE = Workload(
     open_client=open_client,
     final_reads=lambda ctx: [{"f": "drain", "key": p, "value": None} for p in range(ctx.keys)],
     model="queue",
-    group=lambda ctx: consumer_group_name(ctx.topic) if ctx.consumer_group else None,
+    group=lambda ctx: consumer_group_name(ctx.topic) if ctx.queue.consumer_group else None,
     recount_from_disk=True,
 )

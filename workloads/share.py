@@ -60,7 +60,7 @@ def group_configs(ctx: Context) -> dict[str, str]:
     return {
         "share.auto.offset.reset": "earliest",
         "share.record.lock.duration.ms": str(LOCK_MS),
-        "share.delivery.count.limit": str(ctx.delivery_limit),
+        "share.delivery.count.limit": str(ctx.share.delivery_limit),
     }
 
 
@@ -83,8 +83,8 @@ def share_settings(ctx: Context) -> ShareSettings:
     return ShareSettings(
         queue=settings(ctx),
         group=group_name(ctx),
-        release_p=ctx.release_p,
-        reject_p=ctx.reject_p,
+        release_p=ctx.share.release_p,
+        reject_p=ctx.share.reject_p,
         drain_idle_s=DRAIN_IDLE_S,
     )
 

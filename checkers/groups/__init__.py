@@ -6,12 +6,7 @@ The face of the family: both checks, their readings, and the lines that say them
 """
 
 from checkers.groups.consumer import check_groups, group_lines
-from checkers.groups.consumer_history import (
-    GROUP_ONLY_FS,
-    Commit,
-    GroupHistory,
-    read_group_history,
-)
+from checkers.groups.consumer_history import Commit, GroupHistory, read_group_history
 from checkers.groups.share import BROKER_DELIVERY_LIMIT, ShareRules, check_share, share_lines
 from checkers.groups.share_history import (
     Shaped,
@@ -24,7 +19,6 @@ from checkers.groups.share_history import reject_malformed as reject_malformed_s
 
 __all__ = [
     "BROKER_DELIVERY_LIMIT",
-    "GROUP_ONLY_FS",
     "Commit",
     "GroupHistory",
     "ShapeProbe",

@@ -30,6 +30,10 @@ The rules (the history as checkers/groups/consumer_history.py reads it):
   lost it; no group could read it). `at-least-once`.
 - Auto-commit reach (a measurement, never an anomaly): see auto_commit_reach.
 
+Every rule is judged in O(n log n) of the history or better: overlaps counted per
+ownership, never pair by pair (checkers/groups/ownership.py), each takeover's first poll
+and commit bound found by binary search and one sweep (checkers/groups/takeovers.py).
+
 Result layout: {"valid", "kinds": {kind: {"count", "cases"}}, "members", "callbacks":
 {assigned, revoked, lost}, "commits": {ok, fail, info, auto}, "committed": {partition:
 highest ok offset}, "overlaps": {fenced, unended}, "takeovers": {judged, unjudged:
@@ -50,6 +54,8 @@ from checkers.groups.consumer_history import (
     by_member,
     read_group_history,
 )
+from checkers.groups.ownership import ownership_overlaps
+from checkers.groups.takeovers import takeover_cases
 from checkers.result import Result
 from history import Event
 
@@ -57,7 +63,6 @@ Case = dict[str, Any]
 CASES_KEPT = 20
 KINDS = ("double-ownership", "commit-regression", "takeover-skip", "at-least-once")
 REACH = ("ahead", "same-op", "returned", "behind", "nothing-returned")
-ENDS = frozenset({"revoked", "lost"})
 
 
 def check_groups(
@@ -66,22 +71,24 @@ def check_groups(
     auto_commit: bool,
     group: GroupHistory | None = None,
 ) -> Result:
-    """Takes a queue history's events, the messages the queue checker found lost, whether
-    librdkafka committed, and the events' GroupHistory if already read. Returns the result
-    laid out as the module docstring says."""
+    """Takes a queue history's events, the (partition, message) pairs the queue checker
+    found lost (its lost_records), whether librdkafka committed, and the events'
+    GroupHistory if already read. Returns the result laid out as the module docstring
+    says."""
     group = group or read_group_history(events)
-    overlaps = ownership_overlaps(group)
+    overlaps = ownership_overlaps(group, CASES_KEPT)
     takeovers, unjudged = takeover_cases(group, auto_commit)
     cases = {
-        "double-ownership": double_ownership_cases(overlaps),
+        "double-ownership": overlaps.cases(),
         "commit-regression": commit_regression_cases(group.commits),
         "takeover-skip": takeovers,
-        "at-least-once": at_least_once_cases(group, set(lost)),
+        "at-least-once": at_least_once_cases(group, {(p, m) for p, m in lost}),
     }
-    ended = Counter(c["ended_by"] for c in overlaps)
+    counts = {k: len(v) for k, v in cases.items()} | {"double-ownership": overlaps.ended["revoked"]}
+    ended = overlaps.ended
     return {
-        "valid": not any(cases.values()),
-        "kinds": {k: {"count": len(v), "cases": v[:CASES_KEPT]} for k, v in cases.items()},
+        "valid": not any(counts.values()),
+        "kinds": {k: {"count": counts[k], "cases": v[:CASES_KEPT]} for k, v in cases.items()},
         "members": len({c.member for c in group.callbacks} | set(group.last_seen)),
         "callbacks": dict(Counter(c.kind for c in group.callbacks)),
         "commits": _commit_counts(group.commits),
@@ -90,52 +97,6 @@ def check_groups(
         "takeovers": {"judged": _judged(group, unjudged), "unjudged": unjudged},
         "auto_commit": auto_commit_reach(group) if auto_commit else None,
     }
-
-
-def ownership_overlaps(group: GroupHistory) -> list[Case]:
-    """Takes a GroupHistory. Returns each time a member was assigned a partition another
-    member owned (Jepsen has no group check; the rule is the module docstring's), with how
-    the old owner's ownership ended: `ended_by` revoked, lost or None."""
-    per_partition: dict[int, list[Callback]] = {}
-    for cb in sorted(group.callbacks, key=lambda c: c.at):
-        for p in cb.partitions:
-            per_partition.setdefault(p, []).append(cb)
-    overlaps: list[Case] = []
-    for p, callbacks in per_partition.items():
-        owners: dict[str, Callback] = {}
-        waiting: dict[str, list[Case]] = {}  # an old owner's overlaps, until it says how
-        for cb in callbacks:
-            if cb.kind in ENDS:
-                owners.pop(cb.member, None)
-                for case in waiting.pop(cb.member, []):
-                    case |= {"ended_by": cb.kind, "ended_at": cb.at, "ended_in": cb.index}
-                continue
-            for owner, since in owners.items():
-                if owner == cb.member or group.last_seen.get(owner, cb.at) < cb.at:
-                    continue  # its own, or its client had gone: it held nothing
-                case = _overlap(p, cb, since)
-                waiting.setdefault(owner, []).append(case)
-                overlaps.append(case)
-            owners.setdefault(cb.member, cb)
-    return overlaps
-
-
-def _overlap(partition: int, cb: Callback, since: Callback) -> Case:
-    return {
-        "partition": partition,
-        "member": cb.member,
-        "assigned_at": cb.at,
-        "assigned_in": cb.index,
-        "owner": since.member,
-        "owner_since": since.at,
-        "ended_by": None,
-    }
-
-
-def double_ownership_cases(overlaps: list[Case]) -> list[Case]:
-    """Takes ownership_overlaps. Returns those the old owner ended by revoking, a member
-    still: two owners at once (the module docstring's ownership rule, after KIP-848)."""
-    return [c for c in overlaps if c["ended_by"] == "revoked"]
 
 
 def commit_regression_cases(commits: list[Commit]) -> list[Case]:
@@ -171,113 +132,20 @@ def _regression(partition: int, later: Commit, offset: int, earlier: Commit) -> 
     }
 
 
-def takeover_cases(group: GroupHistory, auto_commit: bool) -> tuple[list[Case], dict[str, int]]:
-    """Takes a GroupHistory and whether librdkafka committed. Returns the assignments whose
-    first poll started above the committed offset (the module docstring's takeover rule,
-    Kafka's consumer contract) and the assignments not judged, by reason."""
-    unjudged: Counter[str] = Counter()
-    if auto_commit:  # a close's last commit is reported to no op: the bound is not known
-        return [], {"auto-commit": sum(len(cb.partitions) for cb in _assigns(group))}
-    commits = _maybe_landed(group.commits)
-    fetches = {m: sorted(fs, key=lambda f: f.index) for m, fs in by_member(group.fetches)}
-    cases: list[Case] = []
-    for member, callbacks in by_member(sorted(group.callbacks, key=lambda c: c.at)):
-        for place, cb in enumerate(callbacks):
-            if cb.kind != "assigned":
-                continue
-            for p in cb.partitions:
-                why, case = _takeover(
-                    p,
-                    cb,
-                    callbacks[:place],
-                    callbacks[place + 1 :],
-                    fetches.get(member, []),
-                    commits,
-                )
-                if case is not None:
-                    cases.append(case)
-                elif why:
-                    unjudged[why] += 1
-    return cases, dict(unjudged)
-
-
-def _takeover(
-    p: int,
-    cb: Callback,
-    before: list[Callback],
-    after: list[Callback],
-    fetches: list[Fetch],
-    commits: dict[int, list[Commit]],
-) -> tuple[str, Case | None]:
-    """Returns why the assignment of p at cb is not judged ("" when it is), or its case.
-    The bound leaves out the member's own commits since the assignment: they commit the
-    very position judged."""
-    previous = next((c for c in reversed(before) if p in c.partitions), None)
-    if previous is not None and previous.kind == "assigned":
-        return "held already", None
-    end = next((c.index for c in after if p in c.partitions and c.kind in ENDS), None)
-    first = next(
-        (
-            f
-            for f in fetches
-            if f.partition == p and cb.index <= f.index and (end is None or f.index <= end)
-        ),
-        None,
-    )
-    if first is None:
-        return "nothing read", None
-    if previous is not None and first.index == previous.index and not _after(first, previous, cb):
-        return "revoked and assigned in one op", None  # its records may be of either
-    known = [
-        c
-        for c in commits.get(p, [])
-        if c.invoked < first.completed and (c.member != cb.member or c.index < cb.index)
-    ]
-    if not known:
-        return "no commit before", None
-    commit = max(known, key=lambda c: c.offsets[p])
-    committed = commit.offsets[p]
-    if first.first <= committed:
-        return "", None
-    return "", {
-        "partition": p,
-        "member": cb.member,
-        "assigned_at": cb.at,
-        "assigned_in": cb.index,
-        "first_offset": first.first,
-        "fetched_in": first.index,
-        "committed": committed,
-        "commit_index": commit.index,
-        "commit_member": commit.member,
-    }
-
-
-def _after(fetch: Fetch, *callbacks: Callback) -> bool:
-    """Returns whether the op's first record was handed over after the callbacks."""
-    return fetch.first_at is not None and all(c.at < fetch.first_at for c in callbacks)
-
-
-def _maybe_landed(commits: list[Commit]) -> dict[int, list[Commit]]:
-    """Per partition, the commit ops that may have landed (ok, info)."""
-    out: dict[int, list[Commit]] = {}
-    for c in commits:
-        if c.outcome != "fail" and not c.auto:
-            for p in c.offsets:
-                out.setdefault(p, []).append(c)
-    return out
-
-
-def at_least_once_cases(group: GroupHistory, lost: set[Any]) -> list[Case]:
-    """Takes a GroupHistory and the messages the queue checker found lost. Returns each
-    acknowledged message below an ok commit's offset that no member's poll returned (the
-    module docstring's at-least-once rule: a group commits only what it was given)."""
+def at_least_once_cases(group: GroupHistory, lost: set[tuple[Any, Any]]) -> list[Case]:
+    """Takes a GroupHistory and the (partition, message) pairs the queue checker found
+    lost, partitions spelled as the history named them. Returns each acknowledged message
+    below an ok commit's offset that no member's poll returned (the module docstring's
+    at-least-once rule: a group commits only what it was given), unless lost in its own
+    partition: a loss of the same message elsewhere excuses nothing."""
     highest = highest_commits(group)
     cases: list[Case] = []
     for partition, offset, message in group.acked:
         commit = highest.get(partition)
         if commit is None or offset >= commit.offsets[partition]:
             continue
-        if message in group.polled.get(partition, ()) or message in lost:
+        spelled = group.names.get(partition, partition)
+        if message in group.polled.get(partition, ()) or (spelled, message) in lost:
             continue
         cases.append(
             {

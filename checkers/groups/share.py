@@ -9,22 +9,24 @@ acknowledgement counts as applied only when commit_sync reported its partition c
 (checkers/groups/share_history.py), and then the broker held the record's acquisition lock for
 that member from the acquisition to the moment it applied the acknowledgement (KIP-932: an
 acknowledgement of a record whose lock expired, or that another member acquired, fails).
-Times come from one monotonic clock; SLACK_NS covers placing the client's readings on the
-history's time line.
+Times come from one monotonic clock; share_pairs.SLACK_NS covers placing the client's
+readings on the history's time line. Every finder is linear in the history, or n log n
+where it compares a record's deliveries (checkers/groups/share_pairs.py); at most one case
+per send, delivery or record.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from itertools import combinations
 from typing import Any
 
 from checkers.faults import windows
 from checkers.groups.share_history import Delivery, Record, ShareHistory, read_share_history
+from checkers.groups.share_pairs import after_accept, count_pairs, overlapping_pair
+from checkers.queue.reader import Message, Send
 from history import Event
 
-SLACK_NS = 100_000_000
 MAX_CASES = 10
 KINDS = (
     "lost",
@@ -34,6 +36,7 @@ KINDS = (
     "over-limit",
     "count-not-increasing",
     "mismatched",
+    "unexpected",
 )
 """Every anomaly kind of the share section; any one makes the run invalid."""
 ALLOWED = ("count-reset",)
@@ -66,23 +69,50 @@ def outcome(found: list[Delivery], limit: int) -> str:
     return "open"
 
 
-def unresolved_cases(share: ShareHistory, limit: int) -> dict[str, list[dict[str, Any]]]:
+class Outcomes:
+    """Each acknowledged send's deliveries and how they ended: those of its record that
+    carried its message (another message there is `mismatched`), each (record, message)
+    judged once however many sends name it."""
+
+    def __init__(self, share: ShareHistory, limit: int) -> None:
+        self.limit = limit
+        self.delivered: dict[tuple[Record, Message], list[Delivery]] = {}
+        for record, found in share.deliveries.items():
+            for d in found:
+                self.delivered.setdefault((record, d.message), []).append(d)
+        self.judged: dict[tuple[Record, Message], str] = {}
+
+    def of(self, s: Send) -> tuple[list[Delivery], str]:
+        """Takes an acknowledged send. Returns its deliveries and their outcome (or
+        never-delivered)."""
+        assert s.offset is not None
+        key = ((s.partition, s.offset), s.value)
+        found = self.delivered.get(key, [])
+        if key not in self.judged:
+            self.judged[key] = outcome(found, self.limit) if found else "never-delivered"
+        return found, self.judged[key]
+
+
+def unresolved_cases(share: ShareHistory, outcomes: Outcomes) -> dict[str, list[dict[str, Any]]]:
     """Every acknowledged send is eventually accepted by some member or archived (KIP-932:
-    a record ends Acknowledged or Archived); after a final drain, one never delivered is
-    `lost` and one delivered but neither accepted nor archived (its every delivery released
-    below the limit, or never acknowledged) is `stranded`. Without a drain, none is judged."""
+    a record ends Acknowledged or Archived); after a final drain, one whose message was
+    never delivered at its record is `lost` and one delivered but neither accepted nor
+    archived (its every delivery released below the limit, or never acknowledged) is
+    `stranded`. Without a drain, none is judged. Two sends acknowledged at one record are
+    judged each: the one whose message never came is lost."""
     cases: dict[str, list[dict[str, Any]]] = {"lost": [], "stranded": []}
     if not share.drained:
         return cases
-    for record, message in sorted(share.acked.items()):
-        found = share.deliveries.get(record, [])
-        if not found:
-            cases["lost"].append({"record": list(record), "message": message})
-        elif outcome(found, limit) == "open":
+    for s in share.acked:
+        found, ended = outcomes.of(s)
+        record = [s.partition, s.offset]
+        if ended == "never-delivered":
+            cases["lost"].append({"record": record, "message": s.value, "index": s.index})
+        elif ended == "open":
             counts = [d.count for d in found]
             acks = [d.ack for d in found]
             cases["stranded"].append(
-                {"record": list(record), "message": message, "counts": counts, "acks": acks}
+                {"record": record, "message": s.value, "counts": counts, "acks": acks}
             )
     return cases
 
@@ -92,43 +122,25 @@ def overlap_cases(share: ShareHistory) -> list[dict[str, Any]]:
     Acquired by one consumer at a time). D1's lock certainly lasted from before D1's poll
     returned until its applied acknowledgement (asked at ack_sent); D2, a later acquisition
     (a higher delivery count, or itself acknowledged with its own lock certainly held while
-    D1's was), was handed over more than SLACK_NS before ack_sent: both held it at once."""
+    D1's was), was handed over more than SLACK_NS before ack_sent: both held it at once.
+    One case per record, with the first such pair found (share_pairs.overlapping_pair)."""
     cases = []
     for record, found in sorted(share.deliveries.items()):
-        for a, b in combinations(found, 2):
-            for first, second in ((a, b), (b, a)):
-                if _held_together(first, second):
-                    cases.append(_pair_case(record, first, second))
-                    break
+        pair = overlapping_pair(found)
+        if pair is not None:
+            cases.append(_pair_case(record, *pair))
     return cases
-
-
-def _held_together(first: Delivery, second: Delivery) -> bool:
-    if not first.ack_ok or first.ack_sent is None:
-        return False
-    if second.handed >= first.ack_sent - SLACK_NS:
-        return False
-    later = first.count is not None and second.count is not None and second.count > first.count
-    both_held = (
-        second.ack_ok and second.ack_sent is not None and first.handed < second.ack_sent - SLACK_NS
-    )
-    return later or both_held
 
 
 def after_accept_cases(share: ShareHistory) -> list[dict[str, Any]]:
     """No record is delivered again once accepted (KIP-932: Acknowledged is final): a
     delivery whose poll began more than SLACK_NS after a commit that applied an ACCEPT of
-    the same record had returned."""
-    cases = []
-    for record, found in sorted(share.deliveries.items()):
-        for accepted in found:
-            if accepted.ack != "accept" or not accepted.ack_ok or accepted.ack_done is None:
-                continue
-            done = accepted.ack_done
-            for again in found:
-                if again is not accepted and again.began > done + SLACK_NS:
-                    cases.append(_pair_case(record, accepted, again))
-    return cases
+    the same record had returned. One case per such delivery."""
+    return [
+        _pair_case(record, *pair)
+        for record, found in sorted(share.deliveries.items())
+        for pair in after_accept(found)
+    ]
 
 
 def count_cases(
@@ -145,7 +157,9 @@ def count_cases(
     from its start to its stop, or to the end of the run when it was never healed) was in
     force at any time from the earlier hand-over to the later poll, or began in between,
     the pair is `count-reset`, reported and allowed. The leader's failover is inferred
-    from the fault, not observed: a fault-free run gets no such allowance."""
+    from the fault, not observed: a fault-free run gets no such allowance. One case per
+    later delivery: count-not-increasing when some earlier one is not excused, else
+    count-reset (share_pairs.count_pairs)."""
     cases: dict[str, list[dict[str, Any]]] = {
         "over-limit": [],
         "count-not-increasing": [],
@@ -155,15 +169,9 @@ def count_cases(
         for d in found:
             if d.count is not None and d.count > limit:
                 cases["over-limit"].append({"record": list(record), "delivery": _said(d)})
-        for earlier, later in combinations(found, 2):
-            if earlier.count is None or later.count is None:
-                continue
-            if later.began > earlier.handed + SLACK_NS and later.count <= earlier.count:
-                reset = any(
-                    start <= later.began and stop >= earlier.handed for start, stop in faults
-                )
-                kind = "count-reset" if reset else "count-not-increasing"
-                cases[kind].append(_pair_case(record, earlier, later))
+        unexcused, reset = count_pairs(found, faults)
+        cases["count-not-increasing"] += [_pair_case(record, *pair) for pair in unexcused]
+        cases["count-reset"] += [_pair_case(record, *pair) for pair in reset]
     return cases
 
 
@@ -178,15 +186,47 @@ def fault_spans(events: Sequence[Event]) -> list[tuple[int, int]]:
 
 
 def mismatch_cases(share: ShareHistory) -> list[dict[str, Any]]:
-    """A delivery carries the message its record was sent with (KIP-932 delivers the log's
-    records): one at an acknowledged send's offset with another message is `mismatched`."""
-    return [
-        {"record": list(record), "sent": share.acked[record], "delivery": _said(d)}
-        for record, found in sorted(share.deliveries.items())
-        if record in share.acked
-        for d in found
-        if d.message != share.acked[record]
-    ]
+    """A record holds one message (KIP-932 delivers the log's records): its first
+    acknowledged send's, else its first delivery's. Another acknowledged send at it, or a
+    delivery of it, with another message is `mismatched`: never overwritten, never
+    unjudged."""
+    sent: dict[Record, Send] = {}
+    cases: list[dict[str, Any]] = []
+    for s in share.acked:
+        record = (s.partition, s.offset)
+        first = sent.setdefault(record, s)  # type: ignore[arg-type]
+        if not _same(s.value, first.value):
+            other = {"index": s.index, "message": s.value}
+            cases.append({"record": list(record), "sent": first.value, "sent_again": other})
+    for record, found in sorted(share.deliveries.items()):
+        first_sent = sent.get(record)
+        held = found[0].message if first_sent is None else first_sent.value
+        for d in found:
+            if not _same(d.message, held):
+                said = {"sent": held} if first_sent else {"first_delivered": _said(found[0])}
+                cases.append({"record": list(record), **said, "delivery": _said(d)})
+    return cases
+
+
+def unexpected_cases(share: ShareHistory) -> list[dict[str, Any]]:
+    """Every message delivered was sent to its partition (KIP-932 delivers the log's
+    records): one that no send to it attempted, or whose every send there certainly
+    failed, is `unexpected` (the queue checker's kind), once per partition and message."""
+    attempted: dict[int, dict[Message, bool]] = {}  # message -> whether some send did not fail
+    for s in share.sends:
+        mine = attempted.setdefault(s.partition, {})
+        mine[s.value] = mine.get(s.value, False) or s.outcome != "fail"
+    cases = []
+    seen: set[tuple[int, Message]] = set()
+    for record, found in sorted(share.deliveries.items()):
+        for d in found:
+            key = (record[0], d.message)
+            if key in seen or attempted.get(record[0], {}).get(d.message, False):
+                continue
+            seen.add(key)
+            write = "failed" if d.message in attempted.get(record[0], {}) else "never sent"
+            cases.append({"record": list(record), "write": write, "delivery": _said(d)})
+    return cases
 
 
 def check_share(
@@ -198,29 +238,27 @@ def check_share(
     counts and each kind's first cases."""
     share = share or read_share_history(events)
     limit = rules.delivery_limit
-    found = unresolved_cases(share, limit) | count_cases(share, limit, fault_spans(events))
+    outcomes = Outcomes(share, limit)
+    found = unresolved_cases(share, outcomes) | count_cases(share, limit, fault_spans(events))
     found["lock-overlap"] = overlap_cases(share)
     found["delivered-after-accept"] = after_accept_cases(share)
     found["mismatched"] = mismatch_cases(share)
+    found["unexpected"] = unexpected_cases(share)
     kinds = {k: {"count": len(found[k]), "cases": found[k][:MAX_CASES]} for k in KINDS}
     allowed = {k: {"count": len(found[k]), "cases": found[k][:MAX_CASES]} for k in ALLOWED}
-    outcomes = _outcomes(share, limit)
+    ended = _outcomes(share, outcomes)
     valid: bool | str = True
     if any(kinds[k]["count"] for k in KINDS):
         valid = False
-    elif not share.drained and outcomes["open"] + outcomes["never-delivered"]:
+    elif not share.drained and ended["open"] + ended["never-delivered"]:
         valid = "unknown"
-    partitions = {p for p, _ in share.acked} | {p for p, _ in share.deliveries}
+    partitions = {s.partition for s in share.acked} | {p for p, _ in share.deliveries}
     return {"valid": valid, "delivery_limit": limit, "drained": share.drained} | {
         "partitions": len(partitions),
-        "sends": {
-            "acknowledged": len(share.acked),
-            "info": share.unsure_sends,
-            "fail": share.failed_sends,
-        },
+        "sends": _send_counts(share),
         "deliveries": _delivery_counts(share),
         "acks": _ack_counts(share),
-        "outcomes": outcomes,
+        "outcomes": ended,
         "ack_reports": share.ack_reports,
         "crashed_polls": share.crashed_polls,
         "kinds": kinds,
@@ -228,14 +266,25 @@ def check_share(
     }
 
 
-def _outcomes(share: ShareHistory, limit: int) -> dict[str, int]:
+def _send_counts(share: ShareHistory) -> dict[str, int]:
+    acked = len(share.acked)
+    info = sum(1 for s in share.sends if s.outcome == "info")
+    failed = sum(1 for s in share.sends if s.outcome == "fail")
+    return {"acknowledged": acked, "info": info, "fail": failed}
+
+
+def _outcomes(share: ShareHistory, outcomes: Outcomes) -> dict[str, int]:
     counts = dict.fromkeys(
         ("accepted", "rejected", "archived-by-limit", "maybe", "open", "never-delivered"), 0
     )
-    for record in share.acked:
-        found = share.deliveries.get(record, [])
-        counts[outcome(found, limit) if found else "never-delivered"] += 1
+    for s in share.acked:
+        counts[outcomes.of(s)[1]] += 1
     return counts
+
+
+def _same(a: Message, b: Message) -> bool:
+    # Messages are read exactly (ints, strings, EDN keywords): equal only of one kind.
+    return a.__class__ is b.__class__ and a == b
 
 
 def _delivery_counts(share: ShareHistory) -> dict[str, int]:

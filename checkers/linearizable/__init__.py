@@ -1,7 +1,8 @@
 """Linearizability per key: Wing and Gong's search with Lowe's memoisation (search.py) of
 a history split by key against a model (models.py, or a user's: model_loader.py).
 
-The face of the family: the check, its explanation and steps (prepare, split_by_key,
+The face of the family: the check, its explanation (and `respelled` and `spell`, which say
+a result's failures and values in its history's spelling), its steps (prepare, split_by_key,
 check_key_safely, which `check --spark` runs as tasks), the models and their loader.
 """
 
@@ -13,6 +14,8 @@ from checkers.linearizable.checker import (
     merge_validity,
     prepare,
     reject_unknown_ops,
+    respelled,
+    spell,
     split_by_key,
 )
 from checkers.linearizable.model_loader import ModelLoadError, is_reference, load_model
@@ -32,5 +35,7 @@ __all__ = [
     "merge_validity",
     "prepare",
     "reject_unknown_ops",
+    "respelled",
+    "spell",
     "split_by_key",
 ]

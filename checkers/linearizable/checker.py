@@ -32,13 +32,20 @@ from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
 from checkers.fork_pool import Extend, Stopped, can_fork, forked_map, supervised_map
-from checkers.linearizable.counterexample import error_report, explain, failure, stopped_report
+from checkers.linearizable.counterexample import (
+    error_report,
+    explain,
+    failure,
+    respelled,
+    stopped_report,
+)
 from checkers.linearizable.model_core import contained, with_value
 from checkers.linearizable.models import UNREAD, Model, freeze
 from checkers.linearizable.search import Limits, Outcome, Validity, search
+from checkers.linearizable.spelling import spell
 from history import MalformedOp, Op
 
-__all__ = ["check", "explain", "merge_validity", "reject_unknown_ops"]
+__all__ = ["check", "explain", "merge_validity", "reject_unknown_ops", "respelled", "spell"]
 
 PARALLEL_MIN_OPS = 4000  # below this a process pool costs more than it saves
 DEFAULT_CACHE_BYTES = 512 * 2**20

@@ -1,19 +1,35 @@
 """Turns one key's search outcome into a JSON-ready failure report, and reports into prose.
 
-A report names the op that cannot be linearized, the tail of the longest linearizable
-prefix, the states the model could be in after it, and the ops concurrent with the failure.
+A report names the op that cannot be linearized, the op that pinned the state it had to
+follow (the last op of the longest linearizable prefix to return before it was invoked:
+every op that did is linearized before it, in that order), the tail of that prefix, the
+states the model could be in after it, and the ops concurrent with the failure. A model
+that describes ops and states with the built-in words has them in JSON's spelling, which
+`respelled` turns into EDN's for a Jepsen history (spelling.py).
 """
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Hashable, Sequence
 from typing import Any
 
-from checkers.linearizable.model_core import describe_error
-from checkers.linearizable.models import UNREAD, Inconsistent, Model, State, thaw
+from checkers.linearizable.model_core import describe_error, describe_op, describe_state
+from checkers.linearizable.models import UNREAD, Inconsistent, Model, State, freeze, thaw
 from checkers.linearizable.search import Outcome
+from checkers.linearizable.spelling import (
+    EDN,
+    JSON,
+    described_state,
+    edn_only,
+    message_parts,
+    message_words,
+    op_words,
+    said_now,
+    spell,
+    spelling_of,
+    state_words,
+)
 from history import Op
 
 PREFIX_TAIL = 20  # how many of the prefix's last ops a report keeps
@@ -21,9 +37,10 @@ MAX_CONCURRENT = 50
 MAX_STATES = 1000
 
 
-def op_dict(op: Op, model: Model) -> dict[str, Any]:
-    """Takes an op. Returns it as a small JSON-serialisable dict, with a description."""
-    return {
+def op_dict(op: Op, model: Model, spelling: str = JSON) -> dict[str, Any]:
+    """Takes an op (its value frozen). Returns it as a small JSON-serialisable dict, with a
+    description: the model's own, or the built-in words in the spelling."""
+    said = {
         "index": op.index,
         "process": op.process,
         "f": op.f,
@@ -32,8 +49,28 @@ def op_dict(op: Op, model: Model) -> dict[str, Any]:
         "type": op.type,
         "call": op.call,
         "ret": op.ret,
-        "text": model.describe_op(op),
     }
+    if not spelled(model):
+        return said | {"text": model.describe_op(op)}
+    return said | {"text": op_words(said | {"value": op.value}, spelling)}
+
+
+def spelled(model: Model) -> bool:
+    """Whether a model's ops and states are described by the built-in words, which the
+    report spells as its history does, rather than by its own."""
+    return model.describe_op is describe_op and model.describe_state is describe_state
+
+
+def spelling_for(key: Hashable, ops: Sequence[Op], states: Sequence[State]) -> str:
+    """Takes a key, its ops and the states a report names. Returns the spelling the report
+    is first said in: EDN's when one of them holds what only EDN can (a set, a keyword),
+    else JSON's, which respelled turns into EDN's for a Jepsen history of plain values."""
+    values = [freeze(key), *(op.value for op in ops), *states]
+    return EDN if any(edn_only(v) for v in values) else JSON
+
+
+def _describe(model: Model, state: State, spelling: str) -> str:
+    return described_state(state, spelling) if spelled(model) else model.describe_state(state)
 
 
 def failure(
@@ -50,27 +87,58 @@ def failure(
     assert outcome.failing is not None
     failing = outcome.failing
     states = possible_states(model, outcome, ops)
-    message = _message(model, failing, states)
+    why = _inconsistency(model, failing, states)
     tail = outcome.prefix[-PREFIX_TAIL:]
     oks_before = [op for op in outcome.prefix if op.type == "ok"]
     concurrent = _concurrent(ops, failing, outcome.prefix)
     graph = counterexample_graph(tail, failing, concurrent)
-    return {
+    pinned = pinning(outcome.prefix, failing)
+    pinned_state = replay(model, outcome.prefix[: 0 if pinned is None else pinned + 1])
+    tail_values = tail_states(model, outcome.prefix, len(tail))
+    spelling = spelling_for(key, ops, [*states, *tail_values])
+
+    def said(op: Op) -> dict[str, Any]:
+        return op_dict(op, model, spelling)
+
+    report: dict[str, Any] = {
         "key": thaw(key),
         "valid": False,
         "model": model.name,
-        "op": op_dict(failing, model),
-        "previous_ok": op_dict(oks_before[-1], model) if oks_before else None,
-        "longest_prefix": [op_dict(op, model) for op in tail],
+        "op": said(failing),
+        "previous_ok": said(oks_before[-1]) if oks_before else None,
+        "pinned_by": None if pinned is None else said(outcome.prefix[pinned]),
+        "pinned_state": _describe(model, pinned_state, spelling),
+        "longest_prefix": [said(op) for op in tail],
         "prefix_length": len(outcome.prefix),
-        "prefix_states": tail_states(model, outcome.prefix, len(tail)),
+        "prefix_states": [_describe(model, st, spelling) for st in tail_values],
         "states": [thaw(s) for s in states],
-        "state_descriptions": [model.describe_state(s) for s in states],
-        "concurrent": [op_dict(op, model) for op in concurrent],
-        "message": message,
+        "state_descriptions": [_describe(model, s, spelling) for s in states],
+        "concurrent": [said(op) for op in concurrent],
+        "message": why if isinstance(why, str) else why.message,
         "configurations": outcome.configs,
         "graph": to_json(graph),
     }
+    if spelled(model):  # what respelled needs to say it all again in EDN's spelling
+        report["spelling"] = spelling
+        report["pinned_value"] = thaw(pinned_state)
+        report["prefix_values"] = [thaw(st) for st in tail_values]
+        if not isinstance(why, str):
+            report["message"] = said_now(why, spelling)
+            report["message_parts"] = message_parts(why)
+    return report
+
+
+def pinning(prefix: Sequence[Op], failing: Op) -> int | None:
+    """Takes the longest linearizable prefix and the op that could not follow it. Returns
+    the position in the prefix of the op that pinned the state the failing op had to
+    follow: the last, in linearization order, of the ops that returned before the failing
+    op was invoked (each of which any linearization puts before it), or None when none
+    had. Whatever comes after it in the prefix overlapped the failing op or crashed."""
+    for position in range(len(prefix) - 1, -1, -1):
+        ret = prefix[position].ret
+        if ret is not None and ret < failing.call:
+            return position
+    return None
 
 
 def replay(model: Model, ops: Sequence[Op]) -> State | Inconsistent:
@@ -84,18 +152,18 @@ def replay(model: Model, ops: Sequence[Op]) -> State | Inconsistent:
     return state
 
 
-def tail_states(model: Model, prefix: Sequence[Op], tail: int) -> list[str]:
+def tail_states(model: Model, prefix: Sequence[Op], tail: int) -> list[State]:
     """Takes the longest prefix in linearization order. Returns the state after each of its
-    last `tail` ops, described (what the viewer shows on hover)."""
+    last `tail` ops (what the viewer shows on hover, described)."""
     state: State | Inconsistent = model.init
-    described: list[str] = []
+    found: list[State] = []
     for n, op in enumerate(prefix):
         state = model.step(state, op)
         if isinstance(state, Inconsistent):
             break
         if n >= len(prefix) - tail:
-            described.append(model.describe_state(state))
-    return described
+            found.append(state)
+    return found
 
 
 def possible_states(model: Model, outcome: Outcome, ops: Sequence[Op]) -> list[State]:
@@ -122,8 +190,9 @@ def possible_states(model: Model, outcome: Outcome, ops: Sequence[Op]) -> list[S
     return list(found)
 
 
-def _message(model: Model, failing: Op, states: Sequence[State]) -> str:
-    """Returns why the failing op cannot follow any of the states."""
+def _inconsistency(model: Model, failing: Op, states: Sequence[State]) -> Inconsistent | str:
+    """Returns why the failing op cannot follow any of the states: the model's
+    inconsistency after the first, or a sentence when there is none to give."""
     for st in states:
         result = model.step(st, failing)
         if not isinstance(result, Inconsistent):
@@ -131,7 +200,7 @@ def _message(model: Model, failing: Op, states: Sequence[State]) -> str:
     for st in states:
         result = model.step(st, failing)
         if isinstance(result, Inconsistent):
-            return result.message
+            return result
     return "no state was reachable"
 
 
@@ -195,12 +264,48 @@ def stopped_report(
     }
 
 
+def respelled(result: dict[str, Any], history_format: str | None) -> dict[str, Any]:
+    """Takes a linearizability result and its history's format. Returns the result with
+    each failure that the built-in words describe said in that history's spelling (EDN's
+    for Jepsen's history.edn and logs); the result itself when nothing changes."""
+    spelling = spelling_of(history_format)
+    failures = result.get("failures")
+    if spelling == JSON or not isinstance(failures, list):
+        return result
+    return result | {"failures": [_respelled(f, spelling) for f in failures]}
+
+
+def _respelled(fail: dict[str, Any], spelling: str) -> dict[str, Any]:
+    if fail.get("spelling") != JSON:  # unknown, or the model's own words
+        return fail
+
+    def said(op: Any) -> Any:
+        return op if not isinstance(op, dict) else op | {"text": op_words(op, spelling)}
+
+    parts = fail.get("message_parts")
+    message = message_words(parts, spelling) if isinstance(parts, dict) else None
+    return fail | {
+        "spelling": spelling,
+        **{name: said(fail.get(name)) for name in ("op", "previous_ok", "pinned_by")},
+        "longest_prefix": [said(op) for op in fail.get("longest_prefix", [])],
+        "concurrent": [said(op) for op in fail.get("concurrent", [])],
+        "state_descriptions": [state_words(v, spelling) for v in fail.get("states", [])],
+        "prefix_states": [state_words(v, spelling) for v in fail.get("prefix_values", [])],
+        "pinned_state": state_words(fail.get("pinned_value"), spelling),
+        "message": message or fail.get("message"),
+    }
+
+
 def explain(result: dict[str, Any]) -> list[str]:
     """Takes a linearizability result. Returns a few readable lines per failing key: what was
-    read, what could have been read, and which ops were concurrent."""
+    read, which op it had to follow and what could have been read, and which ops were
+    concurrent."""
     lines: list[str] = []
     for fail in result.get("failures", []):
-        key = "the history" if fail["key"] is None else f"key {json.dumps(fail['key'])}"
+        if fail["key"] is None:
+            key = "the history"
+        else:
+            key = f"key {spell(fail['key'], str(fail.get('spelling', JSON)))}"
         if fail["valid"] == "unknown":
             lines.append(f"{key}: unknown ({fail['cause']}): {fail['message']}")
             continue
@@ -214,6 +319,14 @@ def _explain_invalid(key: str, fail: dict[str, Any]) -> list[str]:
         f"{key}: not linearizable",
         f"  op {op['index']} ({op['text']}) cannot be linearized: {fail['message']}",
     ]
+    pinned, pinned_state = fail.get("pinned_by"), fail.get("pinned_state")
+    if pinned is not None:
+        lines.append(
+            f"  it was invoked after op {pinned['index']} ({pinned['text']}) returned, "
+            f"which left the state {pinned_state}"
+        )
+    elif pinned_state is not None:
+        lines.append(f"  it was invoked before any op returned, in the state {pinned_state}")
     prev = fail.get("previous_ok")
     if prev is not None:
         lines.append(

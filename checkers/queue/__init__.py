@@ -18,7 +18,16 @@ from checkers.queue.lag import (
     worst_lags,
     worst_realtime_lag,
 )
-from checkers.queue.policy import KINDS, POLICY, SUB_VIA, SubVia, effect, parse_kinds
+from checkers.queue.policy import (
+    KINDS,
+    POLICY,
+    SUB_VIA,
+    TXN_KINDS,
+    TXN_POLICY,
+    SubVia,
+    effect,
+    parse_kinds,
+)
 from checkers.queue.reader import (
     DRAIN,
     POLL,
@@ -37,6 +46,8 @@ __all__ = [
     "POLL",
     "SEND",
     "SUB_VIA",
+    "TXN_KINDS",
+    "TXN_POLICY",
     "LagPoint",
     "Process",
     "QueueHistory",

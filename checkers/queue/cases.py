@@ -11,26 +11,66 @@ the cases mean.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, overload
 
 from checkers.queue.reader import DRAIN, Batch, Message, Observation, Records, Send, pairs
 
 Case = dict[str, Any]
+CASE_ITEMS = 20
+"""A case lists at most this many observers (of one message's offsets, or one offset's
+messages), then says how many more there were: one case never holds a million."""
+
+
+class Cases(Sequence[Case]):
+    """Cases kept as what they are made from (an Observation, a Step, a key the index
+    already holds) and made into dicts only when read: a history of a million anomalies
+    keeps a million references to what it holds, not a million dicts (the checker reads
+    the first few and the count)."""
+
+    __slots__ = ("make", "sources")
+
+    def __init__(self, sources: list[Any], make: Callable[[Any], Case]) -> None:
+        self.sources, self.make = sources, make
+
+    def __len__(self) -> int:
+        return len(self.sources)
+
+    @overload
+    def __getitem__(self, at: int) -> Case: ...
+
+    @overload
+    def __getitem__(self, at: slice) -> list[Case]: ...
+
+    def __getitem__(self, at: int | slice) -> Case | list[Case]:
+        if isinstance(at, slice):
+            return [self.make(source) for source in self.sources[at]]
+        return self.make(self.sources[at])
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Sequence) and list(self) == list(other)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"Cases({list(self)!r})"
 
 
 @dataclass(frozen=True, slots=True)
 class ObservationIndex:
     """Every value seen at an offset, indexed both ways. Per partition: per offset the
     first observation there (`at`), per message its first observation (`of`) and the
-    first at each other offset it was seen at (`elsewhere`); per (partition, offset) the
-    first observation of each other message seen there (`others`)."""
+    first at each other offset it was seen at (`elsewhere`); per partition and offset the
+    first observation of each other message seen there (`others`). Read `elsewhere` and
+    `others` with firsts."""
 
     at: dict[int, dict[int, Observation]]
     of: dict[int, dict[Message, Observation]]
-    others: dict[tuple[int, int], dict[Message, Observation]]
-    elsewhere: dict[int, dict[Message, dict[int, Observation]]]
+    others: dict[int, dict[int, Observation | dict[Message, Observation]]]
+    elsewhere: dict[int, dict[Message, Observation | dict[int, Observation]]]
+    # One other is kept as itself, several in a dict (firsts): a history of a million
+    # inconsistent offsets holds a million observations, not a million dicts.
 
 
 def index_observations(batches: Iterable[Batch]) -> ObservationIndex:
@@ -76,10 +116,30 @@ def observe(
     partition, offset, message = o[0], o[1], o[2]
     here = at.setdefault(offset, o)
     if here[2] != message:
-        index.others.setdefault((partition, offset), {}).setdefault(message, o)
+        _add_first(index.others.setdefault(partition, {}), offset, o, 2)
     first = of.setdefault(message, o)
     if first[1] != offset:
-        index.elsewhere.setdefault(partition, {}).setdefault(message, {}).setdefault(offset, o)
+        _add_first(index.elsewhere.setdefault(partition, {}), message, o, 1)
+
+
+def _add_first(firsts_of: dict[Any, Any], key: Any, o: Observation, by: int) -> None:
+    """Adds o under `key` as the first observation of its field `by` (the message, 2, or
+    the offset, 1), unless one is there already: one alone as itself, several in a dict
+    by that field."""
+    held = firsts_of.get(key)
+    if held is None:
+        firsts_of[key] = o
+    elif held.__class__ is dict:
+        held.setdefault(o[by], o)
+    elif held[by] != o[by]:
+        firsts_of[key] = {held[by]: held, o[by]: o}
+
+
+def firsts(held: Observation | dict[Any, Observation] | None) -> list[Observation]:
+    """Takes what `others` or `elsewhere` holds under one key. Returns its observations."""
+    if held is None:
+        return []
+    return list(held.values()) if isinstance(held, dict) else [held]
 
 
 def positions(index: ObservationIndex, partition: int, message: Message) -> Iterator[Observation]:
@@ -89,7 +149,7 @@ def positions(index: ObservationIndex, partition: int, message: Message) -> Iter
     if first is None:
         return
     yield first
-    yield from index.elsewhere.get(partition, {}).get(message, {}).values()
+    yield from firsts(index.elsewhere.get(partition, {}).get(message))
 
 
 def offset_range(
@@ -105,70 +165,89 @@ def offset_range(
     return (min(offsets), max(offsets)) if offsets else None
 
 
-def unexpected_cases(sends: Iterable[Send], index: ObservationIndex) -> list[Case]:
+def unexpected_cases(sends: Iterable[Send], index: ObservationIndex) -> Cases:
     """Takes the sends and the ObservationIndex. Returns each message read in a partition no
     send to it attempted, or whose sends there all failed (kafka.clj g1a-cases, writer-of)."""
     attempted: dict[int, dict[Message, bool]] = {}  # message -> whether some send did not fail
     for s in sends:
         mine = attempted.setdefault(s.partition, {})
         mine[s.value] = mine.get(s.value, False) or s.outcome != "fail"
-    cases = [
-        _observer(o)
+    found = [
+        o
         for partition, of in index.of.items()
         for message, o in of.items()
         if not attempted.get(partition, {}).get(message, False)
     ]
-    if not cases:
-        return cases
     sent_to: dict[Message, int] = {}
-    for partition, mine in attempted.items():
-        for message in mine:
-            sent_to.setdefault(message, partition)
-    for c in cases:
-        c["write"] = _write(c, attempted, sent_to)
-    return cases
+    if found:
+        for partition, mine in attempted.items():
+            for message in mine:
+                sent_to.setdefault(message, partition)
+
+    def case(o: Observation) -> Case:
+        return _observer(o) | {"write": _write(o, attempted, sent_to)}
+
+    return Cases(found, case)
 
 
-def _write(c: Case, attempted: dict[int, dict[Message, bool]], sent_to: dict[Message, int]) -> str:
-    if c["value"] in attempted.get(c["partition"], {}):
+def _write(
+    o: Observation, attempted: dict[int, dict[Message, bool]], sent_to: dict[Message, int]
+) -> str:
+    if o[2] in attempted.get(o[0], {}):
         return "failed"
-    elsewhere = sent_to.get(c["value"])
+    elsewhere = sent_to.get(o[2])
     return "never sent" if elsewhere is None else f"sent to partition {elsewhere}"
 
 
-def duplicate_cases(index: ObservationIndex) -> list[Case]:
+def duplicate_cases(index: ObservationIndex) -> Cases:
     """Takes an ObservationIndex. Returns each message seen at two or more offsets of its
-    partition, with the first observer of each (kafka.clj duplicate-cases)."""
-    cases = []
-    for partition, messages in index.elsewhere.items():
-        for value, others in messages.items():
-            where = [index.of[partition][value], *others.values()]
-            cases.append(
-                {
-                    "partition": partition,
-                    "value": value,
-                    "positions": [[o[0], o[1]] for o in where],
-                    "observed": [_observer(o) for o in where],
-                }
-            )
-    return cases
+    partition, with the first observer of each, CASE_ITEMS of them at most (kafka.clj
+    duplicate-cases)."""
+    found = [(p, value) for p, messages in index.elsewhere.items() for value in messages]
+
+    def case(key: tuple[int, Message]) -> Case:
+        partition, value = key
+        others = firsts(index.elsewhere[partition][value])
+        where = [index.of[partition][value], *others[: CASE_ITEMS - 1]]
+        return _listed(
+            {
+                "partition": partition,
+                "value": value,
+                "positions": [[o[0], o[1]] for o in where],
+                "observed": [_observer(o) for o in where],
+            },
+            1 + len(others),
+        )
+
+    return Cases(found, case)
 
 
-def inconsistent_offset_cases(index: ObservationIndex) -> list[Case]:
+def inconsistent_offset_cases(index: ObservationIndex) -> Cases:
     """Takes an ObservationIndex. Returns each (partition, offset) seen holding two or more
-    messages, with the first observer of each (kafka.clj version-orders: its :errors)."""
-    cases = []
-    for (partition, offset), others in sorted(index.others.items()):
-        which = [index.at[partition][offset], *others.values()]
-        cases.append(
+    messages, with the first observer of each, CASE_ITEMS of them at most (kafka.clj
+    version-orders: its :errors)."""
+
+    def case(key: tuple[int, int]) -> Case:
+        partition, offset = key
+        others = firsts(index.others[partition][offset])
+        which = [index.at[partition][offset], *others[: CASE_ITEMS - 1]]
+        return _listed(
             {
                 "partition": partition,
                 "offset": offset,
                 "values": [o[2] for o in which],
                 "observed": [_observer(o) for o in which],
-            }
+            },
+            1 + len(others),
         )
-    return cases
+
+    found = [(p, offset) for p in sorted(index.others) for offset in sorted(index.others[p])]
+    return Cases(found, case)
+
+
+def _listed(case: Case, seen: int) -> Case:
+    # A case lists CASE_ITEMS observers at most and says how many it left out.
+    return case if seen <= CASE_ITEMS else case | {"more": seen - CASE_ITEMS}
 
 
 def observed_offsets(index: ObservationIndex) -> dict[int, list[int]]:

@@ -27,9 +27,11 @@ past them) make the result "unknown", with the reasons in `unknown`. Result layo
     {"valid", "sub_via": "assign" or "subscribe", "ignored": [kind, ...],
      "kinds": {kind: {"count", "cases": the first CASES_KEPT, "invalidating", "ignored"}},
      "sends", "acknowledged", "lost", "lost_fraction", "lost_messages": every lost
-     message, "lost_from_polls": losses the polls alone show, "lost_from_drains": losses
-     the final drains show (None: none was final), "unseen_over_time": [[t_ns, count],
-     ...], "unknown": [reason, ...], "partitions", "polls", "txn_ops": ops that are
+     message, "lost_records": every lost [partition, message], in op order (a partition
+     named by EDN keyword spelled), "lost_from_polls": losses the polls alone show,
+     "lost_from_drains": losses the final drains show (None: none was final),
+     "unseen_over_time": [[t_ns, count], ...], "unknown": [reason, ...], "partitions",
+     "polls", "txn_ops": ops that are
      transactions of several micro-ops (checkers/txn/checker.py), "time" (s),
      "lost_acks": checkers.lost_acks's result}
 
@@ -245,6 +247,9 @@ def _check(
         "lost": len(lost),
         "lost_fraction": len(lost) / acknowledged if acknowledged else 0.0,
         "lost_messages": _sorted_values(lost),
+        "lost_records": [
+            [history.names.get(c["partition"], c["partition"]), c["value"]] for c in lost
+        ],
         "lost_from_polls": len(from_polls),
         "lost_from_drains": evidence.lost_view["lost_count"] if evidence.drained else None,
         "unseen_over_time": unseen_over_time(history.sends, evidence.seen),
@@ -259,7 +264,7 @@ def _check(
 
 def _kind_entry(
     kind: str,
-    found: list[Case],
+    found: Sequence[Case],
     sub_via: SubVia,
     ignore: Collection[str],
     drained: bool,
@@ -289,7 +294,7 @@ def _spelled(case: Case, names: dict[int, str]) -> Case:
 
 def find_cases(
     history: QueueHistory, evidence: Evidence, from_polls: list[Case]
-) -> dict[str, list[Case]]:
+) -> dict[str, Sequence[Case]]:
     """Takes a QueueHistory, its Evidence and the losses the polls alone show
     (polls_lost_cases). Returns every case of every kind."""
     index, across, within = evidence.index, evidence.across, evidence.within
@@ -311,7 +316,7 @@ def find_cases(
     }
 
 
-def _sorted_values(cases: list[Case]) -> list[Any]:
+def _sorted_values(cases: Sequence[Case]) -> list[Any]:
     # Messages are ints, strings or EDN keywords: ints first, in order, then the others
     # by their spelling.
     return sorted(

@@ -19,7 +19,7 @@ from __future__ import annotations
 import bisect
 from collections.abc import Iterable
 
-from checkers.queue.cases import Case
+from checkers.queue.cases import Case, Cases
 
 Step = tuple[int | str, int, int, int, int, int]
 """Two records one consumer read in turn from one partition with no boundary between:
@@ -30,27 +30,32 @@ Gaps = dict[int, list[tuple[int, int]]]
 apart."""
 
 
-def nonmonotonic_poll_cases(jumps: Iterable[Step]) -> list[Case]:
+def nonmonotonic_poll_cases(jumps: Iterable[Step]) -> Cases:
     """Takes consumer jumps. Returns each to an offset at or below the one before (kafka.clj
     poll-skip+nonmonotonic-cases :nonmonotonic; int-nonmonotonic-poll within one op)."""
-    return [_step_case(s) for s in jumps if s[4] <= s[2]]
+    return Cases([s for s in jumps if s[4] <= s[2]], _step_case)
 
 
-def poll_skip_cases(jumps: Iterable[Step], offsets: dict[int, list[int]]) -> list[Case]:
+def poll_skip_cases(jumps: Iterable[Step], offsets: dict[int, list[int]]) -> Cases:
     """Takes consumer jumps and per partition the sorted offsets anyone saw a value at.
     Returns each jump over such offsets (kafka.clj poll-skip+nonmonotonic-cases :skip)."""
-    cases = []
-    for s in jumps:
+
+    def skipped(s: Step) -> tuple[list[int], int, int]:
         _, partition, prior, _, offset, _ = s
-        if offset <= prior + 1:
-            continue
         held = offsets.get(partition, [])
-        lo = bisect.bisect_right(held, prior)
-        hi = bisect.bisect_left(held, offset)
-        if hi > lo:
-            skipped = {"skipped": held[lo : min(hi, lo + 5)], "skipped_count": hi - lo}
-            cases.append(_step_case(s) | skipped)
-    return cases
+        return held, bisect.bisect_right(held, prior), bisect.bisect_left(held, offset)
+
+    def case(s: Step) -> Case:
+        held, lo, hi = skipped(s)
+        return _step_case(s) | {"skipped": held[lo : min(hi, lo + 5)], "skipped_count": hi - lo}
+
+    found = []
+    for s in jumps:
+        if s[4] > s[2] + 1:
+            _, lo, hi = skipped(s)
+            if hi > lo:
+                found.append(s)
+    return Cases(found, case)
 
 
 def _step_case(s: Step) -> Case:

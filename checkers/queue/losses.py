@@ -41,9 +41,9 @@ Seen = dict[int, dict[Message, int]]
 def first_seen(history: QueueHistory, polled: Seen) -> Seen:
     """Takes a QueueHistory and the messages polls returned (queue_scan.Scan.polled).
     Returns them with, added, each message only a drain read, at the drain's completion."""
-    seen = {partition: dict(mine) for partition, mine in polled.items()}
+    seen = dict(polled)  # a partition's own copy only where a drain adds to it
     for d in history.drains.values():
-        mine = seen.setdefault(d.partition, {})
+        mine = seen[d.partition] = dict(seen.get(d.partition, {}))
         for value in messages(d.records):
             mine.setdefault(value, d.time)
     return seen

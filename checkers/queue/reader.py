@@ -55,6 +55,7 @@ from checkers.queue.records import (
     CRASH,
     DEBUG,
     DRAIN,
+    GROUP_ONLY_FS,
     MAX_PARTITION,
     POLL,
     SEEK,
@@ -86,6 +87,7 @@ __all__ = [
     "CRASH",
     "DEBUG",
     "DRAIN",
+    "GROUP_ONLY_FS",
     "MAX_PARTITION",
     "POLL",
     "QUEUE_FS",
@@ -189,8 +191,11 @@ class QueueReader(QueueValues):
         via = frozenset(self.holdings.sub_via)
         read = QueueHistory(self.sends, self.consumer_ops, drains, self.names(), via, self.txn_ops)
         # The history owns the records now: this reader and its holdings are a cycle, which
-        # only the collector frees, and must not keep a million records alive until then.
+        # only the collector frees (never, once gc.freeze has run), and must not keep a
+        # million records alive until then, nor the last op's events (one line may hold
+        # a million records, parsed: 156 MiB for a 20 MB poll).
         self.sends, self.consumer_ops, self.drains = [], [], {}
+        self.lines = ({}, 0, None, 0)
         return read
 
     def send(self, invoke: Event, done: Event | None) -> Send:

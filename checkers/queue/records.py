@@ -30,6 +30,8 @@ CRASH, DEBUG = "crash", "debug-topic-partitions"
 COMMIT = "commit"
 """A consumer group's commit op: the group checks read it (checkers/groups/), the queue
 checker does not (it moves no position)."""
+GROUP_ONLY_FS = frozenset({COMMIT})
+"""The ops of a consumer group that no queue checker reads."""
 
 Message = int | str | Keyword
 MAX_PARTITION = 2**31 - 1

@@ -9,7 +9,8 @@ of them make a history invalid is for the verdict policy to say, not this module
     {"transactions": {"committed", "aborted", "unknown", "info_committed"},
      "kinds": {kind: {"count", "cases": the first CASES_KEPT, and for a cycle kind
                "unresolved": components where no cycle was found, checkers/txn/cycles.py}},
-     "graph": {"transactions", "ww", "wr", "process", "realtime"}: nodes and edges,
+     "graph": {"transactions", "ww", "wr", "process", "realtime"}: nodes and edges
+              (real-time ones as the pairs of its transitive reduction),
      "time": s}
 
 An op index in a case is the index of the op's invoke event; a cycle's cases come
@@ -26,7 +27,7 @@ from checkers.queue.policy import TXN_KINDS, counts_against
 from checkers.result import merge_valid
 from checkers.txn.cycles import CYCLE_KINDS, Found, find_cycles
 from checkers.txn.explain import Case, cycle_case
-from checkers.txn.graph import LABELS, Deps, dependency_graph
+from checkers.txn.graph import LABELS, REALTIME, Deps, dependency_graph
 from checkers.txn.reader import TxnHistory
 from checkers.txn.reads import aborted_read_cases, int_send_skip_cases, precommitted_read_cases
 from checkers.txn.versions import committed, version_orders, writers
@@ -105,12 +106,15 @@ def _outcomes(history: TxnHistory, deps: Deps) -> dict[str, int]:
 
 
 def _graph_size(deps: Deps) -> dict[str, int]:
-    size = {"transactions": deps.graph.number_of_nodes()} | {name: 0 for name in LABELS.values()}
+    transactions = deps.graph.number_of_nodes() - len(deps.tree_nodes)
+    size = {"transactions": transactions} | {name: 0 for name in LABELS.values()}
     for _, _, bits in deps.graph.edges(data="rels"):
         for label, name in LABELS.items():
-            if bits & label:
+            if bits & label and label != REALTIME:
                 size[name] += 1
-    return size
+    # Real-time order is drawn through a tree (checkers/txn/realtime.py): its pairs, as
+    # Elle's edges, are counted instead.
+    return size | {"realtime": deps.realtime_pairs}
 
 
 def _spelled(case: Case, names: dict[int, str]) -> Case:

@@ -24,6 +24,10 @@ ww, wr, process, realtime (Elle's explainers try data dependencies first, and it
 cycle explainer names a cycle by the edges so explained): a cycle whose every edge is ww
 is G0 even where one of them is also real-time order, as in Elle. The -realtime kinds
 may use process edges, which real-time order implies (a process runs one op at a time).
+Real-time order comes through a tree (checkers/txn/realtime.py) whose edges into a
+transaction carry the view of the kinds that may read them: a pair an edge of the kind
+explains is that edge, never real-time order, as above; a run of tree nodes in a cycle
+is read back as one real-time step, and costs the search one step.
 
 The search: the strongly connected components of the whole graph first (a healthy
 history has none of two or more transactions, and costs one linear pass); within each,
@@ -42,12 +46,12 @@ number of components with a cycle of it, as Elle reports one cycle per component
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass, field
 
 import networkx as nx
 
-from checkers.txn.graph import PROCESS, REALTIME, WR, WW, Deps
+from checkers.txn.graph import PROCESS, REALTIME, VIEWS, WR, WW, Deps
 
 MAX_STARTS = 16
 MAX_STATES = 200_000
@@ -77,6 +81,8 @@ CYCLE_KINDS = (
     CycleKind("G0-realtime", WW | PROCESS | REALTIME, REALTIME),
     CycleKind("G1c-realtime", WR | PROCESS | REALTIME, WR | REALTIME),
 )
+# Each real-time kind reads the real-time edges of its own view (checkers/txn/graph.py).
+assert all(k.allowed & ~REALTIME in VIEWS for k in CYCLE_KINDS if k.allowed & REALTIME)
 
 
 @dataclass(slots=True)
@@ -96,7 +102,7 @@ def find_cycles(deps: Deps) -> dict[str, Found]:
             continue
         for kind in CYCLE_KINDS:
             for part in _kind_components(deps.graph, component, kind):
-                cycle = shortest_cycle(part, kind.required)
+                cycle = shortest_cycle(part, kind.required, deps.tree_nodes)
                 if cycle is None:
                     found[kind.name].unresolved += 1
                 else:
@@ -110,9 +116,12 @@ def _kind_components(
     """Yields the strongly connected parts of a component's edges a kind may use, as
     Adjacency, where the kind's required labels all appear."""
     sub = nx.DiGraph()
+    view = VIEWS.get(kind.allowed & ~REALTIME, 0)  # the real-time edges the kind reads
     for u in component:
         for v, data in graph.succ[u].items():
             bits = data["rels"] & kind.allowed
+            if bits & REALTIME and not data["rels"] & view:
+                bits &= ~REALTIME  # another view's: an edge this kind may use explains it
             if bits and v in component:
                 sub.add_edge(u, v, used=bits & -bits)
     for part in nx.strongly_connected_components(sub):
@@ -129,23 +138,41 @@ def _kind_components(
             yield adjacency
 
 
-def shortest_cycle(part: Adjacency, required: int) -> list[Step] | None:
-    """Takes a strongly connected part's Adjacency and the labels a cycle must use.
-    Returns the shortest simple cycle found in it that uses them all, as steps from its
-    lowest transaction, or None (module docstring)."""
+def shortest_cycle(
+    part: Adjacency, required: int, tree_nodes: Collection[int] = frozenset()
+) -> list[Step] | None:
+    """Takes a strongly connected part's Adjacency, the labels a cycle must use and the
+    nodes of real-time order's tree (checkers/txn/realtime.py). Returns the shortest
+    simple cycle found in it that uses them all, as steps between transactions (a run of
+    tree nodes read as one real-time step) from its lowest transaction, or None (module
+    docstring)."""
     best: list[Step] | None = None
     visited = 0
-    for u, v, used in _starts(part):
+    for u, v, used in _starts(part, tree_nodes):
         if visited >= MAX_STATES or (best is not None and len(best) == 2):
             break
-        path, cost = _path_back(part, v, u, required, used)
+        path, cost = _path_back(part, v, u, required, used, tree_nodes)
         visited += cost
         if path is None:
             continue
         cycle = _simple([(u, v, used), *path], required)
+        cycle = None if cycle is None else _through_tree(cycle, tree_nodes)
         if cycle is not None and (best is None or len(cycle) < len(best)):
             best = cycle
     return None if best is None else _rotated(best)
+
+
+def _through_tree(cycle: list[Step], tree_nodes: Collection[int]) -> list[Step]:
+    """Takes a cycle. Returns it with each run of steps through tree nodes made one
+    real-time step from the transaction before the run to the one after it."""
+    out: list[Step] = []
+    start = next(i for i, step in enumerate(cycle) if step[0] not in tree_nodes)
+    for u, v, label in cycle[start:] + cycle[:start]:
+        if u in tree_nodes:
+            out[-1] = (out[-1][0], v, REALTIME)
+        else:
+            out.append((u, v, label))
+    return out
 
 
 def _rotated(cycle: list[Step]) -> list[Step]:
@@ -154,37 +181,55 @@ def _rotated(cycle: list[Step]) -> list[Step]:
     return cycle[first:] + cycle[:first]
 
 
-def _starts(part: Adjacency) -> list[Step]:
+def _starts(part: Adjacency, tree_nodes: Collection[int]) -> list[Step]:
     # Every cycle has an edge that goes back in invoke order (nodes are invoke indexes),
     # and process and real-time edges never do: starting from those edges alone misses no
-    # cycle. The shortest backward steps first, as the likeliest to close soon.
-    backward = [(u, v, used) for u, out in part.items() for v, used in out if v < u]
+    # cycle. The shortest backward steps first, as the likeliest to close soon. A tree node
+    # is numbered below every transaction: its edges go forward in time, never a start.
+    backward = [
+        (u, v, used)
+        for u, out in part.items()
+        for v, used in out
+        if v < u and v not in tree_nodes and u not in tree_nodes
+    ]
     backward.sort(key=lambda e: (e[0] - e[1], e))
     return backward[:MAX_STARTS]
 
 
 def _path_back(
-    part: Adjacency, start: int, goal: int, required: int, used: int
+    part: Adjacency, start: int, goal: int, required: int, used: int, tree_nodes: Collection[int]
 ) -> tuple[list[Step] | None, int]:
     """Breadth-first from `start` to `goal` over (node, labels used), having used `used`
-    already; a path reaching the goal must bring the labels up to `required`. Returns the
-    path's steps (or None) and the states visited."""
+    already; a path reaching the goal must bring the labels up to `required`. A step into
+    a tree node costs nothing, so that a path's length is its transactions, as if each run
+    of tree nodes were one real-time edge (0-1 breadth-first search). Returns the path's
+    steps (or None) and the states visited."""
     first = (start, used & required)
     parent: dict[tuple[int, int], tuple[tuple[int, int], int] | None] = {first: None}
+    cost = {first: 0}
     queue = deque([first])
+    expanded: set[tuple[int, int]] = set()
     while queue and len(parent) < MAX_STATES:
         state = queue.popleft()
-        mask = state[1]
-        for nxt, label in part[state[0]]:
+        if state in expanded:  # put back in front at a lower cost, and expanded then
+            continue
+        expanded.add(state)
+        node, mask = state
+        if node == goal:
+            if mask == required:
+                return _unwound(parent, state), len(parent)
+            continue  # the goal closes the cycle: never pass through it
+        for nxt, label in part[node]:
             after = (nxt, mask | (label & required))
-            if after in parent:
+            free = nxt in tree_nodes
+            reached = cost[state] + (0 if free else 1)
+            if after in cost and cost[after] <= reached:
                 continue
-            parent[after] = (state, label)
-            if nxt == goal:
-                if after[1] == required:
-                    return _unwound(parent, after), len(parent)
-                continue  # the goal closes the cycle: never pass through it
-            queue.append(after)
+            cost[after], parent[after] = reached, (state, label)
+            if free:
+                queue.appendleft(after)
+            else:
+                queue.append(after)
     return None, len(parent)
 
 

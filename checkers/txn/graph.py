@@ -17,11 +17,11 @@ orders to them (elle/core.clj `process-graph`, `realtime-graph`):
   commented out: a poll's range of offsets says nothing of what it did not read, so no
   anti-dependency is drawn, and the G-single and G2 kinds do not arise.
 - process: each process's successive committed transactions (elle `process-graph`).
-- realtime: T1 -> T2 when T1 completed ok before T2 was invoked, as a transitive
-  reduction (elle `realtime-graph`: "we only need a transitive reduction of that graph"):
-  each transaction points from the ops that completed most recently before its invoke
-  and were not yet followed by another that completed after them. Its size is the
-  transactions times the ops completing while one runs, never quadratic.
+- realtime: T1 -> T2 when T1 completed ok before T2 was invoked, as Elle's transitive
+  reduction (elle `realtime-graph`), drawn through a segment tree's nodes so that it
+  takes O(n log n) edges even where n transactions run at once and n more follow them
+  all (checkers/txn/realtime.py); a pair with a ww, wr or process edge is that edge to
+  a kind that may use it, as Elle explains it, never real-time order.
 
 Only committed transactions are nodes (ok ones, and info ones whose messages were read:
 checkers/txn_versions.committed). An aborted or failed transaction never happened: its
@@ -41,12 +41,18 @@ import networkx as nx
 
 from checkers.queue.reader import Message, QueueHistory
 from checkers.txn.reader import TxnOp
+from checkers.txn.realtime import RealtimeOrder
 from checkers.txn.versions import VersionOrder, Writers, reads
 
 WW, WR, PROCESS, REALTIME = 1, 2, 4, 8
 """Edge labels, as bits of an edge's `rels`; a lower bit explains an edge first, as Elle's
 explainers are tried data dependencies first (kafka.clj `cycles!`)."""
 LABELS = {WW: "ww", WR: "wr", PROCESS: "process", REALTIME: "realtime"}
+VIEWS: dict[int, int] = {WW | PROCESS: 16, WR | PROCESS: 32}
+"""Per set of labels a real-time kind may use besides real-time order (G0-realtime's and
+G1c-realtime's: checkers/txn/cycles.py), the bit its view's real-time edges carry beside
+REALTIME (checkers/txn/realtime.py): a pair one of those labels explains is no real-time
+edge to that kind."""
 
 WwWhy = tuple[int, int, Message, int, Message]
 """Why T1 -> T2 is ww: (partition, T1's offset and message, T2's offset and message)."""
@@ -64,6 +70,10 @@ class Deps:
     graph: nx.DiGraph = field(default_factory=nx.DiGraph)
     ww: dict[tuple[int, int], WwWhy] = field(default_factory=dict)
     wr: dict[tuple[int, int], WrWhy] = field(default_factory=dict)
+    tree_nodes: frozenset[int] = frozenset()
+    """The real-time order's tree nodes (checkers/txn/realtime.py), none a transaction."""
+    realtime_pairs: int = 0
+    """The pairs real-time order's transitive reduction holds (Elle's real-time edges)."""
 
 
 def dependency_graph(
@@ -79,7 +89,17 @@ def dependency_graph(
     _add(rels, ww_edges(orders, writer_of, committed_ops, deps.ww), WW)
     _add(rels, wr_edges(history, writer_of, committed_ops, deps.wr), WR)
     _add(rels, process_edges(committed_ops.values()), PROCESS)
-    _add(rels, realtime_edges(committed_ops.values()), REALTIME)
+    realtime = RealtimeOrder(committed_ops.values())
+    into: dict[int, dict[int, int]] = {}
+    for u, out in rels.items():
+        for v, bits in out.items():
+            into.setdefault(v, {})[u] = bits
+    first = min(committed_ops, default=0)
+    for u, v, views in realtime.edges(into, VIEWS, first):
+        out = rels.setdefault(u, {})
+        out[v] = out.get(v, 0) | REALTIME | views
+    deps.tree_nodes = frozenset(range(first - len(realtime.order) + 1, first))
+    deps.realtime_pairs = realtime.pairs()
     deps.graph.add_nodes_from(committed_ops)
     deps.graph.add_edges_from(
         (u, v, {"rels": bits}) for u, out in rels.items() for v, bits in out.items()
@@ -152,29 +172,4 @@ def process_edges(ops: Iterable[TxnOp]) -> list[tuple[int, int]]:
         if before is not None:
             edges.append((before, op.index))
         last[op.process] = op.index
-    return edges
-
-
-def realtime_edges(ops: Iterable[TxnOp]) -> list[tuple[int, int]]:
-    """Takes committed transactions. Returns the transitive reduction of real-time order:
-    T1 -> T2 when T1 completed before T2's invoke and no transaction invoked after T1
-    completed had completed by then."""
-    events: list[tuple[int, int, int]] = []  # (time, 0 invoke or 1 completion, index)
-    for op in ops:
-        events.append((op.invoked, 0, op.index))
-        if op.completed is not None:
-            events.append((op.completed, 1, op.index))
-    # At one instant invokes come first: an op completing then does not precede them.
-    events.sort()
-    frontier: dict[int, None] = {}  # ordered: completed ops nothing completed after covers
-    before: dict[int, tuple[int, ...]] = {}
-    edges: list[tuple[int, int]] = []
-    for _, completion, index in events:
-        if not completion:
-            before[index] = tuple(frontier)
-            edges.extend((a, index) for a in before[index])
-            continue
-        for a in before.pop(index, ()):
-            frontier.pop(a, None)  # this op follows them: through it they precede the rest
-        frontier[index] = None
     return edges

@@ -54,7 +54,8 @@ class TxnReader(QueueReader):
         self.txns: list[TxnOp] = []
 
     def add(self, invoke: Event, invoke_line: int, completion: Event | None, line: int) -> None:
-        """Takes one invocation as QueueReader.add does, and notes it if a transaction."""
+        """Takes one invocation as QueueReader.add does (which skips a consumer group's
+        commit op), and notes it if a transaction."""
         super().add(invoke, invoke_line, completion, line)  # refuses a malformed op first
         if invoke["f"] in TXN_FS:
             self.txns.append(txn_op(invoke, completion))

@@ -26,6 +26,10 @@ the proxy listens on BROKER_PORT and forwards here, so nothing reaches the broke
 through it."""
 PROXY_CONTROL_PORT = 9095
 """faultproxy's control API (faultproxy/control.go), on the node's address."""
+ZOOKEEPER_SESSION_TIMEOUT_S = 6.0
+"""A ZooKeeper-mode broker's session timeout: a crashed broker's registration
+(/brokers/ids/<id>, an ephemeral node) outlives it by this long, and until it goes the
+broker cannot start again (Kafka refuses with NodeExists: DockerCluster.start waits)."""
 ELR_FEATURE = "eligible.leader.replicas.version"
 """KIP-966's feature flag (Kafka 4.x): level 1 turns eligible leader replicas on."""
 
@@ -123,6 +127,7 @@ def server_properties(
             "broker_port": BROKER_PORT,
             "listeners": broker_listener(proxied),
             "zookeeper_connect": zookeeper_connect,
+            "zookeeper_session_timeout_ms": int(ZOOKEEPER_SESSION_TIMEOUT_S * 1000),
             **_shared_values(brokers, profile),
         },
     )

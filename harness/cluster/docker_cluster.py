@@ -10,6 +10,7 @@ import dataclasses
 import io
 import shlex
 import tarfile
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -21,6 +22,7 @@ from docker.models.containers import Container
 from harness import signals
 from harness.cluster import faultfs, readiness, resources
 from harness.cluster.admin import Admin
+from harness.cluster.config import ZOOKEEPER_SESSION_TIMEOUT_S
 from harness.cluster.engine import docker_client
 from harness.cluster.errors import ClusterError, ClusterExists, ClusterRefused
 from harness.cluster.faultproxy import ProxyControl
@@ -95,6 +97,8 @@ class DockerCluster(ClusterQueries, ProxyControl):
         self.spec = spec
         self._client = client or docker_client()
         self._nodes: dict[str, Node] = {}
+        self._crashed_at: dict[str, float] = {}
+        """When each node was last killed or cut off its power (time.monotonic())."""
         self._admin: Admin | None = None
 
     # ---- naming and lookup -------------------------------------------------------------
@@ -384,10 +388,23 @@ class DockerCluster(ClusterQueries, ProxyControl):
         except APIError as err:
             if "is not running" not in str(err):
                 raise
+        self._crashed_at[node] = time.monotonic()
 
     def start(self, node: str) -> None:
-        """Starts node again (after a kill), keeping its data and address."""
+        """Starts node again (after a kill), keeping its data and address. A ZooKeeper
+        broker that crashed less than a session timeout ago is started once its old
+        session has expired: before, its registration is still there and Kafka exits
+        at start-up with NodeExists, so the node would stay down for the rest of a run."""
+        self._await_session_expiry(node)
         self._container(node).start()
+
+    def _await_session_expiry(self, node: str) -> None:
+        crashed = self._crashed_at.pop(node, None)
+        if crashed is None or self.spec.metadata != "zookeeper" or node not in self.brokers:
+            return
+        # ZooKeeper expires sessions on its tick (500 ms here: compose/zoo.cfg.tmpl).
+        expired = crashed + ZOOKEEPER_SESSION_TIMEOUT_S + 1.0
+        time.sleep(max(0.0, expired - time.monotonic()))
 
     def restart(self, node: str, timeout: int = 10) -> None:
         """Stops node gracefully (SIGTERM, then SIGKILL after timeout s) and starts it."""

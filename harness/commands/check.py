@@ -4,21 +4,24 @@ folders, folders of them) with no cluster, one line per history and a summary.
 Runs the linearizability search for register, cas-register, map and kv-append histories
 and for a user's model (`--model FILE.py:NAME`, loaded once before any history is
 checked), the lost-acknowledged-writes check for sets, the Kafka queue catalogue for
-queue histories, or the share group checks for a share workload's. Exits 255 when
-checking any history broke (one line; the traceback goes to a log file), else 254 for bad
-arguments or when any history is malformed (one line each, `FILE:LINE: problem`; the
-others are still checked), else 1 when any history is invalid (only ever a checker's
-verdict), else 2 when any is unknown, else 0.
+queue histories, or the share group checks for a share workload's. Exits 254 for bad
+arguments; else with the worst exit code of its histories (harness.exit_codes.WORST_FIRST):
+1 when any history is invalid (only ever a checker's verdict), else 255 when checking any
+broke (one line; the traceback goes to a log file), else 254 when any is malformed (one
+line each, `FILE:LINE: problem`; the others are still checked), else 2 when any is
+unknown or INCOMPLETE (a run folder whose workload stopped short), else 0. A reader that
+leaves the output's pipe gives 141 (harness.cli), no crash log.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Generator
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import Any
@@ -26,11 +29,11 @@ from typing import Any
 from checkers import CHECKERS, ModelChoice, can_fork, forked_map, load_user_model
 from checkers.linearizable import ModelLoadError, is_reference
 from checkers.queue import SUB_VIA
-from harness.commands.argtypes import IGNORE_HELP, positive, queue_kinds
 from harness.commands.check_file import Asked, Outcome, check_file, one_line, write_crash_log
 from harness.commands.check_output import exit_code, report, say, summary, summary_fields
 from harness.exit_codes import EXIT_BAD_INPUT, EXIT_CRASH, EXIT_INTERRUPTED
 from history import STDIN, drawing_folders, find_histories
+from workloads.options import IGNORE_HELP, anomaly_kinds, positive
 
 
 def add_parser(subparsers: Any) -> None:
@@ -40,8 +43,9 @@ def add_parser(subparsers: Any) -> None:
         help="check recorded histories",
         description="Check histories (history.jsonl, Jepsen history.edn or Jepsen logs, "
         "results folders, folders searched for them, or - for standard input). Prints one "
-        "line per history and a summary. Exits 0 all valid, 1 any invalid, 2 any unknown, "
-        "254 bad arguments or any malformed history, 255 internal error.",
+        "line per history and a summary. Exits 1 if any is invalid, else 255 if checking "
+        "any broke, else 254 for bad arguments or any malformed history, else 2 if any is "
+        "unknown or INCOMPLETE, else 0.",
     )
     parser.add_argument(
         "paths",
@@ -56,9 +60,9 @@ def add_parser(subparsers: Any) -> None:
         metavar="MODEL",
         help=f"what each history is checked against: {', '.join(sorted(CHECKERS))}, or a "
         "model of your own, FILE.py:NAME or package.module:NAME (see README); default: "
-        "guessed from its operations (queue for poll/drain, share when they carry a share "
-        "group's rounds, kv-append for append, map for get/put/..., set for add/send, else "
-        "cas-register)",
+        "guessed from its operations (queue for poll/drain/txn and Jepsen's Kafka ops, "
+        "share when polls carry a share group's rounds, kv-append for append, map for "
+        "get/put/..., set for add/send, else cas-register)",
     )
     parser.add_argument(
         "--sub-via",
@@ -69,7 +73,7 @@ def add_parser(subparsers: Any) -> None:
     )
     parser.add_argument(
         "--ignore",
-        type=queue_kinds,
+        type=anomaly_kinds,
         metavar="KIND,...",
         help=f"{IGNORE_HELP} (default: as the run's test.json says, else none)",
     )
@@ -93,7 +97,7 @@ def add_parser(subparsers: Any) -> None:
         "--out",
         metavar="DIR",
         help="where counterexample timelines (PNG, HTML) go: DIR for one history, "
-        "DIR/<its path>/ for many (default: beside each history)",
+        "DIR/<its path>/ for many (default: beside each history; none for - without it)",
     )
     parser.add_argument(
         "--spark",
@@ -128,11 +132,16 @@ def run(args: argparse.Namespace) -> int:
         if args.spark:
             from harness.commands.check_spark import run_spark  # Spark: only when asked
 
-            return run_spark(args)
-        return _check_all(args)
+            code = run_spark(args)
+        else:
+            code = _check_all(args)
+        sys.stdout.flush()  # a reader that left shows here, as a BrokenPipeError, not at exit
+        return code
     except KeyboardInterrupt:
         print("harness check: interrupted (Ctrl-C) before a verdict", file=sys.stderr)
         return EXIT_INTERRUPTED
+    except BrokenPipeError:  # `check ... | head -1`: harness.cli tells the reader's leaving
+        raise  # (141, no log) from a socket of ours breaking (a crash)
     except Exception as e:  # a bug of ours: never a verdict, never a page of traceback
         log = write_crash_log(crash_log_dirs(args))
         where = f"traceback in {log}" if log else "no log could be written"
@@ -159,9 +168,10 @@ def _check_all(args: argparse.Namespace) -> int:
     jobs = min(args.jobs or cores, cores)
     lone = len(files) == 1 and not unreadable
     asked = Asked(model, args.time_limit, jobs if len(files) == 1 else 1, args.sub_via, args.ignore)
-    for outcome in check_files(files, asked, drawing_folders(files, args.out), jobs):
-        report(outcome, args.json, lone)
-        outcomes.append(summary_fields(outcome))
+    with contextlib.closing(check_files(files, asked, drawings_of(files, args.out), jobs)) as done:
+        for outcome in done:  # closed on any exit, so forked workers are stopped at once
+            report(outcome, args.json, lone)
+            outcomes.append(summary_fields(outcome))
     if not args.json and len(outcomes) > 1:
         say(summary(outcomes, time.monotonic() - started), sys.stdout)
     return exit_code(outcomes)
@@ -175,9 +185,19 @@ def chosen_model(argument: str | None) -> ModelChoice | None:
     return load_user_model(argument)
 
 
+def drawings_of(files: list[str], out: str | None) -> dict[str, Path | None]:
+    """Takes the history files and the --out folder (None: beside each history). Returns
+    where each file's drawings go (history.drawing_folders): nowhere for standard input
+    with no --out, which has no folder of its own, so nothing is written outside --out or
+    a history's folder."""
+    if out is None and files == [STDIN]:
+        return {STDIN: None}
+    return dict(drawing_folders(files, out))
+
+
 def check_files(
-    files: list[str], asked: Asked, drawings: dict[str, Path], jobs: int
-) -> Iterator[Outcome]:
+    files: list[str], asked: Asked, drawings: dict[str, Path | None], jobs: int
+) -> Generator[Outcome, None, None]:
     """Takes history files, what was asked, each file's drawing folder and a number of
     processes. Yields each file's Outcome in order, checked in forked processes when
     there are several files and processes."""

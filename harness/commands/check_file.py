@@ -3,8 +3,10 @@ counterexamples, and return what happened as a plain dict (an Outcome) that cros
 processes and prints as a line or as JSON.
 
 An Outcome always has `path` and `valid`. A checked history adds the checker's result
-(`model`, `format`, `ops`, `seconds` and the checker's own fields); a history that cannot
-be checked has `valid` None and `malformed` (`PATH:LINE: problem`); a bug of ours has
+(`model`, `format`, `ops`, `seconds` and the checker's own fields), and the `duration`
+section of the results.json beside it when that says the workload stopped short (its
+verdict is then INCOMPLETE, harness.verdicts.run_verdict); a history that cannot be
+checked has `valid` None and `malformed` (`PATH:LINE: problem`); a bug of ours has
 `valid` None and `crash` (one line; the traceback is in the file `log`).
 """
 
@@ -34,8 +36,10 @@ from checkers import (
     fault_windows,
 )
 from checkers.groups import BROKER_DELIVERY_LIMIT, Shaped, ShapeProbe
+from checkers.linearizable import respelled
 from checkers.queue import SubVia, load_queue_halves
-from harness.results import TEST
+from harness.results import RESULTS, TEST
+from harness.verdicts import DURATION, incomplete
 from history import (
     CHECK_CRASH_LOG_PREFIX,
     STDIN,
@@ -66,9 +70,9 @@ class Asked:
     ignore: frozenset[str] | None = None
 
 
-def check_file(path: str, asked: Asked, drawings: Path) -> Outcome:
-    """Takes a history's path, what the command asked, and where drawings go. Returns the
-    Outcome. Only an interrupt escapes."""
+def check_file(path: str, asked: Asked, drawings: Path | None) -> Outcome:
+    """Takes a history's path, what the command asked, and where drawings go (None: none
+    are drawn). Returns the Outcome. Only an interrupt escapes."""
     started = time.monotonic()
     try:
         outcome = _check(path, asked, drawings)
@@ -76,13 +80,14 @@ def check_file(path: str, asked: Asked, drawings: Path) -> Outcome:
         return {"path": path, "valid": None, "malformed": str(e)}
     except Exception as e:  # a bug of ours: never a verdict, never a page of traceback
         # Where its drawings go: --out when given, else beside the history.
-        log = write_crash_log([drawings, Path(tempfile.gettempdir())])
+        beside = [] if drawings is None else [drawings]
+        log = write_crash_log([*beside, Path(tempfile.gettempdir())])
         return {"path": path, "valid": None, "crash": one_line(e), "log": log and str(log)}
     outcome["seconds"] = round(time.monotonic() - started, 6)
     return outcome
 
 
-def _check(path: str, asked: Asked, drawings: Path) -> Outcome:
+def _check(path: str, asked: Asked, drawings: Path | None) -> Outcome:
     with collector_paused():
         history, model = load_for_check(path, asked.model, asked.jobs or 1)
         # A history holds no cycles: set aside from the collector before it runs again,
@@ -96,8 +101,10 @@ def _check(path: str, asked: Asked, drawings: Path) -> Outcome:
         sub_via=asked.sub_via,
         ignore=asked.ignore,
     )
-    result = check_history(history, model, options)
-    result.setdefault("ops", history.invocations - history.fails)
+    result = respelled(check_history(history, model, options), history.format)
+    # One count of a history's ops, the stats checker's that the report shows: every client
+    # op invoked, completed or not, failed ones too (checkers/stats.py).
+    result["ops"] = history.invocations
     warnings: list[str] = []
     name = Path(history.path).name
     if model == "share" and options.delivery_limit is None:
@@ -106,10 +113,13 @@ def _check(path: str, asked: Asked, drawings: Path) -> Outcome:
             f"delivery_limit): checked against the broker's default, {BROKER_DELIVERY_LIMIT}"
         )
     drawn = draw_counterexamples(result, drawings, warnings, name, fault_windows(history.nemesis))
+    stopped = run_duration(history)
     return {
         "path": history.path,
         "format": history.format,
         **result,
+        **({"guessed": True} if asked.model is None else {}),
+        **({DURATION: stopped} if stopped is not None else {}),
         "counterexamples": drawn,
         "warnings": warnings,
     }
@@ -121,7 +131,9 @@ def load_for_check(
     """Takes a history's path, the --model asked for (None: guess) and how many processes
     may read it. Returns the History, with its events only when the model's check reads
     them, and the model. Raises HistoryError for a history that cannot be checked:
-    malformed, with no client operation, or with an op the model cannot read."""
+    malformed, with no client operation, or with an op the model cannot read (saying
+    guess_hint too when the model was guessed and does not know the op's name)."""
+    guessed = model is None
     if path == STDIN:  # read once: everything a check may need is kept
         history = load(path)
     elif model is not None:
@@ -142,8 +154,22 @@ def load_for_check(
     try:
         checker.reject_malformed(history)
     except MalformedOp as bad:
-        raise history.error(bad) from None
+        error = history.error(bad)
+        if guessed and not bad.in_value:
+            name = model if isinstance(model, str) else model.name
+            problem = f"{error.problem}: {guess_hint(name)}"
+            error = HistoryError(error.path, error.line, problem)
+        raise error from None
     return history, model
+
+
+def guess_hint(model: str) -> str:
+    """Takes the name of a model guessed for a history that it could not check, or
+    checked as UNKNOWN. Returns what to say of it: guessed, and how to name another."""
+    return (
+        f"the {model} model was guessed from the history's operations; name the model with "
+        "--model (queue for Jepsen's Kafka histories)"
+    )
 
 
 def share_shaped(path: str) -> bool:
@@ -178,19 +204,41 @@ def run_spec(history: History) -> dict[str, Any]:
     return spec if isinstance(spec, dict) else {}
 
 
+def run_duration(history: History) -> dict[str, Any] | None:
+    """Returns the duration section of the results.json beside the history when it says
+    the run's workload stopped short (Jepsen's :incomplete), else None: a history with no
+    run folder (stdin, a file of its own) or a run that ran its time."""
+    if history.path == STDIN_NAME:
+        return None
+    try:
+        results = json.loads((Path(history.path).parent / RESULTS).read_text())
+    except (OSError, ValueError, RecursionError):
+        return None
+    if not isinstance(results, dict) or not incomplete(results):
+        return None
+    return dict(results[DURATION])
+
+
 def draw_counterexamples(
     result: Result,
-    out_dir: Path,
+    out_dir: Path | None,
     warnings: list[str],
     history: str | None = None,
     faults: Sequence[dict[str, Any]] = (),
 ) -> list[str]:
-    """Takes a linearizability result, a folder, the history's file name and its fault
-    windows; draws each invalid key's timeline into the folder, named after the history
-    too when given (the next history checked there must not draw over it), and returns the
-    files written. A drawing that fails adds a warning: the verdict stands."""
+    """Takes a linearizability result, a folder (None: no drawing, for standard input with
+    no --out), the history's file name and its fault windows; draws each invalid key's
+    timeline into the folder, named after the history too when given (the next history
+    checked there must not draw over it), and returns the files written. A drawing that
+    fails, or is not made, adds a warning: the verdict stands."""
     failures = result.get("failures", [])
     if not any(f.get("valid") is False for f in failures):
+        return []
+    if out_dir is None:
+        warnings.append(
+            "standard input has no folder of its own: no counterexample drawings were made "
+            "(give --out DIR for them)"
+        )
         return []
     from harness.report.counterexamples.timeline import (
         render_counterexample,  # matplotlib: only for drawings

@@ -14,13 +14,19 @@ import sys
 from pathlib import Path
 from typing import Any, Final, TextIO
 
-from checkers import explain, merge_valid
+from checkers import explain
 from checkers.groups import group_lines
-from harness.exit_codes import EXIT_BAD_INPUT, EXIT_CRASH
+from harness.commands.check_file import guess_hint
+from harness.exit_codes import EXIT_BAD_INPUT, EXIT_CRASH, EXIT_UNKNOWN, WORST_FIRST
 from harness.report.explain import explain as report_sentences
 from harness.results import RESULTS, TEST, to_json
-from harness.verdicts import exit_code as exit_code_for
-from harness.verdicts import verdict_word
+from harness.verdicts import (
+    DURATION,
+    UNKNOWN_WORD,
+    VERDICT_WORDS,
+    run_verdict,
+    verdict_exit_code,
+)
 from history import STDIN_NAME
 
 Outcome = dict[str, Any]
@@ -30,7 +36,8 @@ _BREAKING: Final = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 def summary_fields(outcome: Outcome) -> Outcome:
     """Returns what the summary and the exit code need of an Outcome (a history's full
     result can be large, and there may be many)."""
-    return {k: outcome[k] for k in ("path", "valid", "malformed", "crash") if k in outcome}
+    kept = ("path", "valid", DURATION, "malformed", "crash")
+    return {k: outcome[k] for k in kept if k in outcome}
 
 
 def report(outcome: Outcome, as_json: bool, lone: bool) -> None:
@@ -49,7 +56,7 @@ def report(outcome: Outcome, as_json: bool, lone: bool) -> None:
             sys.stderr,
         )
     elif not as_json:
-        for line in render(outcome, detailed=lone or outcome["valid"] is not True):
+        for line in render(outcome, detailed=lone or run_verdict(outcome) != VERDICT_WORDS[True]):
             say(line, sys.stdout)
 
 
@@ -72,11 +79,15 @@ def render(outcome: Outcome, detailed: bool) -> list[str]:
     with the report's sentences."""
     over = "partition" if "partitions" in outcome else "key"
     keys = outcome.get("partitions", outcome.get("keys", 0))
+    word = run_verdict(outcome)
+    failed_guess = outcome.get("guessed") is True and word == UNKNOWN_WORD
     lines = [
-        f"{verdict_word(outcome['valid']):<7} {outcome['path']}: {outcome['model']} model, "
-        f"{outcome['format']}, {outcome['ops']} ops over {keys} {over}{'s' if keys != 1 else ''}"
-        f", {outcome['seconds']:.2f} s"
+        f"{word:<7} {outcome['path']}: {outcome['model']} model"
+        f"{' (guessed)' if failed_guess else ''}, {outcome['format']}, {outcome['ops']} ops "
+        f"over {keys} {over}{'s' if keys != 1 else ''}, {outcome['seconds']:.2f} s"
     ]
+    if failed_guess:
+        lines.append(f"  {guess_hint(outcome['model'])}")
     if "error" in outcome:
         return [*lines, f"  the checker failed: {outcome['error']}"]
     if detailed:
@@ -101,6 +112,8 @@ def sentences(outcome: Outcome) -> list[str]:
     }
     if isinstance(outcome.get("lost_acks"), dict):
         results["lost-acks"] = outcome["lost_acks"]
+    if isinstance(outcome.get(DURATION), dict):
+        results[DURATION] = outcome[DURATION]
     spec: dict[str, Any] = {}
     if outcome["path"] != STDIN_NAME:  # a history read from stdin has no run folder
         folder = Path(outcome["path"]).parent
@@ -120,24 +133,36 @@ def _json_object(path: Path) -> dict[str, Any]:
 
 
 def summary(outcomes: list[Outcome], seconds: float) -> str:
-    """Takes every history's Outcome. Returns the summary line: how many of each verdict."""
-    counts = {"valid": 0, "invalid": 0, "unknown": 0, "malformed": 0, "crashed": 0}
+    """Takes every history's Outcome. Returns the summary line: how many of each verdict
+    (incomplete and crashed only when there are some)."""
+    counts = dict.fromkeys(("valid", "invalid", "unknown", "incomplete", "malformed"), 0)
+    counts["crashed"] = 0
     for outcome in outcomes:
         if "malformed" in outcome:
             counts["malformed"] += 1
         elif "crash" in outcome:
             counts["crashed"] += 1
         else:
-            counts[verdict_word(outcome["valid"]).lower()] += 1
-    shown = ", ".join(f"{n} {word}" for word, n in counts.items() if n or word != "crashed")
+            counts[run_verdict(outcome).lower()] += 1
+    rare = ("incomplete", "crashed")
+    shown = ", ".join(f"{n} {word}" for word, n in counts.items() if n or word not in rare)
     return f"{len(outcomes)} histories in {seconds:.2f} s: {shown}"
 
 
-def exit_code(outcomes: list[Outcome]) -> int:
-    """Takes every history's Outcome. Returns 255 if checking any broke, else 254 if any was
-    malformed, else Jepsen's code for the merged verdict (0 valid, 1 invalid, 2 unknown)."""
-    if any("crash" in o for o in outcomes):
+def outcome_exit_code(outcome: Outcome) -> int:
+    """Takes one history's Outcome. Returns its exit code: 255 when checking it broke, 254
+    when it was malformed, else Jepsen's code for its verdict (0 valid, 1 invalid, 2
+    unknown or INCOMPLETE)."""
+    if "crash" in outcome:
         return EXIT_CRASH
-    if any("malformed" in o for o in outcomes):
+    if "malformed" in outcome:
         return EXIT_BAD_INPUT
-    return exit_code_for(merge_valid(*(o["valid"] for o in outcomes)))
+    return verdict_exit_code(run_verdict(outcome))
+
+
+def exit_code(outcomes: list[Outcome]) -> int:
+    """Takes every history's Outcome. Returns the worst of their exit codes in the order of
+    harness.exit_codes.WORST_FIRST: 1 if any is invalid, then 255, 254, 2, 0 (2 when
+    there is none: nothing was checked)."""
+    codes = {outcome_exit_code(o) for o in outcomes}
+    return next((code for code in WORST_FIRST if code in codes), EXIT_UNKNOWN)

@@ -11,10 +11,11 @@ import tempfile
 import traceback
 from pathlib import Path
 
+from checkers.linearizable import respelled
 from harness import signals
 from harness.exit_codes import EXIT_BAD_INPUT, EXIT_CRASH
 from harness.progress import StatusLine
-from history import HistoryError
+from history import STDIN_NAME, HistoryError
 
 MASTER_VARIABLE = "HARNESS_SPARK_MASTER"
 
@@ -79,8 +80,11 @@ def _check(args: argparse.Namespace, log: Path) -> int:
         line.say(f"harness check --spark: internal error: {err!r} (traceback in {log})")
         return EXIT_CRASH
     line.clear()
-    out_dir = Path(args.out) if args.out else Path(history.path).parent
+    out_dir = Path(args.out) if args.out else None
+    if out_dir is None and history.path != STDIN_NAME:  # stdin has no folder to draw in
+        out_dir = Path(history.path).parent
     warnings: list[str] = []
+    result = respelled(result, history.format)
     drawn = check_file.draw_counterexamples(result, out_dir, warnings, Path(history.path).name)
     outcome = {
         "path": history.path,

@@ -10,6 +10,7 @@ machine, an existing cluster without --replace), 255 Docker or a node failed.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import math
 import sys
@@ -36,9 +37,9 @@ from harness.cluster.releases import (
     default_metadata,
     version_problem,
 )
-from harness.commands.argtypes import positive
 from harness.exit_codes import EXIT_BAD_INPUT, EXIT_CRASH, EXIT_INTERRUPTED, EXIT_UNHEALTHY
 from harness.progress import StatusLine
+from workloads.options import positive
 
 # Docker's client and what drives it are imported by the commands that use them, so that
 # `harness --help` starts fast.
@@ -82,33 +83,39 @@ def kafka_version(text: str) -> str:
     return text
 
 
-def add_cluster_options(parser: argparse.ArgumentParser) -> None:
-    """Adds the options that shape a cluster (shared by `cluster up` and `run`)."""
+_SHAPE = {f.name: f.default for f in dataclasses.fields(ClusterSpec)}
+"""The cluster options' defaults: ClusterSpec's own."""
+
+
+def add_cluster_options(parser: Any) -> None:
+    """Adds the options that shape a cluster (shared by `cluster up` and `run`), each a
+    field of ClusterSpec with its default."""
     parser.add_argument(
         "--brokers",
         type=_count("brokers", MAX_BROKERS),
-        default=3,
-        help=f"Kafka brokers, 1 to {MAX_BROKERS} (default 3)",
+        default=_SHAPE["brokers"],
+        help=f"Kafka brokers, 1 to {MAX_BROKERS} (default {_SHAPE['brokers']})",
     )
     parser.add_argument(
         "--zookeepers",
         type=_count("zookeepers", MAX_ZOOKEEPERS),
-        default=1,
-        help=f"ZooKeeper servers, 1 to {MAX_ZOOKEEPERS} (default 1)",
+        default=_SHAPE["zookeepers"],
+        help=f"ZooKeeper servers, 1 to {MAX_ZOOKEEPERS} (default {_SHAPE['zookeepers']})",
     )
     parser.add_argument(
         "--kafka-config",
         choices=sorted(PROFILES),
-        default="safe",
-        help="durability profile; -elr/-no-elr also set eligible leader replicas (KRaft, 4.x)",
+        default=_SHAPE["kafka_config"],
+        help="durability profile; -elr/-no-elr also set eligible leader replicas (KRaft, "
+        f"4.x) (default {_SHAPE['kafka_config']})",
     )
     parser.add_argument(
         "--kafka-version",
         type=kafka_version,
-        default=DEFAULT_VERSION,
+        default=_SHAPE["kafka_version"],
         metavar="VERSION",
         help=f"Kafka release, 3.9.1 to 4.4.0 as Maven Central serves them, fetched on first "
-        f"use (default {DEFAULT_VERSION}; 4.x has no ZooKeeper mode)",
+        f"use (default {_SHAPE['kafka_version']}; 4.x has no ZooKeeper mode)",
     )
     parser.add_argument(
         "--metadata",
@@ -118,15 +125,16 @@ def add_cluster_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--kraft-roles",
         choices=KRAFT_ROLES,
-        default="dedicated",
-        help="KRaft: dedicated controllers beside the brokers (default), or brokers that "
-        "are controllers too",
+        default=_SHAPE["kraft_roles"],
+        help="KRaft: dedicated controllers beside the brokers, or brokers that are "
+        f"controllers too (default {_SHAPE['kraft_roles']})",
     )
     parser.add_argument(
         "--controllers",
         type=_count("controllers", MAX_CONTROLLERS),
-        default=3,
-        help=f"KRaft: dedicated controllers, 1 to {MAX_CONTROLLERS} (default 3)",
+        default=_SHAPE["controllers"],
+        help=f"KRaft: dedicated controllers, 1 to {MAX_CONTROLLERS} "
+        f"(default {_SHAPE['controllers']})",
     )
     parser.add_argument(
         "--faultfs",

@@ -31,7 +31,6 @@ from harness.cluster.releases import (
     release_problem,
     version_problem,
 )
-from harness.commands.argtypes import positive
 from harness.commands.matrix_label import label
 from harness.exit_codes import (
     EXIT_BAD_INPUT,
@@ -44,6 +43,7 @@ from harness.exit_codes import (
 )
 from nemesis.names import GROUP_FAULTS, IN_ALL, ISR_SHRINK, NEMESES, ONLY_ON
 from workloads.names import STORES, WORKLOAD_NAMES
+from workloads.options import positive
 
 
 @dataclass(frozen=True, slots=True)

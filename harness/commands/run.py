@@ -5,38 +5,34 @@ write the results folder and exit with the verdict (Jepsen's options and exit co
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import re
 import sys
 from pathlib import Path
 from typing import Any
 
-from checkers.queue import KINDS, SUB_VIA
+from harness.cluster.layout import ClusterSpec
 from harness.cluster.releases import consumer_protocol_problem, share_problem
-from harness.commands.argtypes import IGNORE_HELP, positive, probability, queue_kinds
 from harness.commands.cluster import add_cluster_options, cluster_spec
+from harness.commands.options import add_options, options_of
 from harness.exit_codes import EXIT_BAD_INPUT, EXIT_INTERRUPTED, EXIT_INVALID
 from harness.progress import StatusLine
-from harness.spec import DELIVERY_LIMIT, TestSpec, default_name
+from harness.spec import DEFAULT_NEMESIS, TestSpec, default_name
 from nemesis.names import NEMESES, POWER_FAULTS, PROXY_FAULTS
-from workloads.java_driver import KAFKA_CLIENTS_VERSION
-from workloads.names import STORES, WORKLOAD_NAMES
+from workloads.options import QueueOptions, ShareOptions, positive
 
 # The modules that run a test (Docker's, Kafka's and ZooKeeper's clients) are imported
 # by the functions that need them, so that `harness --help` starts fast.
 
 # The test name names folders (and nothing in Docker), so `+` is fine there.
 _TEST_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+-]{0,99}")
-# Jepsen's default :crash-client-interval (jepsen.tests.kafka `crash-client-gen`).
-CRASH_CLIENT_INTERVAL_S = 30.0
-CLIENTS = ("librdkafka", "java")
-"""The Kafka clients --txn can run through."""
-GROUP_PROTOCOLS = ("classic", "consumer")
-"""The consumer group rebalance protocols: the classic one, and KIP-848's."""
 
 
 def add_parser(sub: Any) -> None:
-    """Registers `run` on the top-level subparsers."""
+    """Registers `run` on the top-level subparsers: its options are TestSpec's, the
+    cluster's and the workloads' records (workloads.options), grouped, each with its
+    default."""
     p = sub.add_parser(
         "run",
         help="run a test: workload + nemesis on a fresh cluster, then check",
@@ -45,161 +41,37 @@ def add_parser(sub: Any) -> None:
         "Exits 0 valid, 1 invalid, 2 unknown, 130 interrupted, 254 bad arguments, "
         "255 when the run itself broke.",
     )
-    p.add_argument("--workload", choices=sorted(WORKLOAD_NAMES), default="kv")
-    p.add_argument("--store", choices=list(STORES), default="linearizable")
-    p.add_argument(
+    test = p.add_argument_group("the test")
+    add_options(test, TestSpec)
+    test.add_argument(
         "--nemesis",
-        default="partition-leader",
-        help=f"none, all, or a comma list of: {', '.join(NEMESES)} (default partition-leader)",
+        default=",".join(DEFAULT_NEMESIS),
+        help=f"none, all, or a comma list of: {', '.join(NEMESES)} "
+        f"(default {','.join(DEFAULT_NEMESIS)})",
     )
-    add_cluster_options(p)
-    p.add_argument(
-        "--time-limit",
-        type=positive(float),
-        default=60.0,
-        metavar="S",
-        help="seconds of workload (default 60)",
-    )
-    p.add_argument("--concurrency", type=positive(int), default=5, help="client processes")
-    p.add_argument("--rate", type=positive(float), default=100.0, help="total ops/s (default 100)")
-    p.add_argument("--keys", type=positive(int), default=8, help="keys (default 8)")
-    p.add_argument(
-        "--partitions",
-        type=positive(int),
-        default=1,
-        help="partitions of the store's topic (default 1)",
-    )
-    p.add_argument(
-        "--nemesis-interval",
-        type=positive(float),
-        default=10.0,
-        metavar="S",
-        help="seconds between fault changes (default 10)",
-    )
-    p.add_argument(
+    test.add_argument(
         "--test-count",
         type=positive(int),
         default=1,
         metavar="N",
-        help="run N times, stopping at the first invalid run",
+        help="run N times, stopping at the first invalid run (default 1)",
     )
-    p.add_argument("--seed", type=int, help="random seed (default: a fresh one, recorded)")
-    p.add_argument(
-        "--check-time-limit",
-        type=positive(float),
-        default=60.0,
-        metavar="S",
-        help="seconds of linearizability search per key before unknown",
+    test.add_argument("--seed", type=int, help="random seed (default: a fresh one, recorded)")
+    add_cluster_options(p.add_argument_group("the cluster"))
+    add_options(p, QueueOptions, "the queue workload")
+    add_options(p, ShareOptions, "the share workload")
+    out = p.add_argument_group("results")
+    out.add_argument("--results", default="results", metavar="DIR", help="results root")
+    out.add_argument("--name", help="test name (default: from the workload and the faults)")
+    out.add_argument(
+        "--cluster-name",
+        default=_CLUSTER["name"],
+        help=f"Docker cluster name (default {_CLUSTER['name']})",
     )
-    p.add_argument(
-        "--producer-acks",
-        choices=("all", "1"),
-        default="all",
-        help="queue workload: the producers' acks (default all)",
-    )
-    p.add_argument(
-        "--idempotence",
-        action="store_true",
-        help="queue workload: idempotent producers (they retry; default: one attempt each)",
-    )
-    p.add_argument(
-        "--sub-via",
-        choices=SUB_VIA,
-        default="assign",
-        help="queue workload: consumers are assigned partitions (default) or subscribe in "
-        "one consumer group",
-    )
-    p.add_argument(
-        "--consumer-group",
-        dest="sub_via",
-        action="store_const",
-        const="subscribe",
-        help="queue workload: the same as --sub-via subscribe",
-    )
-    p.add_argument(
-        "--group-protocol",
-        choices=GROUP_PROTOCOLS,
-        default="classic",
-        help="with --sub-via subscribe: the rebalance protocol, classic (default) or "
-        "consumer (KIP-848; Kafka 4.0 and later)",
-    )
-    p.add_argument(
-        "--auto-commit",
-        action="store_true",
-        help="with --sub-via subscribe: librdkafka commits the positions every 5 s "
-        "(default: commit ops do)",
-    )
-    p.add_argument(
-        "--txn",
-        action="store_true",
-        help="queue workload: each op a Kafka transaction of 1 to 4 sends and polls",
-    )
-    p.add_argument(
-        "--abort-p",
-        type=probability,
-        default=0.1,
-        metavar="P",
-        help="with --txn: the probability of aborting a transaction on purpose (default 0.1)",
-    )
-    p.add_argument(
-        "--isolation-level",
-        choices=("read_committed", "read_uncommitted"),
-        default="read_committed",
-        help="queue workload: what consumers read of transactions (default read_committed; "
-        "the final drains read committed records only)",
-    )
-    p.add_argument(
-        "--crash-clients",
-        type=positive(float),
-        nargs="?",
-        const=CRASH_CLIENT_INTERVAL_S,
-        metavar="S",
-        help="queue and share workloads: crash each client about every S seconds (default "
-        f"{CRASH_CLIENT_INTERVAL_S:g}, as Jepsen's; with --txn in the middle of a "
-        "transaction) and replace it",
-    )
-    p.add_argument(
-        "--client",
-        choices=CLIENTS,
-        default="librdkafka",
-        help="with --txn: the Kafka client the transactions run through: librdkafka "
-        "(confluent-kafka, the default; transactions v1) or java (kafka-clients "
-        f"{KAFKA_CLIENTS_VERSION}, transactions v2 where the brokers have it: 4.x)",
-    )
-    p.add_argument(
-        "--release-p",
-        type=probability,
-        default=0.2,
-        metavar="P",
-        help="share workload: the probability that a consumer releases a record it polled "
-        "(delivered again) instead of accepting it (default 0.2)",
-    )
-    p.add_argument(
-        "--reject-p",
-        type=probability,
-        default=0.05,
-        metavar="P",
-        help="share workload: the probability that it rejects the record (archived) (default 0.05)",
-    )
-    p.add_argument(
-        "--delivery-limit",
-        type=int,
-        choices=range(2, 11),
-        default=DELIVERY_LIMIT,
-        metavar="N",
-        help="share workload: the group's delivery count limit, 2 to 10 (a record delivered N "
-        f"times is archived; default {DELIVERY_LIMIT}, Kafka's is 5)",
-    )
-    p.add_argument("--ignore", type=queue_kinds, metavar="KIND,...", help=IGNORE_HELP)
-    p.add_argument(
-        "--leave-cluster-running",
-        action="store_true",
-        help="keep the cluster after the run (faults healed)",
-    )
-    p.add_argument("--results", default="results", metavar="DIR", help="results root")
-    p.add_argument("--name", help="test name (default workload-store-nemesis)")
-    p.add_argument("--cluster-name", default="harness", help="Docker cluster name")
     p.set_defaults(func=run)
+
+
+_CLUSTER = {f.name: f.default for f in dataclasses.fields(ClusterSpec)}
 
 
 def spec_from_args(args: argparse.Namespace, seed: int) -> TestSpec:
@@ -209,85 +81,67 @@ def spec_from_args(args: argparse.Namespace, seed: int) -> TestSpec:
 
     # Raises SpecError (a ValueError) for a name, count, release or profile no cluster can have.
     cluster = cluster_spec(args, args.cluster_name)
+    queue = options_of(args, QueueOptions)
+    share = options_of(args, ShareOptions)
     # The workloads whose clients join a group (Workload.group): the group faults' targets.
-    grouped = args.sub_via == "subscribe" or args.workload == "share"
+    grouped = queue.consumer_group or args.workload == "share"
     nemesis = parse_nemeses(args.nemesis, cluster.metadata, grouped)
-    if args.idempotence and args.producer_acks != "all":
-        raise ValueError("--idempotence needs --producer-acks all (Kafka refuses it otherwise)")
-    if args.ignore and args.workload != "queue":
-        raise ValueError("--ignore names queue anomaly kinds: it needs --workload queue")
-    if args.txn and args.workload != "queue":
-        raise ValueError("--txn makes queue ops transactions: it needs --workload queue")
-    if args.crash_clients and args.workload not in ("queue", "share"):
-        raise ValueError(
-            "--crash-clients crashes queue clients: it needs --workload queue or share"
-        )
+    if (problem := _workload_problem(args.workload, queue, share, args.crash_clients)) is not None:
+        raise ValueError(problem)
     if args.workload == "share" and (no_share := share_problem(cluster.kafka_version)):
         raise ValueError(no_share)
-    if args.release_p + args.reject_p > 1:
-        raise ValueError("--release-p and --reject-p add up to more than 1")
-    if (group_problem := _group_problem(args, cluster.kafka_version)) is not None:
+    if (group_problem := _group_problem(args.workload, queue, cluster.kafka_version)) is not None:
         raise ValueError(group_problem)
-    if args.client != "librdkafka" and not args.txn:
-        raise ValueError(f"--client {args.client} runs transactions: it needs --txn")
-    if args.txn and args.producer_acks != "all":
-        raise ValueError("--txn needs --producer-acks all (Kafka's transactions require it)")
-    name = args.name or default_name(args.workload, args.store, nemesis, args.txn, args.client)
+    name = args.name or default_name(args.workload, args.store, nemesis, queue.txn, queue.client)
     if not _TEST_NAME.fullmatch(name):
         raise ValueError(f"test name {name!r}: use letters, digits and . _ + - (up to 100)")
-    return TestSpec(
+    # A power cut needs the layer that loses what was not synced.
+    faultfs = cluster.faultfs or any(n in POWER_FAULTS for n in nemesis)
+    # Late delivery, slow links and the client faults are faultproxy's rules.
+    faultproxy = cluster.faultproxy or any(n in PROXY_FAULTS for n in nemesis)
+    return options_of(
+        args,
+        TestSpec,
         name=name,
-        workload=args.workload,
-        store=args.store,
         nemesis=nemesis,
-        kafka_config=args.kafka_config,
-        brokers=cluster.brokers,
-        zookeepers=cluster.zookeepers,
-        kafka_version=cluster.kafka_version,
-        metadata=cluster.metadata,
-        kraft_roles=cluster.kraft_roles,
-        controllers=cluster.controllers,
-        # A power cut needs the layer that loses what was not synced.
-        faultfs=cluster.faultfs or any(n in POWER_FAULTS for n in nemesis),
-        # Late delivery, slow links and the client faults are faultproxy's rules.
-        faultproxy=cluster.faultproxy or any(n in PROXY_FAULTS for n in nemesis),
-        time_limit=args.time_limit,
-        concurrency=args.concurrency,
-        rate=args.rate,
-        keys=args.keys,
-        partitions=args.partitions,
-        nemesis_interval=args.nemesis_interval,
+        cluster=dataclasses.replace(cluster, faultfs=faultfs, faultproxy=faultproxy),
         seed=seed,
-        cluster_name=args.cluster_name,
-        leave_cluster_running=args.leave_cluster_running,
-        check_time_limit=args.check_time_limit,
-        producer_acks=args.producer_acks,
-        idempotence=args.idempotence,
-        consumer_group=args.sub_via == "subscribe",
-        group_protocol=args.group_protocol,
-        auto_commit=args.auto_commit,
-        ignore=tuple(k for k in KINDS if k in (args.ignore or ())),
-        txn=args.txn,
-        abort_p=args.abort_p,
-        isolation_level=args.isolation_level,
-        crash_clients=args.crash_clients,
-        client=args.client,
-        release_p=args.release_p,
-        reject_p=args.reject_p,
-        delivery_limit=args.delivery_limit,
+        queue=queue,
+        share=share,
     )
 
 
-def _group_problem(args: argparse.Namespace, kafka_version: str) -> str | None:
+def _workload_problem(
+    workload: str, queue: QueueOptions, share: ShareOptions, crash_clients: float | None
+) -> str | None:
+    """Returns why the workload options asked cannot run together, or None."""
+    if queue.idempotence and queue.producer_acks != "all":
+        return "--idempotence needs --producer-acks all (Kafka refuses it otherwise)"
+    if queue.ignore and workload != "queue":
+        return "--ignore names queue anomaly kinds: it needs --workload queue"
+    if queue.txn and workload != "queue":
+        return "--txn makes queue ops transactions: it needs --workload queue"
+    if crash_clients and workload not in ("queue", "share"):
+        return "--crash-clients crashes queue clients: it needs --workload queue or share"
+    if share.release_p + share.reject_p > 1:
+        return "--release-p and --reject-p add up to more than 1"
+    if queue.client != "librdkafka" and not queue.txn:
+        return f"--client {queue.client} runs transactions: it needs --txn"
+    if queue.txn and queue.producer_acks != "all":
+        return "--txn needs --producer-acks all (Kafka's transactions require it)"
+    return None
+
+
+def _group_problem(workload: str, queue: QueueOptions, kafka_version: str) -> str | None:
     """Returns why the consumer group options asked cannot run together, or None."""
-    grouped = args.sub_via == "subscribe"
-    if grouped and args.workload != "queue":
+    grouped = queue.consumer_group
+    if grouped and workload != "queue":
         return "--sub-via subscribe is the queue workload's: it needs --workload queue"
-    if args.group_protocol != "classic" and not grouped:
-        return f"--group-protocol {args.group_protocol} is a group's: it needs --sub-via subscribe"
-    if args.group_protocol == "consumer" and (refused := consumer_protocol_problem(kafka_version)):
+    if queue.group_protocol != "classic" and not grouped:
+        return f"--group-protocol {queue.group_protocol} is a group's: it needs --sub-via subscribe"
+    if queue.group_protocol == "consumer" and (refused := consumer_protocol_problem(kafka_version)):
         return refused
-    if args.auto_commit and (not grouped or args.txn):
+    if queue.auto_commit and (not grouped or queue.txn):
         return "--auto-commit needs --sub-via subscribe without --txn (transactions commit)"
     return None
 
@@ -302,13 +156,13 @@ def machine_fit_problem(spec: TestSpec) -> str | None:
         machine = engine_machine(docker_client())
     except EngineError:
         return None
-    return fit_problem(spec.cluster_spec(), machine)
+    return fit_problem(spec.cluster, machine)
 
 
 def client_problem(spec: TestSpec) -> str | None:
     """Returns why the client asked cannot run here (the Java client's driver cannot be
     built: no javac, no jars), or None; builds it first when it is needed and not built."""
-    if spec.client != "java":
+    if spec.queue.client != "java":
         return None
     from workloads.java_driver import DriverError, ensure_driver
 

@@ -19,9 +19,9 @@ from pathlib import Path
 from typing import Any, BinaryIO, cast
 from urllib.parse import urlsplit
 
-from harness.commands.argtypes import positive
 from harness.exit_codes import EXIT_BAD_INPUT
 from harness.results import RUN_FILES
+from workloads.options import positive
 
 HOST = "127.0.0.1"
 DEFAULT_PORT = 8080

@@ -6,7 +6,7 @@ the local path's code at every step, so both give the same result.
 2. Per process (a Spark task a group of processes): each line is read by the local jsonl
    reader and the process's events are paired by `pair_invocations`; every check it makes
    is about one process, so the first error of the history is the first of any process.
-3. The model, when not given, is guessed by checkers.registry.default_model from one invocation
+3. The model, when not given, is guessed by checkers.guess.default_model from one invocation
    of each kind (it depends only on the operations and whether a read returned a list).
 4. Per key (a Spark task a bucket of keys): `linearizable.prepare`, `split_by_key` and
    `check_key_safely`, as `linearizable.check` does; the driver merges the key results in
@@ -155,7 +155,7 @@ def _raise_first(errors: Any, path: str) -> None:
 
 
 def guess_model(invocations: Any, path: str, fmt: str) -> str:
-    """Takes the RDD of invocations. Returns checkers.registry.default_model's guess, made on one
+    """Takes the RDD of invocations. Returns checkers.guess.default_model's guess, made on one
     invocation of each kind (the guess depends on nothing else)."""
     from checkers import default_model
 

@@ -1,7 +1,9 @@
 """What a run's verdict rests on, in a few sentences: what failed, where and why (the sends
 lost, the faults with their times, the brokers' truncations, whether the configuration
-allows it; the real-time argument of a non-linearizable key; each queue or transaction
-anomaly's count and first case), or for a valid run what was checked.
+allows it; the real-time argument of a non-linearizable key, anchored on the op that
+pinned the state it had to follow, with values in its history's spelling; whether the store
+variant was built to fail; each queue or transaction anomaly's count and first case), or
+for a valid run what was checked.
 
 Pure functions of results.json's sections and test.json's spec: report.html shows the
 sentences under its verdict, and `harness run` and `harness check` end with them.
@@ -9,10 +11,10 @@ sentences under its verdict, and `harness run` and `harness check` end with them
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from typing import Any
 
+from checkers.linearizable import spell
 from checkers.queue import case_words, effect
 from harness.cluster.config import PROFILES
 from harness.report.nemesis_story import Row, estimated_invokes, story
@@ -22,6 +24,16 @@ Section = dict[str, Any]
 KEYS_SHOWN = 3
 VALUES_SHOWN = 5
 READ_FS = frozenset({"get", "read"})
+BUILT_TO_FAIL: dict[str, str] = {
+    "local-read": "its reads answer from the local replica with no barrier, so a read can "
+    "miss a write that returned before it began",
+    "replica-style": "it reads and checks preconditions on a local copy, so reads can be "
+    "stale and conditional writes refused on a stale copy",
+    "published-rule": "it decides that a write won by value equality, as the published code "
+    "does, so two equal put-if-absent calls can both win",
+}
+"""Why each store variant other than `linearizable` (workloads.names.STORES) must fail
+(tests/unit/harness/report/test_explain_anchor.py holds the two lists together)."""
 
 
 def explain(results: Section, spec: Section) -> list[str]:
@@ -40,6 +52,10 @@ def _sentences(results: Section, spec: Section) -> list[str]:
     lin, queue = results.get("linearizable"), results.get("queue")
     if isinstance(lin, dict) and lin.get("valid") is False:
         said += linearizable_sentences(lin)
+    if valid is False and (store := spec.get("store")) in BUILT_TO_FAIL:
+        said.append(
+            f"Expected: this store variant ({store}) is built to fail: {BUILT_TO_FAIL[store]}."
+        )
     if isinstance(queue, dict) and "error" not in queue:
         if queue.get("lost"):
             said += lost_sentences(queue, results.get("lost-acks"), results, spec)
@@ -70,51 +86,60 @@ def linearizable_sentences(section: Section) -> list[str]:
 
 
 def key_sentence(failure: Section) -> str:
-    """Takes one invalid key's failure. Returns its real-time argument in one sentence,
-    e.g. `Key 3 is not linearizable: get (op 812, process 4) was invoked at 17.412 s,
-    0.9 ms after replace 46 -> 48 (op 806, process 2) returned, yet read 46 ...`."""
+    """Takes one invalid key's failure. Returns its real-time argument in one sentence: when
+    the failing op began, after which op had returned (the one that pinned the state it
+    had to follow) and the state that op left, what it read or why it cannot take effect,
+    and what overlapped it, e.g. `Key 3 is not linearizable: get (op 812, process 4) was
+    invoked at 17.412 s, 0.90 ms after get 48 (op 807, process 3) returned, which left the
+    state 48; yet it read 46; no op overlapped it.`"""
     op = failure.get("op") or {}
-    key = failure.get("key")
+    key, spelling = failure.get("key"), str(failure.get("spelling") or "json")
     reads = op.get("f") in READ_FS
-    head = f"Key {key} is not linearizable: {_op(op, with_value=not reads)}"
-    before = preceding_op(failure)
-    if before is None:
-        when = f" was invoked at {_s(op.get('call'))}"
-    else:
+    who = "The history" if key is None else f"Key {spell(key, spelling)}"
+    head = f"{who} is not linearizable: {_op(op, with_value=not reads)}"
+    before, left = pinning_op(failure), failure.get("pinned_state")
+    state = f", which left the state {left}" if left is not None else ""
+    if before is not None:
         gap = _duration(op["call"] - before["ret"])
-        when = f" was invoked at {_s(op.get('call'))}, {gap} after {_op(before)} returned"
+        when = f" was invoked at {_s(op.get('call'))}, {gap} after {_op(before)} returned{state}"
+    elif left is not None:
+        when = f" was invoked at {_s(op.get('call'))}, before any op returned, in the state {left}"
+    else:
+        when = f" was invoked at {_s(op.get('call'))}"
     states = failure.get("state_descriptions") or []
-    could = f" (the state could only be {' or '.join(states[:3])})" if states else ""
+    shown = " or ".join(states[:3])
+    could = f" (the state could only be {shown})" if states and states != [left] else ""
     overlapping = failure.get("concurrent") or []
     if overlapping:
-        shown = "; ".join(_op(c) for c in overlapping[:3])
+        listed = "; ".join(_op(c) for c in overlapping[:3])
         more = f" and {len(overlapping) - 3} more" if len(overlapping) > 3 else ""
-        concurrent = f"; what overlapped it ({shown}{more}) does not explain it either"
+        concurrent = f"; what overlapped it ({listed}{more}) does not explain it either"
     else:
         concurrent = "; no op overlapped it"
     if reads:
-        found = f"yet it read {json.dumps(op.get('value'))}{could}"
+        found = f"yet it read {spell(op.get('value'), spelling)}{could}"
     else:
         found = f"yet it cannot take effect: {failure.get('message')}{could}"
-    return f"{head}{when}, {found}{concurrent}."
+    return f"{head}{when}; {found}{concurrent}."
 
 
-def preceding_op(failure: Section) -> Section | None:
-    """Takes an invalid key's failure. Returns the op of its linearizable prefix that
-    returned last before the failing op was invoked (a write when the failing op is a read:
-    the change it should have seen), or None when none had."""
-    op = failure.get("op") or {}
-    call = op.get("call")
+def pinning_op(failure: Section) -> Section | None:
+    """Takes an invalid key's failure. Returns the op that pinned the state the failing op
+    had to follow (`pinned_by`; for a failure written before it was recorded, the last op
+    of the prefix's tail, in linearization order, to return before the failing op was
+    invoked), or None when no op had returned by then."""
+    if "pinned_by" in failure:
+        pinned = failure["pinned_by"]
+        return pinned if isinstance(pinned, dict) else None
+    call = (failure.get("op") or {}).get("call")
     if not isinstance(call, int | float):
         return None
     done = [
         p
         for p in failure.get("longest_prefix") or []
-        if isinstance(p.get("ret"), int | float) and p["ret"] <= call
+        if isinstance(p.get("ret"), int | float) and p["ret"] < call
     ]
-    if op.get("f") in READ_FS:
-        done = [p for p in done if p.get("f") not in READ_FS] or done
-    return max(done, key=lambda p: p["ret"], default=None)
+    return done[-1] if done else None
 
 
 def lost_sentences(queue: Section, lost_acks: Any, results: Section, spec: Section) -> list[str]:

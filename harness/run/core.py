@@ -96,27 +96,15 @@ class TestRun:
         self.ctx = Context(
             bootstrap="",
             topic=spec.topic,
-            kafka_config=PROFILES[spec.kafka_config].safety,
+            kafka_config=PROFILES[spec.cluster.kafka_config].safety,
             store=spec.store,
             keys=spec.keys,
             partitions=spec.partitions,
-            replication_factor=min(3, spec.brokers),
+            replication_factor=min(3, spec.cluster.brokers),
             timeouts=DEFAULT_TIMEOUTS,
-            check_time_limit=spec.check_time_limit,
-            producer_acks=spec.producer_acks,
-            idempotence=spec.idempotence,
-            consumer_group=spec.consumer_group,
-            group_protocol=spec.group_protocol,
-            auto_commit=spec.auto_commit,
-            ignore=frozenset(spec.ignore),
-            txn=spec.txn,
-            abort_p=spec.abort_p,
-            isolation_level=spec.isolation_level,
             crash_clients=spec.crash_clients,
-            client=spec.client,
-            release_p=spec.release_p,
-            reject_p=spec.reject_p,
-            delivery_limit=spec.delivery_limit,
+            queue=spec.queue,
+            share=spec.share,
         )
         self.faults = plan_faults(
             spec.nemesis,
@@ -131,10 +119,10 @@ class TestRun:
         """Builds the image if needed, starts a fresh cluster and creates the store topic."""
         spec = self.spec
         client = docker_client()
-        ensure_node_image(client, self.line.update, spec.kafka_version)
-        self.cluster = DockerCluster(spec.cluster_spec(), client)
+        ensure_node_image(client, self.line.update, spec.cluster.kafka_version)
+        self.cluster = DockerCluster(spec.cluster, client)
         if self.cluster.attach():
-            self.line.say(f"replacing the running cluster {spec.cluster_name}")
+            self.line.say(f"replacing the running cluster {spec.cluster.name}")
         began = time.monotonic()
         try:
             self.cluster.up(status=self.line.update, timeout=CLUSTER_UP_TIMEOUT_S, replace=True)
@@ -216,7 +204,7 @@ class TestRun:
         self.final |= final_reads(reads, self.open_client, recorder, cut_short)
         missing = self.final.get("missing") or "none"
         LOG.info(f"final reads: {self.final.get('read')} ok, never read: {missing}")
-        if self.spec.txn:
+        if self.spec.queue.txn:
             self.transactions = transaction_facts(self.cluster)
             LOG.info("transaction protocol: %s", self.transactions)
         if self.workload.recount_from_disk and not cut_short():

@@ -13,6 +13,7 @@ from typing import Any
 
 from checkers import (
     RUN_CHECKERS,
+    UNKNOWN,
     Checked,
     CheckOptions,
     Reading,
@@ -30,7 +31,7 @@ from harness.report.page import queue_lines, recount_line, recovery_lines, write
 from harness.results import RESULTS, write_json
 from harness.run.metadata_watch import read_samples
 from harness.verdicts import DURATION, INCOMPLETE_WORD, painted, run_verdict
-from history import History
+from history import History, HistoryError
 from workloads.core import Workload
 
 LOG = logging.getLogger("harness.run")
@@ -53,7 +54,10 @@ def check_run(history: History, workload: Workload, options: CheckOptions) -> Ru
     (CheckOptions.from_spec, as `harness check` of its folder takes them). Returns the
     results: top-level `valid` (the worst of the checkers') and one section per checker;
     a checker that crashes makes its section unknown, never invalid."""
-    main = analyse(history, workload.model, options)
+    try:
+        main = analyse(history, workload.model, options)
+    except HistoryError as err:  # the run's own history: our bug, never a verdict
+        main = Checked({"model": workload.model, "valid": UNKNOWN, "error": str(err)})
     results = run_sections(workload.model, main, history)
     lag: list[LagPoint] = []
     if main.reading.queue is not None and "error" not in results.get("queue", {}):

@@ -37,8 +37,8 @@ from kvstore.state import Entry
 from nemesis.cluster import PartitionState
 from nemesis.net import apply_grudge, heal
 from tests.integration.conftest import _started as started_cluster
-from tests.unit.test_kvstore_simulation import Recorder, run_all
-from tests.unit.test_kvstore_truncation import ScriptedHistory
+from tests.unit.kvstore.test_simulation import Recorder, run_all
+from tests.unit.kvstore.test_truncation import ScriptedHistory
 from workloads.core import OpDict
 from workloads.kv import HANDLERS
 from workloads.store_client import StoreClient

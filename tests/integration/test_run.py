@@ -137,7 +137,7 @@ def test_network_faults_cut_what_they_say(engine: docker.DockerClient, tmp_path:
     assert heal and heal[0]["error"] is None
 
 
-# SIGTERM and SIGHUP take the same path (tests/unit/test_signals.py; test_cluster.py sends
+# SIGTERM and SIGHUP take the same path (tests/unit/harness/test_signals.py; test_cluster.py sends
 # each during `cluster up`): one signal here keeps the suite short.
 @pytest.mark.parametrize("sig", [signal.SIGINT])
 def test_interrupt_heals_stops_and_keeps_the_history(

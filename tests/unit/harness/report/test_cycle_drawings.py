@@ -1,0 +1,67 @@
+"""Dependency cycles drawn for report.html: one box per transaction, one labelled arrow
+per edge, well-formed SVG on the page; nothing drawn for a case that is not a cycle."""
+
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ET
+from pathlib import Path
+from typing import Any
+
+from checkers.registry import check_history
+from harness.report.counterexamples.cycles import cycle_svg, edge_label
+from harness.report.page import write_report
+from history import load
+from tests.unit.checkers.txn.test_verdict import opposite_orders, written
+
+SVG = "{http://www.w3.org/2000/svg}"
+
+
+def _g0_case(tmp_path: Path) -> dict[str, Any]:
+    result = check_history(load(str(written(tmp_path, opposite_orders()))), "queue")
+    case: dict[str, Any] = result["kinds"]["G0"]["cases"][0]
+    return case
+
+
+def test_a_two_transaction_cycle_has_two_boxes_and_two_labelled_arrows(tmp_path: Path) -> None:
+    case = _g0_case(tmp_path)
+    svg = cycle_svg(case)
+    assert svg is not None
+    root = ET.fromstring(svg)
+    boxes = root.findall(f"{SVG}rect")
+    arrows = root.findall(f"{SVG}path")
+    texts = [t.text for t in root.findall(f"{SVG}text")]
+    assert len(boxes) == 2 and len(arrows) == 2
+    boxed = zip(case["indexes"], case["processes"], strict=True)
+    assert {f"T{i} (process {p})" for i, p in boxed} <= set(texts)
+    assert sorted(t for t in texts if t and t.startswith("ww")) == [
+        "ww: partition 0, offsets 0 then 1",
+        "ww: partition 1, offsets 0 then 1",
+    ]
+    # The two arrows between the same pair bow to opposite sides instead of overlapping.
+    paths = [a.get("d") for a in arrows]
+    assert paths[0] != paths[1]
+
+
+def test_each_edge_kind_has_its_evidence_in_its_label() -> None:
+    assert edge_label({"type": "wr", "partition": 3, "offset": 7, "value": 41}) == (
+        "wr: partition 3 offset 7 (value 41)"
+    )
+    assert edge_label({"type": "process", "process": 2}) == "process 2: next"
+    assert edge_label({"type": "realtime"}) == "realtime: completed before invoked"
+
+
+def test_a_case_that_is_not_a_cycle_is_not_drawn() -> None:
+    assert cycle_svg({"index": 3, "partition": 0}) is None
+    assert cycle_svg({"indexes": [], "steps": []}) is None
+
+
+def test_the_report_draws_each_cycle_case_beside_its_words(tmp_path: Path) -> None:
+    result = check_history(load(str(written(tmp_path, opposite_orders()))), "queue")
+    page = write_report(tmp_path, {"spec": {"name": "t"}}, {"valid": True, "queue": result}, {})
+    text = page.read_text()
+    svgs = re.findall(r"<svg.*?</svg>", text, flags=re.S)
+    cycles = [c for k in result["kinds"].values() for c in k["cases"][:3] if "steps" in c]
+    assert result["kinds"]["G0"]["count"] == 1 and len(svgs) == len(cycles) >= 1
+    for svg in svgs:
+        ET.fromstring(svg)

@@ -1,0 +1,202 @@
+"""Run options, each declared once: a field of an options record holds its default, its
+help and how the command line gives it; argparse, TestSpec, test.json and the workloads
+all read the same record (QueueOptions, ShareOptions, and harness.spec's TestSpec).
+
+A field made by `option` carries a Flag in its metadata. harness/commands/options.py
+turns every such field into one argument of `harness run` and back into the record.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+from checkers.groups import BROKER_DELIVERY_LIMIT
+from checkers.queue import KINDS, SUB_VIA, TXN_KINDS, parse_kinds
+from workloads.java_driver import KAFKA_CLIENTS_VERSION
+
+T = TypeVar("T")
+FLAG = "flag"
+"""The metadata key of a field's Flag."""
+
+
+@dataclass(frozen=True, slots=True)
+class Flag:
+    """How an option is given on the command line: its flags, its help (the default is
+    added from the field), argparse's other keywords, how the parsed value becomes the
+    field's (`to_field`) and the field's default the command line's (`to_cli`), and
+    other flags that set it to a constant (`aliases`: flag -> value, with its help)."""
+
+    flags: tuple[str, ...]
+    help: str
+    kwargs: Mapping[str, Any]
+    to_field: Callable[[Any], Any] | None = None
+    to_cli: Callable[[Any], Any] | None = None
+    aliases: Mapping[str, tuple[Any, str]] = field(default_factory=dict)
+    shown_default: str | None = None
+    """The default as the help says it, when the field's value does not say it well."""
+
+
+def option(
+    default: T,
+    help: str,
+    *flags: str,
+    to_field: Callable[[Any], Any] | None = None,
+    to_cli: Callable[[Any], Any] | None = None,
+    aliases: Mapping[str, tuple[Any, str]] | None = None,
+    shown_default: str | None = None,
+    **kwargs: Any,
+) -> T:
+    """Takes an option's default, its help, its flags (default: the field's name as
+    --words-like-this), how its parsed value becomes the field's and back, and
+    argparse's other keywords. Returns the dataclass field that declares it."""
+    flag = Flag(flags, help, kwargs, to_field, to_cli, aliases or {}, shown_default)
+    made: T = field(default=default, metadata={FLAG: flag})
+    return made
+
+
+def positive(kind: type[int] | type[float]) -> Callable[[str], int | float]:
+    """Takes int or float. Returns an argparse type accepting only finite numbers above zero
+    (NaN compares false with everything, so it would pass a bare `<= 0` test)."""
+
+    def parse(text: str) -> int | float:
+        try:
+            number = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+        if not math.isfinite(number) or number <= 0:
+            raise argparse.ArgumentTypeError(f"must be a finite number above zero: {text!r}")
+        return number
+
+    parse.__name__ = kind.__name__  # argparse names the type in its messages
+    return parse
+
+
+def probability(text: str) -> float:
+    """An argparse type accepting only a number from 0 to 1."""
+    try:
+        number = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not 0.0 <= number <= 1.0:  # NaN fails this too
+        raise argparse.ArgumentTypeError(f"must be a number from 0 to 1: {text!r}")
+    return number
+
+
+def anomaly_kinds(text: str) -> frozenset[str]:
+    """Takes --ignore's comma list. Returns the queue and transaction anomaly kinds it
+    names; refuses a name that is none, naming the kinds there are."""
+    try:
+        return parse_kinds(text)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
+
+
+IGNORE_HELP = "queue: anomaly kinds (a comma list) to report without counting them against validity"
+CRASH_CLIENT_INTERVAL_S = 30.0
+"""Jepsen's default :crash-client-interval (jepsen.tests.kafka `crash-client-gen`)."""
+CLIENTS = ("librdkafka", "java")
+"""The Kafka clients --txn can run through."""
+GROUP_PROTOCOLS = ("classic", "consumer")
+"""The consumer group rebalance protocols: the classic one, and KIP-848's."""
+DELIVERY_LIMIT = 3
+"""The share workload's default delivery count limit: small (Kafka allows 2 to 10, and
+defaults to BROKER_DELIVERY_LIMIT), so that records released again and again are
+archived within a run."""
+assert DELIVERY_LIMIT < BROKER_DELIVERY_LIMIT
+
+
+def _ignored(kinds: frozenset[str] | None) -> tuple[str, ...]:
+    # Every kind named, queue's and transactions', in the tables' order.
+    return tuple(k for k in KINDS + TXN_KINDS if k in (kinds or ()))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class QueueOptions:
+    """The queue workload's options: its producers, its consumers, its transactions and
+    the anomaly kinds its checks report without counting."""
+
+    producer_acks: str = option(
+        "all", "queue: the producers' acks", choices=("all", "1"), metavar="all|1"
+    )
+    idempotence: bool = option(
+        False, "queue: idempotent producers (they retry; else one attempt each)"
+    )
+    consumer_group: bool = option(
+        False,
+        "queue: consumers are assigned partitions, or subscribe in one consumer group",
+        "--sub-via",
+        choices=SUB_VIA,
+        to_field=lambda via: via == "subscribe",
+        to_cli=lambda grouped: "subscribe" if grouped else "assign",
+        aliases={"--consumer-group": ("subscribe", "queue: the same as --sub-via subscribe")},
+    )
+    group_protocol: str = option(
+        "classic",
+        "with --sub-via subscribe: the rebalance protocol, classic or consumer (KIP-848; "
+        "Kafka 4.0 and later)",
+        choices=GROUP_PROTOCOLS,
+    )
+    auto_commit: bool = option(
+        False,
+        "with --sub-via subscribe: librdkafka commits the positions every 5 s (else commit ops do)",
+    )
+    txn: bool = option(False, "queue: each op a Kafka transaction of 1 to 4 sends and polls")
+    abort_p: float = option(
+        0.1,
+        "with --txn: the probability of aborting a transaction on purpose",
+        type=probability,
+        metavar="P",
+    )
+    isolation_level: str = option(
+        "read_committed",
+        "queue: what consumers read of transactions (the final drains read committed records only)",
+        choices=("read_committed", "read_uncommitted"),
+    )
+    client: str = option(
+        "librdkafka",
+        "with --txn: the Kafka client the transactions run through: librdkafka "
+        f"(confluent-kafka; transactions v1) or java (kafka-clients {KAFKA_CLIENTS_VERSION}, "
+        "transactions v2 where the brokers have it: 4.x)",
+        choices=CLIENTS,
+    )
+    ignore: tuple[str, ...] = option(
+        (),
+        IGNORE_HELP + " (queue's and transactions' kinds; test.json keeps every one)",
+        type=anomaly_kinds,
+        metavar="KIND,...",
+        to_field=_ignored,
+        to_cli=lambda kinds: frozenset(kinds) or None,
+        shown_default="none",
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ShareOptions:
+    """The share workload's options: what its consumers do with a record, and the
+    group's delivery count limit (recorded so `harness check` judges by it)."""
+
+    release_p: float = option(
+        0.2,
+        "share: the probability that a consumer releases a record it polled (delivered "
+        "again) instead of accepting it",
+        type=probability,
+        metavar="P",
+    )
+    reject_p: float = option(
+        0.05,
+        "share: the probability that it rejects the record (archived)",
+        type=probability,
+        metavar="P",
+    )
+    delivery_limit: int = option(
+        DELIVERY_LIMIT,
+        "share: the group's delivery count limit, 2 to 10 (a record delivered N times is "
+        f"archived; Kafka's default is {BROKER_DELIVERY_LIMIT})",
+        type=int,
+        choices=range(2, 11),
+        metavar="N",
+    )
