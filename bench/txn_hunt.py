@@ -109,7 +109,9 @@ def run_one(
     argv = [
         sys.executable,
         *("-m", "harness", "run", "--workload", "queue", "--txn"),
-        *("--nemesis", fault, "--kafka-version", release, "--kafka-config", "safe"),
+        # A cell's faults joined by + run together (`--nemesis` takes a comma list).
+        *("--nemesis", fault.replace("+", ","), "--kafka-version", release),
+        *("--kafka-config", "safe"),
         *("--abort-p", "0.1", "--isolation-level", "read_committed"),
         *("--time-limit", "60", "--seed", str(seed), "--name", name),
         *("--results", str(out), "--client", client),
@@ -216,7 +218,11 @@ def main() -> int:
     parser.add_argument("--out", type=Path, default=ROOT / "results" / "txn-hunt")
     parser.add_argument("--client", choices=("librdkafka", "java"), default="librdkafka")
     parser.add_argument("--table-only", action="store_true")
-    parser.add_argument("--faults", help="a comma list (default: the issue 22 hunt's)")
+    parser.add_argument(
+        "--faults",
+        help="a comma list of cells, each a fault or faults joined by + that run together "
+        "(default: the issue 22 hunt's)",
+    )
     parser.add_argument("--releases", default=",".join(RELEASES), help="a comma list")
     parser.add_argument("--crash", choices=("both", "no", "yes"), default="both")
     args = parser.parse_args()
