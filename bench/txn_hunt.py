@@ -102,7 +102,7 @@ def reached(events: list[dict[str, Any]]) -> str:
 
 
 def run_one(
-    release: str, fault: str, crash: bool, seed: int, out: Path, client: str
+    release: str, fault: str, crash: bool, seed: int, out: Path, client: str, cluster: str
 ) -> dict[str, Any]:
     """Runs one test; returns its line of the table."""
     name = f"hunt-{client}-{release}-{fault}-{'crash' if crash else 'plain'}"
@@ -114,7 +114,7 @@ def run_one(
         *("--kafka-config", "safe"),
         *("--abort-p", "0.1", "--isolation-level", "read_committed"),
         *("--time-limit", "60", "--seed", str(seed), "--name", name),
-        *("--results", str(out), "--client", client),
+        *("--results", str(out), "--client", client, "--cluster-name", cluster),
         *(("--crash-clients", str(CRASH_EVERY_S)) if crash else ()),
     ]
     done = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, check=False)
@@ -219,6 +219,12 @@ def main() -> int:
     parser.add_argument("--client", choices=("librdkafka", "java"), default="librdkafka")
     parser.add_argument("--table-only", action="store_true")
     parser.add_argument(
+        "--cluster-name",
+        default="txn-hunt",
+        help="the runs' cluster (a run replaces a cluster of its name: keep it apart from "
+        "other runs on the engine)",
+    )
+    parser.add_argument(
         "--faults",
         help="a comma list of cells, each a fault or faults joined by + that run together "
         "(default: the issue 22 hunt's)",
@@ -239,7 +245,7 @@ def main() -> int:
                 seed = args.seed_base + round_
                 if (release, fault, str(crash), str(seed)) in done:
                     continue  # a hunt run again goes on where it stopped
-                row = run_one(release, fault, crash, seed, args.out, args.client)
+                row = run_one(release, fault, crash, seed, args.out, args.client, args.cluster_name)
                 # A run that broke before its workload is no cell's evidence: kept apart,
                 # and the next hunt of the same table runs it again.
                 table_file = tsv if row["verdict"] not in BROKEN else args.out / "broken.tsv"

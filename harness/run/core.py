@@ -121,7 +121,9 @@ class TestRun:
         client = docker_client()
         ensure_node_image(client, self.line.update, spec.cluster.kafka_version)
         self.cluster = DockerCluster(spec.cluster, client)
-        if self.cluster.attach():
+        # Asked of a cluster object of its own: attach() takes the running cluster's shape
+        # (release, metadata, faultfs, faultproxy), which must not replace this run's.
+        if DockerCluster(spec.cluster, client).attach():
             self.line.say(f"replacing the running cluster {spec.cluster.name}")
         began = time.monotonic()
         try:
