@@ -153,8 +153,10 @@ class CoordinatorCut(proxy.ProxyFault):
             return done
         if not self.installed:
             raise Skipped(f"{self.fault} cuts nothing")
-        reports = proxy.end(self.proxies, self.take_installed(), release_now=True)
+        # What reached the brokers is read while the cut still holds: read after it, it
+        # would count the client's coordinator requests of the moments after the heal.
         after = proxy.clients(self.proxies, brokers).get(self._client, {"requests": {}})
+        reports = proxy.end(self.proxies, self.take_installed(), release_now=True)
         cut = proxy.summary(reports, [])
         return {
             "client": self._client,

@@ -22,7 +22,7 @@ from confluent_kafka import Consumer, KafkaError, KafkaException, Message, Produ
 
 from harness.cluster.admin import client_config
 from harness.cluster.docker_cluster import DockerCluster
-from nemesis.client import ClientPause, CoordinatorCut
+from nemesis.client import TXN_APIS, ClientPause, CoordinatorCut
 from nemesis.core import Nemesis
 from nemesis.late import HOLD_S, LateDelivery
 from nemesis.process import ProcessFault
@@ -194,6 +194,8 @@ def test_a_client_cut_from_its_transaction_coordinator_still_reaches_the_leader(
     done = fault.invoke("stop-partition-client-txn-coordinator")
     assert done["cut"].get("EndTxn", 0) >= 1, done
     assert done["reached"]["n1"]["Produce"] >= 1, done
+    # Nothing of the client's reached a coordinator while it was cut.
+    assert not {api for apis in done["reached"].values() for api in apis} & set(TXN_APIS), done
     values = [m.value() for m in _read(proxied, topic)]
     assert [v for v in values if v in (b"v1", b"v2", b"v3")] == [b"v1", b"v2", b"v3"]
     del producer  # librdkafka destroys a handle, and closes its connections, at once
