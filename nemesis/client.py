@@ -143,7 +143,10 @@ class CoordinatorCut(proxy.ProxyFault):
                 "apis": list(TXN_APIS if txn else GROUP_APIS),
             }
             self.installed = proxy.install(self.proxies, brokers, rule)
-            self._client, self._before = client, about["requests"]
+            # Counted from here: a request that passed between the choice and the rule
+            # reached its broker before the cut, not through it.
+            now = proxy.clients(self.proxies, brokers).get(client, {"requests": {}})
+            self._client, self._before = client, now["requests"]
             done: Value = {
                 "client": client,
                 "cut_from": "transaction coordinator" if txn else "group coordinator",
