@@ -2,12 +2,13 @@
 (registry.py) over four families, each a package with a face of its own: linearizable/
 (per key, against a model), queue/ (Jepsen's Kafka anomalies), txn/ (Elle's dependency
 cycles), groups/ (consumer and share groups); beside them the generic checks (lost
-acknowledged writes, stats, latency, fault windows, recovery times), Jepsen's
+acknowledged writes, stats, latency, fault windows, recovery times, availability), Jepsen's
 three-valued result and the forked processes checks may spread over.
 
 This is the face: code outside checkers/ imports these names, or a family's face.
 """
 
+from checkers.availability import availability_section, availability_sentence
 from checkers.faults import windows as fault_windows
 from checkers.fork_pool import can_fork, forked_map
 from checkers.guess import QUEUE_FS, default_model
@@ -57,6 +58,8 @@ __all__ = [
     "Touched",
     "Validity",
     "analyse",
+    "availability_section",
+    "availability_sentence",
     "can_fork",
     "check_history",
     "check_safe",

@@ -31,9 +31,31 @@ class _Parser(argparse.ArgumentParser):
         raise SystemExit(EXIT_BAD_INPUT)
 
 
+class _Version(argparse.Action):
+    """--version: the harness's release and the Kafka releases it runs, read only when
+    asked (importlib.metadata and the release table cost every other command nothing)."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, **_: object) -> None:
+        super().__init__(option_strings, dest, nargs=0, help="print the version and exit")
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: object) -> None:
+        from importlib import metadata
+
+        from harness.cluster.releases import RELEASES
+
+        try:
+            mine = metadata.version("kafka-harness")
+        except metadata.PackageNotFoundError:
+            mine = "unknown (not installed)"
+        first, last = next(iter(RELEASES)), next(reversed(RELEASES))
+        print(f"harness {mine}; runs Kafka {first} to {last}")
+        parser.exit()
+
+
 def build_parser() -> argparse.ArgumentParser:
     """Returns the parser with every subcommand registered."""
     parser = _Parser(prog="harness", description="Jepsen-style correctness tests for Kafka.")
+    parser.add_argument("--version", action=_Version)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
     run.add_parser(sub)
@@ -49,6 +71,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Parses argv and runs the chosen subcommand; returns its exit code."""
     signals.install()
     args = build_parser().parse_args(argv)
+    args.argv = list(sys.argv[1:] if argv is None else argv)  # what `run` keeps to rerun
     try:
         code: int = args.func(args)
     except KeyboardInterrupt:

@@ -81,13 +81,16 @@ def versions(kafka_version: str, client: str = "librdkafka") -> dict[str, str]:
     return found
 
 
-def write_test_json(folder: Path, spec: TestSpec, started: float) -> None:
-    """Writes test.json: the spec, the versions and when the run started."""
+def write_test_json(folder: Path, spec: TestSpec, started: float, command: str = "") -> None:
+    """Writes test.json: the spec, the versions, when the run started and, when given,
+    the command that runs this test again (harness.commands.run.rerun_command)."""
     body = {
         "spec": spec.to_json(),
         "versions": versions(spec.cluster.kafka_version, spec.queue.client),
         "started": time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(started)),
     }
+    if command:
+        body["command"] = command
     write_json(folder / TEST, body)
 
 

@@ -10,6 +10,9 @@ from __future__ import annotations
 WORKLOAD_NAMES: tuple[str, ...] = ("kv", "register", "queue", "share")
 """Every workload by its `--workload` name."""
 
+STORED_WORKLOADS: tuple[str, ...] = ("kv", "register")
+"""The workloads that run on a store (`--store`); the others record its default unused."""
+
 STORES: dict[str, str] = {
     "linearizable": "kafka",
     "local-read": "local-read",

@@ -120,8 +120,9 @@ def _nonmonotonic_poll(c: Case) -> str:
 def _poll_skip(c: Case) -> str:
     shown = ", ".join(str(o) for o in c["skipped"])
     more = "" if c["skipped_count"] <= len(c["skipped"]) else ", ..."
+    offsets = "offset" if c["skipped_count"] == 1 else "offsets"
     return (
-        f"{_step(c)}, skipping {c['skipped_count']} offsets that others saw values at "
+        f"{_step(c)}, skipping {c['skipped_count']} {offsets} that others saw values at "
         f"({shown}{more})"
     )
 

@@ -120,7 +120,8 @@ def sentences(outcome: Outcome) -> list[str]:
         spec = _json_object(folder / TEST).get("spec") or {}
         if isinstance(nemesis := _json_object(folder / RESULTS).get("nemesis"), dict):
             results["nemesis"] = nemesis
-    return report_sentences(results, spec if isinstance(spec, dict) else {})
+    # explain(outcome) above has listed the transactions and every anomaly case.
+    return report_sentences(results, spec if isinstance(spec, dict) else {}, cases_listed=True)
 
 
 def _json_object(path: Path) -> dict[str, Any]:

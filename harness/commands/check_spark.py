@@ -90,7 +90,7 @@ def _check(args: argparse.Namespace, log: Path) -> int:
         "path": history.path,
         "format": history.format,
         **result,
-        "ops": result.get("ops", 0),
+        "ops": history.invocations,  # as the local check says it: failed ops included
         "seconds": result.get("time", 0.0),
         "counterexamples": drawn,
         "warnings": warnings,

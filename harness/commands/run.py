@@ -8,7 +8,9 @@ import argparse
 import dataclasses
 import os
 import re
+import shlex
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -173,6 +175,28 @@ def client_problem(spec: TestSpec) -> str | None:
     return None
 
 
+_ONE_RUN_ONLY = ("--seed", "--test-count")
+"""What rerun_command takes out of a command line: the series, and the seed it set."""
+
+
+def rerun_command(argv: Sequence[str], seed: int) -> str:
+    """Takes the command line `harness` was given (from the subcommand on) and one run's
+    seed. Returns the shell command that runs that one test again: the same arguments
+    without --test-count, with this run's seed. Empty when argv is not a `run` command."""
+    if not argv or argv[0] != "run":
+        return ""
+    kept: list[str] = []
+    skip_value = False
+    for arg in argv[1:]:
+        if skip_value:
+            skip_value = False
+        elif arg in _ONE_RUN_ONLY:
+            skip_value = True
+        elif not arg.startswith(tuple(f"{flag}=" for flag in _ONE_RUN_ONLY)):
+            kept.append(arg)
+    return shlex.join(["harness", "run", *kept, "--seed", str(seed)])
+
+
 def run(args: argparse.Namespace) -> int:
     """Runs the test --test-count times (stopping at the first invalid or interrupted
     run); returns the exit code of the last run."""
@@ -198,7 +222,8 @@ def run(args: argparse.Namespace) -> int:
             f"run {spec.name}{count}: seed {spec.seed}, {spec.time_limit:g} s, "
             f"nemesis {', '.join(spec.nemesis) or 'none'}"
         )
-        outcome = run_test(spec, Path(args.results), line)
+        rerun = rerun_command(getattr(args, "argv", ()), spec.seed)
+        outcome = run_test(spec, Path(args.results), line, rerun)
         code = outcome.exit_code
         if code in (EXIT_INVALID, EXIT_INTERRUPTED) or code > 2:
             break

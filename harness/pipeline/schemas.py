@@ -59,6 +59,8 @@ def test_schema() -> Any:
             t.StructField("concurrency", t.LongType()),
             t.StructField("rate", t.DoubleType()),
             t.StructField("txn", t.BooleanType()),
+            t.StructField("consumer_group", t.BooleanType()),
+            t.StructField("group_protocol", t.StringType()),
             t.StructField("crash_clients", t.DoubleType()),
             t.StructField("client", t.StringType()),
         ]

@@ -173,9 +173,10 @@ def check_with_spark(
     spark: Any, path: str | Path, model_name: str | None, time_limit: float | None
 ) -> tuple[History, dict[str, Any]]:
     """Takes a SparkSession, a history file or results folder, a model name (None: guess)
-    and the search time per key. Returns the history (its path and format; no events) and
-    the result as checkers.registry.check_history gives it. Raises HistoryError for a malformed
-    history, ValueError for a model whose check is not split into keys (set)."""
+    and the search time per key. Returns the history (its path, format and count of client
+    ops; no events) and the result as checkers.registry.check_history gives it. Raises
+    HistoryError for a malformed history, ValueError for a model whose check is not split
+    into keys (set)."""
     started = time.monotonic()
     file = find_history_file(path)
     where = str(file)
@@ -194,7 +195,9 @@ def check_with_spark(
     name = model_name or guess_model(invocations, where, fmt)
     if name not in linearizable_models():
         raise ValueError(f"check --spark checks linearizability; the {name} model runs locally")
-    history = History(path=where, format=fmt, events=[], ops=[], nemesis=[])
+    # The client ops, failed ones included, as the local reading counts them.
+    count = invocations.count()
+    history = History(path=where, format=fmt, events=[], ops=[], nemesis=[], invocations=count)
     result = _check_ops(spark, invocations, MODELS[name], time_limit)
     return history, {"model": name, **result, "time": round(time.monotonic() - started, 6)}
 

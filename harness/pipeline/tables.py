@@ -11,6 +11,7 @@ from typing import Any
 from harness.pipeline.schemas import CORRUPT
 from harness.results import LOST_ACKS_SECTIONS
 from harness.verdicts import DURATION, INCOMPLETE_WORD, UNKNOWN_WORD, VERDICT_WORDS
+from workloads.names import STORED_WORKLOADS
 
 CONFIG = ("kafka_version", "metadata", "workload", "store", "nemesis", "kafka_config")
 """What makes runs comparable: the Kafka release and its metadata mode first, so 3.9.1 on
@@ -81,12 +82,22 @@ def _started(tests: Any) -> Any:
 
 
 def _workload() -> Any:
-    # Queue runs in transactions are another test than plain ones, and the Java client's
-    # another than librdkafka's: never averaged together.
+    # Queue runs in transactions are another test than plain ones, the Java client's
+    # another than librdkafka's, and a consumer group's another per group protocol: never
+    # averaged together (the index names them the same way: harness.report.index).
     F = _f()
     java = F.when(F.col("spec.client") == "java", F.lit("-java")).otherwise(F.lit(""))
-    txn = F.concat(F.col("spec.workload"), F.lit("-txn"), java)
-    return F.when(F.col("spec.txn"), txn).otherwise(F.col("spec.workload"))
+    txn = F.when(F.col("spec.txn"), F.concat(F.lit("-txn"), java)).otherwise(F.lit(""))
+    protocol = F.coalesce(F.col("spec.group_protocol"), F.lit("classic"))
+    group = F.when(F.col("spec.consumer_group"), F.concat(F.lit("-group-"), protocol))
+    return F.concat(F.col("spec.workload"), txn, F.coalesce(group, F.lit("")))
+
+
+def _store() -> Any:
+    # Only kv and register run on a store; the others' recorded default says nothing.
+    F = _f()
+    stored = F.col("spec.workload").isin(*STORED_WORKLOADS)
+    return F.when(stored, F.coalesce(F.col("spec.store"), F.lit(""))).otherwise(F.lit(""))
 
 
 def _nemesis() -> Any:
@@ -129,7 +140,7 @@ def run_rows(tests: Any, results: Any, counts: Any, latency: Any) -> Any:
         F.col("spec.name").alias("test"),
         _started(tests).alias("start_time"),
         _workload().alias("workload"),
-        F.col("spec.store").alias("store"),
+        _store().alias("store"),
         _nemesis().alias("nemesis"),
         F.col("spec.kafka_config").alias("kafka_config"),
         F.col("spec.seed").alias("seed"),

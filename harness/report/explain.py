@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from checkers import availability_sentence
 from checkers.linearizable import spell
 from checkers.queue import case_words, effect
 from harness.cluster.config import PROFILES
@@ -36,17 +37,19 @@ BUILT_TO_FAIL: dict[str, str] = {
 (tests/unit/harness/report/test_explain_anchor.py holds the two lists together)."""
 
 
-def explain(results: Section, spec: Section) -> list[str]:
-    """Takes results.json's body and test.json's spec (kafka_config, producer_acks; {} when
-    unknown). Returns the sentences, the verdict's reason first; one saying so if writing
-    them failed."""
+def explain(results: Section, spec: Section, cases_listed: bool = False) -> list[str]:
+    """Takes results.json's body, test.json's spec (kafka_config, producer_acks; {} when
+    unknown) and whether the queue's transactions and anomaly cases are listed above the
+    sentences already (`harness check` lists every case: then they are not said again).
+    Returns the sentences, the verdict's reason first; one saying so if writing them
+    failed."""
     try:
-        return _sentences(results, spec)
+        return _sentences(results, spec, cases_listed)
     except Exception as err:  # words beside the verdict must never cost the run its verdict
         return [f"No explanation: writing it failed ({err!r}); the sections below stand."]
 
 
-def _sentences(results: Section, spec: Section) -> list[str]:
+def _sentences(results: Section, spec: Section, cases_listed: bool) -> list[str]:
     valid = results.get("valid")
     said: list[str] = []
     lin, queue = results.get("linearizable"), results.get("queue")
@@ -59,9 +62,12 @@ def _sentences(results: Section, spec: Section) -> list[str]:
     if isinstance(queue, dict) and "error" not in queue:
         if queue.get("lost"):
             said += lost_sentences(queue, results.get("lost-acks"), results, spec)
-        said += anomaly_sentences(queue)
+        if not cases_listed:
+            said += anomaly_sentences(queue)
     if valid is True:
         said.append(checked_sentence(results))
+        if isinstance(found := results.get("availability"), dict):
+            said += [s for s in (availability_sentence(found),) if s]
     elif valid is not False:
         said += unknown_sentences(results)
     if incomplete(results):
@@ -69,7 +75,7 @@ def _sentences(results: Section, spec: Section) -> list[str]:
             f"INCOMPLETE: {results[DURATION].get('reason', 'the workload stopped short')}; "
             "what ran is checked, but says nothing of how often the whole test fails."
         )
-    if "interrupted" in results:
+    if "interrupted" in results and not incomplete(results):  # else INCOMPLETE said it
         said.append(f"The run was interrupted: {results['interrupted']}.")
     return said
 
@@ -311,18 +317,41 @@ def checked_sentence(results: Section) -> str:
     what = f"{stats.get('count', 0)} ops" + (f" ({stats['ok']} ok)" if "ok" in stats else "")
     lin, queue = results.get("linearizable"), results.get("queue")
     if isinstance(lin, dict):
-        what += f" over {lin.get('keys', 0)} keys, each linearizable"
+        keys = lin.get("keys", 0)
+        what += f" over {keys} key{'' if keys == 1 else 's'}, each linearizable"
     if isinstance(queue, dict):
         what += (
             f", {queue.get('acknowledged', 0)} acknowledged sends, none lost, no anomaly "
             "that makes a history invalid"
         )
+    what += _group_words(results.get("groups"), results.get("share"))
     windows = results.get("nemesis", {}).get("windows", [])
     kinds: dict[str, int] = {}
     for w in windows:
         kinds[w["fault"]] = kinds.get(w["fault"], 0) + 1
     faults = ", ".join(f"{n} x {k}" for k, n in sorted(kinds.items())) or "no fault"
     return f"Checked {what}, under {faults}."
+
+
+def _group_words(groups: Any, share: Any) -> str:
+    # A group run's headline names what its group did and that it broke no rule.
+    said = ""
+    if isinstance(groups, dict) and "commits" in groups:
+        commits = groups["commits"]
+        said += (
+            f"; the consumer group ({groups.get('members', 0)} members, "
+            f"{commits.get('ok', 0)} commits, {groups['takeovers'].get('judged', 0)} takeovers "
+            f"judged) broke none of its {len(groups.get('kinds', {}))} rules"
+        )
+    if isinstance(share, dict) and "outcomes" in share:
+        o, d = share["outcomes"], share["deliveries"]
+        said += (
+            f"; the share group delivered {d.get('records', 0)} records "
+            f"{d.get('total', 0)} times ({o.get('accepted', 0)} accepted, "
+            f"{o.get('rejected', 0)} rejected, {o.get('archived-by-limit', 0)} archived by the "
+            f"delivery limit) and broke none of its {len(share.get('kinds', {}))} rules"
+        )
+    return said
 
 
 def unknown_sentences(results: Section) -> list[str]:

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+from harness.report.index_glance import glance_table, newest_line
 from harness.report.index_script import DEFAULT_PER_PAGE, OTHER_WORDS, PER_PAGE_CHOICES, script
 from harness.report.page import STYLE, VERDICT_COLOURS
 from harness.results import (
@@ -24,6 +25,7 @@ from harness.results import (
     read_shaped,
 )
 from harness.verdicts import DURATION, INCOMPLETE_WORD, run_verdict
+from workloads.names import STORED_WORKLOADS
 
 INDEX = "index.html"
 TREND_PLOTS = ("invalid-rate.png", "lost-writes.png", "latency-*.png")
@@ -44,6 +46,8 @@ summary{cursor:pointer;padding:.2em 0}td{white-space:nowrap}td:nth-child(7){whit
 min-width:14em}
 summary .v,td.v a{color:#fff;padding:0 .4em;border-radius:.2em;font-weight:bold;
 text-decoration:none}#count{font-size:1.2em;font-weight:bold}
+a.v{color:#fff;padding:0 .4em;border-radius:.2em;font-weight:bold;text-decoration:none}
+#glance caption{caption-side:bottom;text-align:left;font-size:.85em;color:#555}
 """
 
 
@@ -62,9 +66,26 @@ def _anomalies(results: dict[str, Any]) -> str:
         for kind in ("unexpected", "duplicated"):
             if counts.get(f"{kind}_count"):
                 parts.append(f"{counts[f'{kind}_count']} {kind}")
+    parts += _kinds(results.get("queue"))
     if "error" in results:
         parts.append(f"error: {results['error']}")
     return "; ".join(parts)
+
+
+def _kinds(queue: Any) -> list[str]:
+    # The queue and transaction kinds found: those that make the run invalid first, the
+    # ones Kafka allows or the run ignored after them, said so.
+    kinds = queue.get("kinds") if isinstance(queue, dict) else None
+    if not isinstance(kinds, dict):
+        return []
+    found = [
+        (kind, about)
+        for kind, about in sorted(kinds.items())
+        if isinstance(about, dict) and isinstance(about.get("count"), int) and about["count"]
+    ]
+    bad = [f"{about['count']} {kind}" for kind, about in found if about.get("invalidating")]
+    allowed = [f"{about['count']} {kind}" for kind, about in found if not about.get("invalidating")]
+    return bad + ([f"allowed: {', '.join(allowed)}"] if allowed else [])
 
 
 def _lost(results: dict[str, Any]) -> str:
@@ -115,17 +136,21 @@ def _config(folder: Path) -> dict[str, str]:
         "kafka": spec.get("kafka_version") or versions.get("kafka") or "",
         "metadata": spec.get("metadata") or ("zookeeper" if test else ""),
         "workload": _workload(spec),
-        "store": spec.get("store") or "",
+        "store": (spec.get("store") or "") if spec.get("workload") in STORED_WORKLOADS else "",
         "nemesis": ",".join(faults) or "none",
         "config": spec.get("kafka_config") or "",
     }
 
 
 def _workload(spec: dict[str, Any]) -> str:
-    workload = str(spec.get("workload") or "")
-    if spec.get("txn") is not True:
-        return workload
-    return f"{workload}-txn-java" if spec.get("client") == "java" else f"{workload}-txn"
+    # What a reader needs to tell runs apart: transactions and their client, and a consumer
+    # group with its protocol (classic or KIP-848's consumer).
+    words = [str(spec.get("workload") or "")]
+    if spec.get("txn") is True:
+        words += ["txn", "java"] if spec.get("client") == "java" else ["txn"]
+    if spec.get("consumer_group") is True:
+        words += ["group", str(spec.get("group_protocol") or "classic")]
+    return "-".join(words)
 
 
 def _report_link(folder: Path, run: str) -> str:
@@ -270,9 +295,11 @@ def render_index(root: Path, entries: Sequence[dict[str, Any]], analysis: Path |
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <link rel="icon" href="data:,"><style>{STYLE}{INDEX_STYLE}</style></head><body>
 <h1>Runs</h1><p id="count">{_e(count_line(entries))}</p>
-<p>INVALID first, then newest first; grouped by configuration. Filters, search and page
-are kept in the address, so a reload or a link shows the same runs. <code>harness
-serve</code> makes each run's zip.</p>{_controls(entries)}
+{newest_line(entries)}{glance_table(entries, RANK)}
+<p>Below, every run: INVALID first, then newest first; grouped by configuration and
+release. Filters, search and page are kept in the address, so a reload or a link shows the
+same runs. <code>harness serve</code> makes each run's zip.</p>{_controls(entries)}
+<p id="none" hidden>No run matches these filters.</p>
 <div id="groups">{groups}</div>
 <h2>Trends</h2>{_trends(root, analysis)}
 <script>{script()}</script></body></html>

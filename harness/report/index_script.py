@@ -64,6 +64,7 @@ function apply(){
     g.querySelector('.shown').textContent=n;
   });
   document.getElementById('count').textContent=countLine(hit);
+  document.getElementById('none').hidden=hit.length>0;
   document.getElementById('page').textContent='page '+page+' of '+pages;
   document.getElementById('prev').disabled=page<=1;
   document.getElementById('next').disabled=page>=pages;

@@ -16,6 +16,7 @@ from harness.cluster.config import PROFILES
 from harness.report.counterexamples.cycles import cycle_svg
 from harness.report.explain import explain
 from harness.report.groups_section import groups_html
+from harness.report.header import header_html
 from harness.report.nemesis_table import story_table, time_zero
 from harness.report.plots.lag import LAG_FILE, UNSEEN_FILE
 from harness.report.release_rows import release_rows
@@ -47,6 +48,7 @@ code{font-size:.9em}.fail{color:#d62728}pre{white-space:pre-wrap;margin:0 0 .5em
 #explanation{border-left:.4em solid;padding:.1em 1em;margin:0 0 1em;font-size:1.05em}
 #explanation p{margin:.4em 0}tr.step td.said{padding-left:1.5em}
 mark{background:#fff3b0}details pre{max-height:20em;overflow:auto;font-size:.8em}
+p.header{color:#555;margin:-.5em 0 .3em}pre.rerun{background:#f6f6f6;padding:.3em .6em}
 """
 
 
@@ -71,7 +73,9 @@ def _anomalies(results: dict[str, Any], drawings: dict[str, list[Path]], folder:
     if isinstance(queue := results.get("queue"), dict):
         return _cases(queue) or "<p>No anomaly was found.</p>"
     if "linearizable" not in results:
-        return ""
+        if any(isinstance(results.get(s), dict) for s in ("groups", "share")):
+            return "<p>None here: the Groups section below has the group checks' findings.</p>"
+        return "<p>None: no check of this run looks for anomalies.</p>"
     failures = results["linearizable"].get("failures", [])
     if not failures:
         return "<p>No key was found non-linearizable.</p>"
@@ -332,10 +336,12 @@ def write_report(
     results: dict[str, Any],
     drawings: dict[str, list[Path]],
     nemesis_invoked: Sequence[float] | None = None,
+    unplotted: dict[str, str] | None = None,
 ) -> Path:
     """Takes a run folder, its test.json and results.json bodies, the counterexample
-    drawings by key and the nemesis ops' invoke times from the history (None: estimated
-    from results.json). Writes report.html there and returns its path."""
+    drawings by key, the nemesis ops' invoke times from the history (None: estimated
+    from results.json) and the plots left undrawn with nothing to show, each with why.
+    Writes report.html there and returns its path."""
     spec = test.get("spec", {})
     word = run_verdict(results)
     stats = results.get("stats", {})
@@ -356,9 +362,8 @@ def write_report(
         summary.append(("interrupted", results["interrupted"]))
     files = sorted(p for p in folder.rglob("*") if p.is_file() and p.name != "report.html")
     plots = "".join(
-        f'<h3>{name}</h3><img src="{name}" alt="{name}">'
+        _plot(folder, name, (unplotted or {}).get(name))
         for name in ("latency.png", "rate.png", "lost-acks.png", "metadata.png")
-        if (folder / name).exists()
     )
     colour = VERDICT_COLOURS[word]
     sentences = "".join(f"<p>{_e(said)}</p>" for said in explain(results, spec))
@@ -367,6 +372,7 @@ def write_report(
 <title>{_e(spec.get("name", "run"))}: {word}</title><style>{STYLE}</style></head><body>
 <h1>{_e(spec.get("name", "run"))} <span class="v" style="background:{colour}">{word}</span>
 {zip_link(folder)}</h1>
+{header_html(folder, test, results)}
 <div id="explanation" style="border-color:{colour}">{sentences}</div>
 {_table(summary)}
 <h2 id="anomalies">Anomalies</h2>{_anomalies(results, drawings, folder)}
@@ -383,6 +389,12 @@ def write_report(
     path = folder / "report.html"
     path.write_text(page, encoding="utf-8")
     return path
+
+
+def _plot(folder: Path, name: str, undrawn: str | None) -> str:
+    if (folder / name).exists():
+        return f'<h3>{name}</h3><img src="{name}" alt="{name}">'
+    return f"<p>{name} not drawn: {_e(undrawn)}.</p>" if undrawn else ""
 
 
 def recount_line(counted: dict[str, Any]) -> str:

@@ -243,12 +243,13 @@ class TestRun:
         LOG.warning("%sinterrupted by %s %s", at, signal_name, phase)
 
 
-def run_test(spec: TestSpec, results_root: Path, line: StatusLine) -> RunOutcome:
-    """Runs one test end to end. Returns its folder, verdict and exit code (0 valid,
+def run_test(spec: TestSpec, results_root: Path, line: StatusLine, command: str = "") -> RunOutcome:
+    """Runs one test end to end; command, when given, is the command line that runs it
+    again (kept in test.json). Returns its folder, verdict and exit code (0 valid,
     1 invalid, 2 unknown, 130 interrupted, 255 when the run itself broke)."""
     started = time.time()
     folder = new_run_folder(results_root, spec.name, started)
-    write_test_json(folder, spec, started)
+    write_test_json(folder, spec, started, command)
     if LIBRDKAFKA_OVERRIDES:  # from the environment: this run is not the default one
         add_to_test_json(folder, "librdkafka_overrides", LIBRDKAFKA_OVERRIDES)
     point_latest(results_root, folder)

@@ -19,6 +19,7 @@ from checkers import (
     Reading,
     Result,
     analyse,
+    availability_section,
     compose,
     merge_valid,
     section_of,
@@ -69,6 +70,9 @@ def check_run(history: History, workload: Workload, options: CheckOptions) -> Ru
             LOG.exception("measuring the consumers' realtime lag failed")
     rest = compose(RUN_CHECKERS, history, options)
     results |= {name: section for name, section in rest.result.items() if name != "valid"}
+    windows = results.get("nemesis", {}).get("windows")
+    if windows and rest.reading.samples is not None:  # what the faults did to the clients
+        results["availability"] = availability_section(windows, rest.reading.samples)
     valid = merge_valid(*(section["valid"] for section in results.values()))
     return RunChecked({"valid": valid, **results}, main.reading.joined(rest.reading), lag)
 
@@ -108,6 +112,7 @@ def write_outputs(
     results["explanation"] = explain(results, test.get("spec", {}))
     write_json(folder / RESULTS, results)
     drawings: dict[str, list[Path]] = {}
+    unplotted: dict[str, str] = {}  # a plot with nothing to show -> the sentence instead
     windows = results.get("nemesis", {}).get("windows", [])
     end = 0.0
     try:
@@ -131,11 +136,16 @@ def write_outputs(
             drawings[str(failure.get("key"))] = drawn
         queue = results.get("queue")
         if reading.queue is not None and isinstance(queue, dict) and "error" not in queue:
-            _queue_plots(folder, reading.queue, checked.lag, queue, windows, end)
+            _queue_plots(folder, reading.queue, checked.lag, queue, windows, end, unplotted)
         if metadata := read_samples(folder):
-            from harness.report.plots.metadata import metadata_plot
+            from harness.report.plots.metadata import metadata_plot, steady_leader
 
-            metadata_plot(metadata, windows, folder / "metadata.png", end)
+            if (leader := steady_leader(metadata)) is not None:
+                unplotted["metadata.png"] = (
+                    f"{leader} led the metadata in every sample and no voter fell behind"
+                )
+            else:
+                metadata_plot(metadata, windows, folder / "metadata.png", end)
     except Exception:  # a drawing must never cost the run its verdict
         LOG.exception("drawing the plots failed")
     try:  # report.html's Groups section: groups.png, share-deliveries.png
@@ -144,7 +154,7 @@ def write_outputs(
         draw_groups(folder, results, reading.groups, reading.share, end)
     except Exception:  # nor the other drawings
         LOG.exception("drawing the groups plots failed")
-    return write_report(folder, test, results, drawings, invoke_times(history.events))
+    return write_report(folder, test, results, drawings, invoke_times(history.events), unplotted)
 
 
 def _queue_plots(
@@ -154,11 +164,17 @@ def _queue_plots(
     queue: dict[str, Any],
     windows: list[dict[str, Any]],
     end: float,
+    unplotted: dict[str, str],
 ) -> None:
     from harness.report.plots.lag import LAG_FILE, UNSEEN_FILE, draw_lag, unseen_plot
     from harness.report.plots.queue import anomaly_offsets, lost_acks_plot, offsets_plot, zoom
 
-    lost_acks_plot(history, queue, windows, folder / "lost-acks.png", end)
+    if queue.get("lost"):
+        lost_acks_plot(history, queue, windows, folder / "lost-acks.png", end)
+    else:  # rate.png already shows the sends over time
+        unplotted["lost-acks.png"] = (
+            f"none of the {queue.get('acknowledged', 0):,} acknowledged sends was lost"
+        )
     draw_lag(lag, windows, folder / LAG_FILE, end)
     unseen_plot(queue, windows, folder / UNSEEN_FILE, end)
     # Only the partitions with an anomaly, zoomed around it: the others' plots show a
@@ -181,18 +197,25 @@ def queue_policy_lines(queue: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _keys(count: int) -> str:
+    return f"{count} key" if count == 1 else f"{count} keys"
+
+
 def summary_lines(results: dict[str, Any], report: Path, terminal: bool = False) -> list[str]:
     """Returns the few lines a person reads at the end of a run; on a terminal the verdict
     in its colour."""
     s = results.get("stats", {})
     lin = results.get("linearizable", {})
     word = run_verdict(results)
-    why = f" ({results[DURATION]['reason']})" if word == INCOMPLETE_WORD else ""
+    # The explanation, last, says why a run is INCOMPLETE: the verdict line does only
+    # when there is none.
+    told = bool(results.get("explanation"))
+    why = f" ({results[DURATION]['reason']})" if word == INCOMPLETE_WORD and not told else ""
     lines = [
         f"verdict: {painted(word, terminal)}{why}",
         f"  {s.get('count', 0)} ops: {s.get('ok', 0)} ok, {s.get('fail', 0)} fail, "
         f"{s.get('info', 0)} info"
-        + (f"; {lin.get('keys', 0)} keys checked" if "linearizable" in results else ""),
+        + (f"; {_keys(lin.get('keys', 0))} checked" if "linearizable" in results else ""),
     ]
     windows = results.get("nemesis", {}).get("windows", [])
     if windows:
@@ -203,7 +226,9 @@ def summary_lines(results: dict[str, Any], report: Path, terminal: bool = False)
     if isinstance(results.get("recovery"), dict):
         lines += [f"  recovery, {line}" for line in recovery_lines(results["recovery"])]
     if isinstance(results.get("queue"), dict):
-        lines += [f"  {line}" for line in queue_lines(results["queue"])]
+        # With an explanation, the counts only: it says the transactions and each kind.
+        said = queue_lines(results["queue"])
+        lines += [f"  {line}" for line in (said[:1] if told else said)]
         lines += [f"  {line}" for line in queue_policy_lines(results["queue"])]
     if isinstance(results.get("groups"), dict):
         lines += [f"  {line}" for line in group_lines(results["groups"])]

@@ -20,6 +20,17 @@ def plot_rows(samples: Sequence[dict[str, Any]]) -> list[str]:
     return [*sorted(nodes | {n for s in samples for n in s.get("behind", ())}), NONE]
 
 
+def steady_leader(samples: Sequence[dict[str, Any]]) -> str | None:
+    """Returns the node that led the metadata in every sample when none fell behind, so a
+    plot would show one flat line (say it in words instead); None when there is more to
+    show, or nothing."""
+    leaders = {s.get("leader") for s in samples}
+    if len(leaders) != 1 or any(s.get("behind") for s in samples):
+        return None
+    (leader,) = leaders
+    return str(leader) if leader else None
+
+
 def metadata_plot(
     samples: Sequence[dict[str, Any]],
     windows: Sequence[dict[str, Any]],

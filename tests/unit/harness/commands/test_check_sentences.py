@@ -46,3 +46,13 @@ def test_under_safe_the_same_loss_is_called_a_bug(
 ) -> None:
     _, out, _ = run(capsys, str(_run_folder(tmp_path, "safe")), "--out", str(tmp_path))
     assert "Not allowed under safe" in out
+
+
+def test_each_case_and_the_transactions_are_said_once(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, _ = run(capsys, str(DATA / "jepsen_queue_anomalies.jsonl"), "--out", str(tmp_path))
+    assert code == 1
+    assert out.lower().count("transactions:") == 1
+    for case in ("30 seen at partition 2 offset 0", "skipping 1 offset that others saw"):
+        assert out.count(case) == 1, out

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 import random
+import shlex
 
 import pytest
 
@@ -210,3 +211,33 @@ def test_txn_options_reach_the_spec_and_test_json() -> None:
 def test_the_light_name_lists_agree_with_the_workloads_and_stores() -> None:
     assert tuple(WORKLOADS) == WORKLOAD_NAMES
     assert set(STORES.values()) <= set(VARIANTS)
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--workload", "queue", "--test-count", "3", "--seed", "10", "--nemesis", "kill-leader"],
+        ["--test-count=2", "--seed=4", "--time-limit", "5", "--store", "local-read"],
+        ["--nemesis", "none"],
+    ],
+)
+def test_each_run_of_a_series_keeps_the_command_that_runs_it_again(
+    argv: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ran: list[tuple[TestSpec, str]] = []
+
+    def run_test(spec: TestSpec, root: object, line: object, command: str) -> core.RunOutcome:
+        ran.append((spec, command))
+        return core.RunOutcome(root, "VALID", 0)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(engine, "docker_client", lambda: None)
+    monkeypatch.setattr(resources, "engine_machine", lambda _: Machine(memory_mib=65536, cpus=8))
+    monkeypatch.setattr(core, "run_test", run_test)
+    assert main(["run", *argv]) == 0
+    assert ran
+    for spec, command in ran:
+        words = shlex.split(command)
+        assert words[:2] == ["harness", "run"] and "--test-count" not in command
+        again = build_parser().parse_args(words[1:])
+        assert again.seed == spec.seed
+        assert spec_from_args(again, again.seed) == spec

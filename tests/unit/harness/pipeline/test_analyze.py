@@ -341,6 +341,8 @@ def test_a_transactional_run_has_its_outcomes_and_anomalies(mixed: dict[str, Any
     assert "G1a:1" in txn["anomalies"].split(" ")
     others = [r for r in rows.values() if r["workload"] == "kv"]
     assert others and all(r["anomalies"] == "" for r in others)
+    # A queue runs on no store: its recorded default is not shown (kv's is).
+    assert txn["store"] == "" and {r["store"] for r in others} == {"linearizable"}
     config = [r for r in _csv(mixed["out"] / "aggregates.csv") if r["workload"] == "queue-txn"]
     assert [(r["runs"], r["invalid"], r["txn_committed"], r["txn_aborted"]) for r in config] == [
         ("1", "1", "2", "1")

@@ -228,6 +228,11 @@ def test_a_valid_run_says_what_was_checked() -> None:
     ]
 
 
+def test_one_key_is_one_key() -> None:
+    results = {"valid": True, "stats": {"count": 5}, "linearizable": {"valid": True, "keys": 1}}
+    assert explain(results, {}) == ["Checked 5 ops over 1 key, each linearizable, under no fault."]
+
+
 def test_a_run_that_stopped_short_says_so_after_what_was_checked() -> None:
     results = {
         "valid": True,
@@ -240,3 +245,31 @@ def test_a_run_that_stopped_short_says_so_after_what_was_checked() -> None:
 def test_results_of_another_shape_give_a_sentence_not_a_crash() -> None:
     said = explain({"valid": False, "queue": {"lost": 3, "kinds": 5}}, {})
     assert said[0].startswith("No explanation: writing it failed")
+
+
+def test_a_valid_run_says_what_the_faults_did_to_the_clients() -> None:
+    summary = {"windows": 3, "without_ok": 3, "ok_during": 0, "resumed_s": [1.6, 2.3]}
+    results = {
+        "valid": True,
+        "stats": {"count": 900, "ok": 850},
+        "nemesis": {"windows": [{"fault": "partition-leader"}] * 3},
+        "availability": {"valid": True, "windows": [], "summary": {"partition-leader": summary}},
+    }
+    assert explain(results, {})[1] == (
+        "No op succeeded during any of the 3 partition-leader windows, and ops succeeded "
+        "again 1.6-2.3 s after each heal."
+    )
+
+
+def test_a_valid_group_run_says_what_its_group_did() -> None:
+    groups = {
+        "members": 4,
+        "commits": {"ok": 120},
+        "takeovers": {"judged": 9},
+        "kinds": {"double-ownership": {}, "commit-regression": {}, "takeover-skip": {}},
+    }
+    results = {"valid": True, "stats": {"count": 500, "ok": 500}, "groups": groups}
+    assert explain(results, {})[0] == (
+        "Checked 500 ops (500 ok); the consumer group (4 members, 120 commits, 9 takeovers "
+        "judged) broke none of its 3 rules, under no fault."
+    )

@@ -71,6 +71,9 @@ def test_the_section_is_there_for_a_share_run_with_its_counts(tmp_path: Path) ->
     assert "2 accept, 4 release, 1 reject; 0 of unknown outcome" in page
     assert "Consumer group" not in page
     assert "<td>share</td><td>VALID: " in page
+    assert "the share group delivered 4 records" in page and "broke none of its" in page
+    # Not an empty heading: the page says where the share checks' findings are.
+    assert '<h2 id="anomalies">Anomalies</h2><p>None here: the Groups section' in page
 
 
 @pytest.mark.skipif(chromium() is None, reason="chromium is not installed (make test installs it)")

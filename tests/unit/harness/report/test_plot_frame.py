@@ -155,9 +155,12 @@ def test_a_run_without_anomalies_draws_no_offsets_plot(tmp_path: Path) -> None:
     report = write_outputs(
         tmp_path, load(tmp_path / "history.jsonl"), {}, _checked(events, results)
     )
-    assert (tmp_path / "latency.png").exists() and (tmp_path / "lost-acks.png").exists()
+    assert (tmp_path / "latency.png").exists() and not (tmp_path / "lost-acks.png").exists()
     assert not list(tmp_path.glob("offsets-*.png"))
-    assert "none of the 3 partitions had an anomaly" in report.read_text(encoding="utf-8")
+    page = report.read_text(encoding="utf-8")
+    assert "none of the 3 partitions had an anomaly" in page
+    acked = f"{result['acknowledged']:,}"
+    assert f"lost-acks.png not drawn: none of the {acked} acknowledged sends was lost." in page
 
 
 def test_anomalies_that_cannot_be_timed_cost_the_plots_only_their_marks(

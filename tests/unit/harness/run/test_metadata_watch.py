@@ -10,7 +10,7 @@ from typing import Any
 
 from harness.cluster.admin import AdminError
 from harness.cluster.quorum import Quorum, ReplicaView
-from harness.report.plots.metadata import metadata_plot, plot_rows
+from harness.report.plots.metadata import metadata_plot, plot_rows, steady_leader
 from harness.run.metadata_watch import FILE, MetadataWatch, read_samples, sample
 
 
@@ -77,3 +77,12 @@ def test_the_plot_has_a_row_per_node_and_one_for_nobody(tmp_path: Path) -> None:
     path = metadata_plot(samples, windows, tmp_path / "metadata.png")
     assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert metadata_plot([], [], tmp_path / "empty.png").exists()
+
+
+def test_one_leader_throughout_is_said_not_drawn() -> None:
+    steady = [{"time": t, "leader": "n1", "behind": []} for t in range(3)]
+    assert steady_leader(steady) == "n1"
+    assert steady_leader([*steady, {"time": 3, "leader": "n2"}]) is None
+    assert steady_leader([*steady, {"time": 3, "leader": "n1", "behind": ["n3"]}]) is None
+    assert steady_leader([{"time": 0, "leader": None}]) is None
+    assert steady_leader([]) is None

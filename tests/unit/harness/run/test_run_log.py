@@ -109,7 +109,7 @@ def test_run_log_tells_the_story_and_client_log_holds_the_chatter(
         rf"\(wall {STAMP}\): failed: Docker said 409$",
         r"harness.run: t=0\.\d{3} s workload ended after 0\.\d s: 2 ok, 0 fail, 0 info$",
         r"harness.run: verdict: VALID$",
-        r"harness.run:   2 ops: 2 ok, 0 fail, 0 info; 1 keys checked$",
+        r"harness.run:   2 ops: 2 ok, 0 fail, 0 info; 1 key checked$",
         r"harness.run: exit 0$",
     ]
     found = [next((i for i, line in enumerate(lines) if re.search(e, line)), -1) for e in expected]
@@ -129,7 +129,8 @@ def test_run_log_says_why_a_run_was_interrupted(
     assert re.search(
         r"WARNING harness.run: t=0\.\d{3} s interrupted by SIGINT during the workload", story
     )
-    assert "harness.run: verdict: INCOMPLETE (interrupted by SIGINT during the workload" in story
+    assert "harness.run: verdict: INCOMPLETE\n" in story
+    assert "harness.run:   INCOMPLETE: interrupted by SIGINT during the workload" in story
     assert story.rstrip().endswith("harness.run: exit 130")
 
 

@@ -1,0 +1,126 @@
+"""The index at a glance: the configuration x release table (worst configuration first,
+releases in version order, each cell's count, INVALID count and newest verdict linked),
+the newest run named, the anomalies cell for queue and transaction kinds, names that say
+what ran, and a line when no run matches the filters."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from harness.cluster.layout import ClusterSpec
+from harness.report.index import RANK, run_entry, write_index
+from harness.report.index_glance import glance_table, newest_line
+from harness.results import new_run_folder, write_test_json
+from harness.spec import TestSpec
+from tests.support.browser import Browser, chromium
+from tests.support.run_folders import T0
+from workloads.options import QueueOptions
+
+
+def _entry(run: str, verdict: str, kafka: str, nemesis: str = "kill-leader") -> dict[str, Any]:
+    metadata = "zookeeper" if kafka.startswith("3.") else "kraft"
+    return {
+        "run": run,
+        "report": f"./{run}/report.html",
+        "verdict": verdict,
+        "kafka": kafka,
+        "metadata": metadata,
+        "workload": "queue",
+        "store": "",
+        "nemesis": nemesis,
+        "config": "safe",
+    }
+
+
+ENTRIES = [
+    _entry("queue-kill/20261127T100000", "VALID", "3.9.1"),
+    _entry("queue-kill/20261127T110000", "INVALID", "3.9.1"),
+    _entry("queue-kill/20261127T120000", "VALID", "3.9.1"),
+    _entry("queue-kill/20261127T090000", "VALID", "4.4.0"),
+    _entry("queue-kill/20261127T093000", "VALID", "10.0.0"),
+    _entry("queue-pause/20261127T130000", "VALID", "3.9.1", "pause-leader"),
+]
+
+
+def _rows(table: str) -> list[list[str]]:
+    rows = re.findall(r"<tr>(.*?)</tr>", table)
+    return [
+        [re.sub(r"<[^>]+>", "", c) for c in re.findall(r"<t[dh]>(.*?)</t[dh]>", r)] for r in rows
+    ]
+
+
+def test_one_row_per_configuration_worst_first_one_column_per_release_in_order() -> None:
+    rows = _rows(glance_table(ENTRIES, RANK))
+    assert rows[0] == ["configuration", "3.9.1 zookeeper", "4.4.0 kraft", "10.0.0 kraft"]
+    assert rows[1] == [
+        "queue · kill-leader · safe",
+        "VALID 1 of 3 INVALID",
+        "VALID 1 run",
+        "VALID 1 run",
+    ]
+    assert rows[2] == ["queue · pause-leader · safe", "VALID 1 run", "", ""]
+
+
+def test_each_cell_links_its_newest_run() -> None:
+    table = glance_table(ENTRIES, RANK)
+    newest = "./queue-kill/20261127T120000/report.html"
+    assert re.search(rf'<td><a class="v" href="{re.escape(newest)}"[^>]*>VALID</a> 1 of 3', table)
+    assert glance_table([], RANK) == "" and newest_line([]) == ""
+    line = newest_line(ENTRIES)
+    assert "./queue-pause/20261127T130000/report.html" in line and "pause-leader" in line
+
+
+def _run(root: Path, spec: TestSpec, results: dict[str, Any]) -> str:
+    folder = new_run_folder(root, spec.name, T0)
+    write_test_json(folder, spec, T0)
+    (folder / "results.json").write_text(json.dumps(results))
+    return folder.relative_to(root).as_posix()
+
+
+def test_the_anomalies_cell_names_queue_and_transaction_kinds(tmp_path: Path) -> None:
+    kinds = {
+        "G1c": {"count": 2, "invalidating": True},
+        "G0": {"count": 1, "invalidating": False},
+        "lost-write": {"count": 0, "invalidating": True},
+        "odd": "not a kind",
+    }
+    spec = TestSpec(name="queue-txn", workload="queue", nemesis=())
+    run = _run(tmp_path, spec, {"valid": False, "queue": {"kinds": kinds}})
+    assert run_entry(tmp_path, run, None)["anomalies"] == "2 G1c; allowed: 1 G0"
+
+
+def test_names_say_what_ran_and_a_queue_has_no_store(tmp_path: Path) -> None:
+    grouped = QueueOptions(consumer_group=True, group_protocol="consumer")
+    spec = TestSpec(name="queue-group", workload="queue", nemesis=(), queue=grouped)
+    entry = run_entry(tmp_path, _run(tmp_path, spec, {"valid": True}), None)
+    assert (entry["workload"], entry["store"]) == ("queue-group-consumer", "")
+    java = QueueOptions(txn=True, client="java")
+    spec = TestSpec(name="queue-txn-java", workload="queue", nemesis=(), queue=java)
+    assert run_entry(tmp_path, _run(tmp_path, spec, {"valid": True}), None)["workload"] == (
+        "queue-txn-java"
+    )
+    spec = TestSpec(name="kv", workload="kv", store="local-read", nemesis=())
+    assert run_entry(tmp_path, _run(tmp_path, spec, {"valid": True}), None)["store"] == (
+        "local-read"
+    )
+
+
+@pytest.mark.skipif(chromium() is None, reason="chromium is not installed (make test installs it)")
+def test_a_filter_that_matches_nothing_says_so(tmp_path: Path) -> None:
+    root = tmp_path / "results"
+    for version in ("3.9.1", "4.4.0"):
+        cluster = ClusterSpec(kafka_version=version, metadata="kraft")
+        _run(root, TestSpec(name=f"kv-{version}", cluster=cluster, nemesis=()), {"valid": True})
+    index = write_index(root)
+    with Browser(tmp_path / "profile", 1400, 900) as page:
+        page.open(index.as_uri())
+        assert page.evaluate("document.getElementById('none').hidden") is True
+        assert page.evaluate("document.querySelectorAll('#glance tr').length") == 2
+        page.open(index.as_uri() + "#q=no-such-run")
+        assert page.evaluate("document.getElementById('none').hidden") is False
+        assert page.evaluate("document.getElementById('count').textContent") == "0 of 0 INVALID"
