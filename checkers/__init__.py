@@ -5,48 +5,117 @@ cycles), groups/ (consumer and share groups); beside them the generic checks (lo
 acknowledged writes, stats, latency, fault windows, recovery times, availability), Jepsen's
 three-valued result and the forked processes checks may spread over.
 
-This is the face: code outside checkers/ imports these names, or a family's face.
+This is the face: code outside checkers/ imports these names, or a family's face. Each
+name is imported from its module when first asked for (PEP 562), so that the command
+line's names (names.py) cost nothing, and a check loads only the modules it uses.
 """
 
-from checkers.availability import availability_section, availability_sentence
-from checkers.faults import windows as fault_windows
-from checkers.fork_pool import can_fork, forked_map
-from checkers.guess import QUEUE_FS, default_model
-from checkers.perf import Sample
-from checkers.recovery import TIMES as RECOVERY_TIMES
-from checkers.recovery import (
-    Touched,
-    leader_samples,
-    op_spans,
-    queue_partitions,
-    recovery_times,
-)
-from checkers.registry import (
-    CHECKERS,
-    LINEARIZABLE_MODELS,
-    RUN_CHECKERS,
-    Checked,
-    Checker,
-    CheckOptions,
-    ModelChoice,
-    Reading,
-    analyse,
-    check_history,
-    checker_for,
-    compose,
-    explain,
-    load_user_model,
-    run_checker,
-    section_of,
-)
-from checkers.result import UNKNOWN, Result, Validity, check_safe, error_line, merge_valid
+import importlib
+from typing import TYPE_CHECKING
+
+from checkers.names import LINEARIZABLE_MODELS, MODEL_NAMES, SUB_VIA
+
+if TYPE_CHECKING:
+    from checkers.availability import availability_section, availability_sentence
+    from checkers.faults import windows as fault_windows
+    from checkers.fork_pool import can_fork, forked_map
+    from checkers.guess import QUEUE_FS, default_model
+    from checkers.perf import Sample
+    from checkers.recovery import TIMES as RECOVERY_TIMES
+    from checkers.recovery import (
+        Touched,
+        leader_samples,
+        op_spans,
+        queue_partitions,
+        recovery_times,
+    )
+    from checkers.registry import (
+        CHECKERS,
+        RUN_CHECKERS,
+        Checked,
+        Checker,
+        CheckOptions,
+        ModelChoice,
+        Reading,
+        analyse,
+        check_history,
+        checker_for,
+        compose,
+        explain,
+        load_user_model,
+        run_checker,
+        section_of,
+    )
+    from checkers.result import (
+        UNKNOWN,
+        Result,
+        Validity,
+        check_safe,
+        error_line,
+        merge_valid,
+    )
+
+_HOMES: dict[str, tuple[str, str]] = {
+    **{
+        name: ("checkers.availability", name)
+        for name in ("availability_section", "availability_sentence")
+    },
+    "fault_windows": ("checkers.faults", "windows"),
+    "RECOVERY_TIMES": ("checkers.recovery", "TIMES"),
+    **{name: ("checkers.fork_pool", name) for name in ("can_fork", "forked_map")},
+    **{name: ("checkers.guess", name) for name in ("QUEUE_FS", "default_model")},
+    "Sample": ("checkers.perf", "Sample"),
+    **{
+        name: ("checkers.recovery", name)
+        for name in ("Touched", "leader_samples", "op_spans", "queue_partitions", "recovery_times")
+    },
+    **{
+        name: ("checkers.registry", name)
+        for name in (
+            "CHECKERS",
+            "RUN_CHECKERS",
+            "Checked",
+            "Checker",
+            "CheckOptions",
+            "ModelChoice",
+            "Reading",
+            "analyse",
+            "check_history",
+            "checker_for",
+            "compose",
+            "explain",
+            "load_user_model",
+            "run_checker",
+            "section_of",
+        )
+    },
+    **{
+        name: ("checkers.result", name)
+        for name in ("UNKNOWN", "Result", "Validity", "check_safe", "error_line", "merge_valid")
+    },
+}
+"""Where each name of the face is defined: (module, its name there)."""
+
+
+def __getattr__(name: str) -> object:
+    """Imports a name of the face from its module the first time it is asked for."""
+    try:
+        module, attribute = _HOMES[name]
+    except KeyError:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
+    value = getattr(importlib.import_module(module), attribute)
+    globals()[name] = value  # asked once: the next time finds it without this call
+    return value
+
 
 __all__ = [
     "CHECKERS",
     "LINEARIZABLE_MODELS",
+    "MODEL_NAMES",
     "QUEUE_FS",
     "RECOVERY_TIMES",
     "RUN_CHECKERS",
+    "SUB_VIA",
     "UNKNOWN",
     "CheckOptions",
     "Checked",

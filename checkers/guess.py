@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from checkers.groups.share_history import share_events
 from history import History, Keyword
 
 MAP_FS = frozenset({"get", "put", "put-if-absent", "replace", "remove"})
@@ -26,6 +25,8 @@ def default_model(history: History) -> str:
     of one element)."""
     fs = history.fs
     if fs & QUEUE_FS:
+        from checkers.groups.share_history import share_events  # a queue's history only
+
         return "share" if share_events(history.events) else "queue"
     jepsen_queue_fs = {"assign", "subscribe", "crash", "debug-topic-partitions"}
     if fs & jepsen_queue_fs or any(

@@ -9,30 +9,33 @@ the sections every run adds (stats, perf, nemesis windows), composed as Jepsen's
 the linearizability search (checker_for). A check hands back what it read (a Reading),
 so that the report draws from it and never reads the history again: Jepsen's kafka.clj
 builds its analysis once and draws every plot from it.
+
+A family is imported when its checker is first used, not with the registry: a check of a
+register history never loads the queue's, the groups' or the transactions' checkers (a
+tenth of a second of a short `harness check`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from checkers import faults, lost_acks, perf, stats
-from checkers.groups import consumer as groups_checker
-from checkers.groups import share
-from checkers.groups.consumer_history import GroupHistory, read_located
-from checkers.groups.share_history import ShareHistory, read_share_history
-from checkers.groups.share_history import reject_malformed as reject_malformed_share
+from checkers import faults, perf, stats
 from checkers.linearizable import checker as linearizable
 from checkers.linearizable.model_loader import ModelLoadError, load_model
 from checkers.linearizable.models import MODELS, Model
-from checkers.perf import Sample
-from checkers.queue import checker as queue_checker
-from checkers.queue.policy import POLICY, TXN_POLICY, SubVia
-from checkers.queue.reader import GROUP_ONLY_FS, QueueHistory, read_queue_history
+from checkers.names import LINEARIZABLE_MODELS
 from checkers.result import UNKNOWN, Result, Validity, check_safe, merge_valid
-from checkers.txn import TxnHistory, TxnStream, read_txn_history
 from history import STDIN_NAME, History, HistoryError, MalformedOp, Reader, load
+
+if TYPE_CHECKING:
+    from checkers.groups.consumer_history import GroupHistory
+    from checkers.groups.share_history import ShareHistory
+    from checkers.perf import Sample
+    from checkers.queue.policy import SubVia
+    from checkers.queue.reader import QueueHistory
+    from checkers.txn import TxnHistory
 
 ModelChoice = str | Model
 """A built-in model's name, or a user's Model (see load_user_model)."""
@@ -74,6 +77,8 @@ class CheckOptions:
             said["auto_commit"] = spec.get("auto_commit") is True
             ignored = spec.get("ignore")
             if isinstance(ignored, list):  # only kinds the checkers know
+                from checkers.queue.policy import POLICY, TXN_POLICY
+
                 known = POLICY.keys() | TXN_POLICY.keys()
                 said["ignore"] = frozenset(k for k in ignored if isinstance(k, str) and k in known)
         limit = spec.get("delivery_limit")
@@ -162,12 +167,29 @@ def _linearizable(model: Model) -> Checker:
 
 
 def _lost_acks(history: History, options: CheckOptions) -> Checked:
+    from checkers import lost_acks
+
     return Checked(lost_acks.check(history.events))
+
+
+def _lost_acks_explain(result: Result) -> list[str]:
+    from checkers import lost_acks
+
+    return lost_acks.explain(result)
+
+
+def _lost_acks_screen(history: History) -> None:
+    from checkers import lost_acks
+
+    lost_acks.reject_malformed(history.ops)
 
 
 def _queue(history: History, options: CheckOptions) -> Checked:
     """The queue checks of one reading: Jepsen's anomalies, the transactions' when the
     history has any, and a consumer group's checks when its history is a group's."""
+    from checkers.queue import checker as queue_checker
+    from checkers.queue.reader import GROUP_ONLY_FS, QueueHistory, read_queue_history
+
     if history.read is not None:
         read = history.read
         if isinstance(read, HistoryError):
@@ -196,6 +218,9 @@ def _groups(
     consumer.py); they need the group's own ops, which a streamed reading leaves out, so
     those read the file again (never stdin, read once). Raises HistoryError for a group
     value the checks cannot read: malformed input, never a verdict."""
+    from checkers.groups import consumer as groups_checker
+    from checkers.groups.consumer_history import read_located
+
     loaded = history
     if not history.events and history.read is not None:
         if history.path == STDIN_NAME:
@@ -215,6 +240,8 @@ def _transactions(history: History) -> TxnHistory:
     """Takes a queue history with txn ops. Returns its TxnHistory: from its events, or
     read again from its file when it was streamed (a history without transactions, the
     common case, never pays for the transactions' records)."""
+    from checkers.txn import TxnHistory, TxnStream, read_txn_history
+
     if history.events:
         return read_txn_history(history.events)
     read = load(history.path, keep_events=False, reader=TxnStream(history.path)).read
@@ -224,32 +251,53 @@ def _transactions(history: History) -> TxnHistory:
     return read
 
 
+def _queue_explain(result: Result) -> list[str]:
+    from checkers.queue import checker as queue_checker
+
+    return queue_checker.explain(result)
+
+
+def _queue_screen(history: History) -> None:
+    from checkers.queue import checker as queue_checker
+
+    queue_checker.reject_malformed(history)
+
+
+def _queue_stream(path: str) -> Reader:
+    from checkers.queue import checker as queue_checker
+
+    return queue_checker.QueueStream(path)
+
+
 def _share(history: History, options: CheckOptions) -> Checked:
+    from checkers.groups import share
+    from checkers.groups.share_history import read_share_history
+
     limit = options.delivery_limit or share.BROKER_DELIVERY_LIMIT
     read = read_share_history(history.events)
     result = share.check_share(history.events, share.ShareRules(delivery_limit=limit), read)
     return Checked(result, Reading(share=read))
 
 
-LINEARIZABLE_MODELS = ("cas-register", "register", "map", "kv-append")
-"""The models checked by the per-key linearizability search (`check --spark` too)."""
+def _share_lines(result: Result) -> list[str]:
+    from checkers.groups import share
+
+    return share.share_lines(result)
+
+
+def _share_screen(history: History) -> None:
+    from checkers.groups.share_history import reject_malformed
+
+    reject_malformed(history)
+
 
 CHECKERS: dict[str, Checker] = {
     **{name: _linearizable(MODELS[name]) for name in LINEARIZABLE_MODELS},
-    "set": Checker(
-        _lost_acks,
-        lost_acks.explain,
-        lambda history: lost_acks.reject_malformed(history.ops),
-        needs_events=True,
-    ),
+    "set": Checker(_lost_acks, _lost_acks_explain, _lost_acks_screen, needs_events=True),
     "queue": Checker(
-        _queue,
-        queue_checker.explain,
-        queue_checker.reject_malformed,
-        needs_events=True,
-        reader=queue_checker.QueueStream,
+        _queue, _queue_explain, _queue_screen, needs_events=True, reader=_queue_stream
     ),
-    "share": Checker(_share, share.share_lines, reject_malformed_share, needs_events=True),
+    "share": Checker(_share, _share_lines, _share_screen, needs_events=True),
 }
 
 SECTIONS: dict[str, str] = {"queue": "queue", "set": "lost-acks", "share": "share"}

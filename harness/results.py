@@ -13,18 +13,18 @@ import contextlib
 import json
 import math
 import os
-import platform
 import re
 import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from harness.spec import TestSpec
 from harness.verdicts import DURATION
 from history import jsonable
+
+if TYPE_CHECKING:  # a run's spec, which loads every workload's options: only for runs
+    from harness.spec import TestSpec
 
 TEST, HISTORY, RESULTS = "test.json", "history.jsonl", "results.json"
 LOST_ACKS_SECTIONS = ("lost-acks", "lost_acks")
@@ -60,6 +60,8 @@ def point_latest(root: Path, folder: Path) -> None:
 def versions(kafka_version: str, client: str = "librdkafka") -> dict[str, str]:
     """Returns the versions a result depends on: Kafka, Python, confluent-kafka and its
     librdkafka, the harness, and with the Java client its release and the JVM's."""
+    import platform  # only when a run starts
+
     found = {"kafka": kafka_version, "python": platform.python_version()}
     if client == "java":
         from workloads.java_driver import java_versions
@@ -73,6 +75,8 @@ def versions(kafka_version: str, client: str = "librdkafka") -> dict[str, str]:
         found["librdkafka"] = "absent"
     # The package's own record: confluent_kafka.version() is a plain string in 2.16 (a
     # tuple before), whose first item was "2".
+    from importlib import metadata  # email's parser and more: only when a run starts
+
     for name, package in (("confluent_kafka", "confluent-kafka"), ("harness", "kafka-harness")):
         try:
             found[name] = metadata.version(package)

@@ -7,14 +7,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from harness.cluster.layout import ClusterSpec
+from workloads.argtypes import positive
 from workloads.names import STORES, WORKLOAD_NAMES
-from workloads.options import (
-    CRASH_CLIENT_INTERVAL_S,
-    QueueOptions,
-    ShareOptions,
-    option,
-    positive,
-)
+from workloads.options import CRASH_CLIENT_INTERVAL_S, QueueOptions, ShareOptions, option
 
 DEFAULT_NEMESIS = ("partition-leader",)
 """The fault of `harness run` and `make run` when none is named."""

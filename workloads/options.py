@@ -8,14 +8,13 @@ turns every such field into one argument of `harness run` and back into the reco
 
 from __future__ import annotations
 
-import argparse
-import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from checkers.groups import BROKER_DELIVERY_LIMIT
-from checkers.queue import KINDS, SUB_VIA, TXN_KINDS, parse_kinds
+from checkers.queue import KINDS, SUB_VIA, TXN_KINDS
+from workloads.argtypes import IGNORE_HELP, anomaly_kinds, probability
 from workloads.java_driver import KAFKA_CLIENTS_VERSION
 
 T = TypeVar("T")
@@ -58,44 +57,6 @@ def option(
     return made
 
 
-def positive(kind: type[int] | type[float]) -> Callable[[str], int | float]:
-    """Takes int or float. Returns an argparse type accepting only finite numbers above zero
-    (NaN compares false with everything, so it would pass a bare `<= 0` test)."""
-
-    def parse(text: str) -> int | float:
-        try:
-            number = kind(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-        if not math.isfinite(number) or number <= 0:
-            raise argparse.ArgumentTypeError(f"must be a finite number above zero: {text!r}")
-        return number
-
-    parse.__name__ = kind.__name__  # argparse names the type in its messages
-    return parse
-
-
-def probability(text: str) -> float:
-    """An argparse type accepting only a number from 0 to 1."""
-    try:
-        number = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if not 0.0 <= number <= 1.0:  # NaN fails this too
-        raise argparse.ArgumentTypeError(f"must be a number from 0 to 1: {text!r}")
-    return number
-
-
-def anomaly_kinds(text: str) -> frozenset[str]:
-    """Takes --ignore's comma list. Returns the queue and transaction anomaly kinds it
-    names; refuses a name that is none, naming the kinds there are."""
-    try:
-        return parse_kinds(text)
-    except ValueError as err:
-        raise argparse.ArgumentTypeError(str(err)) from None
-
-
-IGNORE_HELP = "queue: anomaly kinds (a comma list) to report without counting them against validity"
 CRASH_CLIENT_INTERVAL_S = 30.0
 """Jepsen's default :crash-client-interval (jepsen.tests.kafka `crash-client-gen`)."""
 CLIENTS = ("librdkafka", "java")

@@ -28,10 +28,8 @@ import os
 import pickle
 import time
 from collections.abc import Callable, Hashable, Sequence
-from concurrent.futures.process import BrokenProcessPool
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from checkers.fork_pool import Extend, Stopped, can_fork, forked_map, supervised_map
 from checkers.linearizable.counterexample import (
     error_report,
     explain,
@@ -44,6 +42,9 @@ from checkers.linearizable.models import UNREAD, Model, freeze
 from checkers.linearizable.search import Limits, Outcome, Validity, search
 from checkers.linearizable.spelling import spell
 from history import MalformedOp, Op
+
+if TYPE_CHECKING:  # processes (multiprocessing) load only when keys are searched in them
+    from checkers.fork_pool import Extend
 
 __all__ = ["check", "explain", "merge_validity", "reject_unknown_ops", "respelled", "spell"]
 
@@ -235,13 +236,13 @@ def _run_keys(
     if model.isolated:
         workers = jobs if total >= PARALLEL_MIN_OPS else 1
         return _run_isolated(groups, model, time_limit, workers, max_cache_bytes)
-    if (
-        jobs <= 1
-        or len(groups) <= 1
-        or total < PARALLEL_MIN_OPS
-        or not can_fork()
-        or not _picklable(model)
-    ):
+    if jobs <= 1 or len(groups) <= 1 or total < PARALLEL_MIN_OPS:
+        return _check_batch(list(groups.items()), model, time_limit, max_cache_bytes)
+    from concurrent.futures.process import BrokenProcessPool
+
+    from checkers.fork_pool import can_fork
+
+    if not can_fork() or not _picklable(model):
         return _check_batch(list(groups.items()), model, time_limit, max_cache_bytes)
     batches = _batches(groups, jobs * 4)
     try:
@@ -260,6 +261,7 @@ def _run_pool(
     max_cache_bytes: int,
 ) -> list[KeyResult]:
     """Searches the batches in `jobs` forked processes, which inherit the ops."""
+    from checkers.fork_pool import forked_map
 
     def check_batch(i: int) -> list[KeyResult]:
         return _check_batch(batches[i], model, time_limit, max_cache_bytes)
@@ -276,6 +278,8 @@ def _run_isolated(
 ) -> list[KeyResult]:
     """Searches each key in one of `jobs` supervised child processes, killed when the key
     outlasts its time limit (its report given time of its own once searched)."""
+    from checkers.fork_pool import Stopped, supervised_map
+
     keys = list(groups.items())
 
     def check_isolated(i: int, extend: Extend) -> list[Any]:

@@ -15,7 +15,6 @@ this one.
 
 from __future__ import annotations
 
-import hashlib
 import importlib
 import importlib.util
 import re
@@ -131,6 +130,8 @@ def _load_file(where: str) -> ModuleType:
     path = Path(where)
     if not path.is_file():
         raise ModelLoadError(f"{where}: no such file")
+    import hashlib  # OpenSSL: only for a model loaded from a file
+
     digest = hashlib.sha1(str(path.resolve()).encode()).hexdigest()[:8]
     stem = re.sub(r"\W", "_", path.stem)
     name = f"_harness_model_{stem}_{digest}"

@@ -13,6 +13,7 @@ from typing import Any
 
 from harness import signals
 from harness.cluster.releases import release_problem, version_problem
+from harness.commands import SUMMARIES
 from harness.exit_codes import EXIT_BAD_INPUT, EXIT_CRASH, EXIT_OK
 from harness.pipeline.analyze import Analysis, analyze
 from harness.pipeline.session import DEFAULT_MASTER
@@ -23,7 +24,7 @@ def add_parser(subparsers: Any) -> None:
     """Takes argparse's subparsers; registers `analyze` with `func(args) -> exit code`."""
     parser = subparsers.add_parser(
         "analyze",
-        help="analyse every run under a results directory with Spark",
+        help=SUMMARIES["analyze"],
         description="Read every run folder (test.json, results.json, history.jsonl) with "
         "Spark and write per-run and per-configuration tables (Parquet and CSV), "
         "fault-window figures, trend plots (when the runs span two days or more), "

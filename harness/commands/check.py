@@ -22,101 +22,14 @@ import sys
 import tempfile
 import time
 from collections.abc import Generator
-from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
-from typing import Any
 
-from checkers import CHECKERS, ModelChoice, can_fork, forked_map, load_user_model
-from checkers.linearizable import ModelLoadError, is_reference
-from checkers.queue import SUB_VIA
+from checkers import CHECKERS, ModelChoice, load_user_model
+from checkers.linearizable import ModelLoadError
 from harness.commands.check_file import Asked, Outcome, check_file, one_line, write_crash_log
 from harness.commands.check_output import exit_code, report, say, summary, summary_fields
 from harness.exit_codes import EXIT_BAD_INPUT, EXIT_CRASH, EXIT_INTERRUPTED
 from history import STDIN, drawing_folders, find_histories
-from workloads.options import IGNORE_HELP, anomaly_kinds, positive
-
-
-def add_parser(subparsers: Any) -> None:
-    """Takes argparse's subparsers; registers `check` with `func(args) -> exit code`."""
-    parser = subparsers.add_parser(
-        "check",
-        help="check recorded histories",
-        description="Check histories (history.jsonl, Jepsen history.edn or Jepsen logs, "
-        "results folders, folders searched for them, or - for standard input). Prints one "
-        "line per history and a summary. Exits 1 if any is invalid, else 255 if checking "
-        "any broke, else 254 for bad arguments or any malformed history, else 2 if any is "
-        "unknown or INCOMPLETE, else 0.",
-    )
-    parser.add_argument(
-        "paths",
-        nargs="+",
-        metavar="PATH",
-        help="a history file, a results folder, a folder searched recursively for *.jsonl, "
-        "*.edn and *.log histories and results folders, or - (stdin, alone)",
-    )
-    parser.add_argument(
-        "--model",
-        type=model_argument,
-        metavar="MODEL",
-        help=f"what each history is checked against: {', '.join(sorted(CHECKERS))}, or a "
-        "model of your own, FILE.py:NAME or package.module:NAME (see README); default: "
-        "guessed from its operations (queue for poll/drain/txn and Jepsen's Kafka ops, "
-        "share when polls carry a share group's rounds, kv-append for append, map for "
-        "get/put/..., set for add/send, else cas-register)",
-    )
-    parser.add_argument(
-        "--sub-via",
-        choices=SUB_VIA,
-        help="queue: how the consumers read; under subscribe a rebalance explains poll-skip "
-        "and nonmonotonic-poll (default: as the run's test.json says, else subscribe if "
-        "the history has an ok subscribe op)",
-    )
-    parser.add_argument(
-        "--ignore",
-        type=anomaly_kinds,
-        metavar="KIND,...",
-        help=f"{IGNORE_HELP} (default: as the run's test.json says, else none)",
-    )
-    parser.add_argument(
-        "--time-limit",
-        type=positive(float),
-        metavar="S",
-        help="seconds of search per key before its verdict is unknown",
-    )
-    parser.add_argument(
-        "--jobs",
-        type=positive(int),
-        metavar="N",
-        help="processes: histories checked in parallel, or one history's keys, or two parts "
-        "of one long queue history's check (default and at most: the number of cores)",
-    )
-    parser.add_argument(
-        "--json", action="store_true", help="print one JSON object per history instead"
-    )
-    parser.add_argument(
-        "--out",
-        metavar="DIR",
-        help="where counterexample timelines (PNG, HTML) go: DIR for one history, "
-        "DIR/<its path>/ for many (default: beside each history; none for - without it)",
-    )
-    parser.add_argument(
-        "--spark",
-        action="store_true",
-        help="one history: run the per-key checks as Spark tasks (master: "
-        "$HARNESS_SPARK_MASTER, default local[*])",
-    )
-    parser.set_defaults(func=run, crash_log_dirs=crash_log_dirs)
-
-
-def model_argument(text: str) -> str:
-    """Takes a --model argument. Returns it if it names a built-in model or has the shape
-    of a user's model (loaded only when checking); raises ArgumentTypeError otherwise."""
-    if text in CHECKERS or is_reference(text):
-        return text
-    raise argparse.ArgumentTypeError(
-        f"{text!r} is not a model: choose from {', '.join(sorted(CHECKERS))}, "
-        "or give FILE.py:NAME or package.module:NAME"
-    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -167,7 +80,8 @@ def _check_all(args: argparse.Namespace) -> int:
     cores = os.cpu_count() or 1
     jobs = min(args.jobs or cores, cores)
     lone = len(files) == 1 and not unreadable
-    asked = Asked(model, args.time_limit, jobs if len(files) == 1 else 1, args.sub_via, args.ignore)
+    one = len(files) == 1
+    asked = Asked(model, args.time_limit, jobs if one else 1, args.sub_via, args.ignore, args.png)
     with contextlib.closing(check_files(files, asked, drawings_of(files, args.out), jobs)) as done:
         for outcome in done:  # closed on any exit, so forked workers are stopped at once
             report(outcome, args.json, lone)
@@ -201,7 +115,10 @@ def check_files(
     """Takes history files, what was asked, each file's drawing folder and a number of
     processes. Yields each file's Outcome in order, checked in forked processes when
     there are several files and processes."""
-    if len(files) > 1 and jobs > 1 and can_fork():
+    if len(files) > 1 and jobs > 1 and _can_fork():
+        from concurrent.futures.process import BrokenProcessPool
+
+        from checkers import forked_map
 
         def check_part(i: int) -> Outcome:
             return check_file(files[i], asked, drawings[files[i]])
@@ -218,6 +135,12 @@ def check_files(
             return
     for file in files:
         yield check_file(file, asked, drawings[file])
+
+
+def _can_fork() -> bool:
+    from checkers import can_fork  # multiprocessing: only for histories checked at once
+
+    return can_fork()
 
 
 def crash_log_dirs(args: argparse.Namespace) -> list[Path]:

@@ -21,7 +21,7 @@ import traceback
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from checkers import (
     CHECKERS,
@@ -35,9 +35,7 @@ from checkers import (
     default_model,
     fault_windows,
 )
-from checkers.groups import BROKER_DELIVERY_LIMIT, Shaped, ShapeProbe
 from checkers.linearizable import respelled
-from checkers.queue import SubVia, load_queue_halves
 from harness.results import RESULTS, TEST
 from harness.verdicts import DURATION, incomplete
 from history import (
@@ -52,6 +50,9 @@ from history import (
     load,
     short,
 )
+
+if TYPE_CHECKING:  # the queue's and the groups' checkers load only for their histories
+    from checkers.queue import SubVia
 
 Outcome = dict[str, Any]
 
@@ -68,6 +69,8 @@ class Asked:
     jobs: int | None = None
     sub_via: SubVia | None = None
     ignore: frozenset[str] | None = None
+    png: bool = False
+    """Draw each counterexample as a PNG too (matplotlib), not only its HTML viewer."""
 
 
 def check_file(path: str, asked: Asked, drawings: Path | None) -> Outcome:
@@ -108,11 +111,14 @@ def _check(path: str, asked: Asked, drawings: Path | None) -> Outcome:
     warnings: list[str] = []
     name = Path(history.path).name
     if model == "share" and options.delivery_limit is None:
+        from checkers.groups import BROKER_DELIVERY_LIMIT
+
         warnings.append(
             f"{history.path}: its run records no delivery limit (test.json's "
             f"delivery_limit): checked against the broker's default, {BROKER_DELIVERY_LIMIT}"
         )
-    drawn = draw_counterexamples(result, drawings, warnings, name, fault_windows(history.nemesis))
+    faults = fault_windows(history.nemesis)
+    drawn = draw_counterexamples(result, drawings, warnings, name, faults, png=asked.png)
     stopped = run_duration(history)
     return {
         "path": history.path,
@@ -175,6 +181,8 @@ def guess_hint(model: str) -> str:
 def share_shaped(path: str) -> bool:
     """Takes a history file with polls or drains. Returns whether the first that carries a
     value is a share workload's (checkers/groups/share_history.py), reading no further."""
+    from checkers.groups import Shaped, ShapeProbe
+
     try:
         load(path, keep_events=False, reader=ShapeProbe())
     except Shaped as shaped:
@@ -185,6 +193,8 @@ def share_shaped(path: str) -> bool:
 def _load_for(path: str, checker: Checker, jobs: int = 1) -> History:
     if checker.reader is not None:
         if checker is CHECKERS["queue"]:
+            from checkers.queue import load_queue_halves
+
             halves = load_queue_halves(path, jobs)  # a long one, on two cores
             if halves is not None:
                 return halves
@@ -225,12 +235,16 @@ def draw_counterexamples(
     warnings: list[str],
     history: str | None = None,
     faults: Sequence[dict[str, Any]] = (),
+    *,
+    png: bool = False,
 ) -> list[str]:
     """Takes a linearizability result, a folder (None: no drawing, for standard input with
-    no --out), the history's file name and its fault windows; draws each invalid key's
-    timeline into the folder, named after the history too when given (the next history
-    checked there must not draw over it), and returns the files written. A drawing that
-    fails, or is not made, adds a warning: the verdict stands."""
+    no --out), the history's file name, its fault windows and whether to draw PNGs; writes
+    each invalid key's viewer (and PNG) into the folder, named after the history too when
+    given (the next history checked there must not draw over it), and returns the files
+    written. A drawing that fails, or is not made, adds a warning: the verdict stands. The
+    viewer alone costs a millisecond; a PNG a tenth of a second and matplotlib's import,
+    more than checking a small history."""
     failures = result.get("failures", [])
     if not any(f.get("valid") is False for f in failures):
         return []
@@ -240,14 +254,15 @@ def draw_counterexamples(
             "(give --out DIR for them)"
         )
         return []
-    from harness.report.counterexamples.timeline import (
-        render_counterexample,  # matplotlib: only for drawings
-    )
+    if png:
+        from harness.report.counterexamples.timeline import render_counterexample as draw
+    else:
+        from harness.report.counterexamples.viewer import write_viewer as draw
 
     written: list[str] = []
     for failure in failures:
         try:
-            drawn = render_counterexample(failure, out_dir, history, faults)
+            drawn = draw(failure, out_dir, history, faults)
             written += [str(p) for p in drawn]
         except Exception as err:  # the drawing is a convenience, the verdict is the point
             key = short(failure.get("key"), 40)

@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Any, Final, TextIO
 
 from checkers import explain
-from checkers.groups import group_lines
 from harness.commands.check_file import guess_hint
 from harness.exit_codes import EXIT_BAD_INPUT, EXIT_CRASH, EXIT_UNKNOWN, WORST_FIRST
 from harness.report.explain import explain as report_sentences
@@ -93,6 +92,8 @@ def render(outcome: Outcome, detailed: bool) -> list[str]:
     if detailed:
         lines.extend("  " + line for line in explain(outcome))
         if isinstance(outcome.get("groups"), dict):
+            from checkers.groups import group_lines  # loaded for a consumer group's history
+
             lines.extend("  " + line for line in group_lines(outcome["groups"]))
         lines.extend("  " + said for said in sentences(outcome))
     lines.extend(f"  timeline: {path}" for path in outcome.get("counterexamples", []))

@@ -85,7 +85,8 @@ def _check(args: argparse.Namespace, log: Path) -> int:
         out_dir = Path(history.path).parent
     warnings: list[str] = []
     result = respelled(result, history.format)
-    drawn = check_file.draw_counterexamples(result, out_dir, warnings, Path(history.path).name)
+    name = Path(history.path).name
+    drawn = check_file.draw_counterexamples(result, out_dir, warnings, name, png=args.png)
     outcome = {
         "path": history.path,
         "format": history.format,

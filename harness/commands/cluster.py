@@ -37,9 +37,10 @@ from harness.cluster.releases import (
     default_metadata,
     version_problem,
 )
+from harness.commands import SUMMARIES
 from harness.exit_codes import EXIT_BAD_INPUT, EXIT_CRASH, EXIT_INTERRUPTED, EXIT_UNHEALTHY
 from harness.progress import StatusLine
-from workloads.options import positive
+from workloads.argtypes import positive
 
 # Docker's client and what drives it are imported by the commands that use them, so that
 # `harness --help` starts fast.
@@ -178,7 +179,7 @@ def add_parser(sub: Any) -> None:
     """Registers `cluster` and its subcommands on the top-level subparsers."""
     cluster = sub.add_parser(
         "cluster",
-        help="start, inspect or remove a Kafka cluster",
+        help=SUMMARIES["cluster"],
         description=__doc__.split("\n\n", 1)[1],
     )
     cluster_sub = cluster.add_subparsers(dest="cluster_command", metavar="ACTION")

@@ -31,6 +31,7 @@ from harness.cluster.releases import (
     release_problem,
     version_problem,
 )
+from harness.commands import SUMMARIES
 from harness.commands.matrix_label import label
 from harness.exit_codes import (
     EXIT_BAD_INPUT,
@@ -42,8 +43,8 @@ from harness.exit_codes import (
     EXIT_VALID,
 )
 from nemesis.names import GROUP_FAULTS, IN_ALL, ISR_SHRINK, NEMESES, ONLY_ON
+from workloads.argtypes import positive
 from workloads.names import STORES, WORKLOAD_NAMES
-from workloads.options import positive
 
 
 @dataclass(frozen=True, slots=True)
@@ -353,7 +354,7 @@ def add_parser(sub: Any) -> None:
     """Registers `harness matrix`."""
     p = sub.add_parser(
         "matrix",
-        help="run `harness run` over releases x workloads x faults x configs, N at a time",
+        help=SUMMARIES["matrix"],
         description=__doc__,
     )
     p.add_argument(

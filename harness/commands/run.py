@@ -16,13 +16,15 @@ from typing import Any
 
 from harness.cluster.layout import ClusterSpec
 from harness.cluster.releases import consumer_protocol_problem, share_problem
+from harness.commands import SUMMARIES
 from harness.commands.cluster import add_cluster_options, cluster_spec
 from harness.commands.options import add_options, options_of
 from harness.exit_codes import EXIT_BAD_INPUT, EXIT_INTERRUPTED, EXIT_INVALID
 from harness.progress import StatusLine
 from harness.spec import DEFAULT_NEMESIS, TestSpec, default_name
 from nemesis.names import NEMESES, POWER_FAULTS, PROXY_FAULTS
-from workloads.options import QueueOptions, ShareOptions, positive
+from workloads.argtypes import positive
+from workloads.options import QueueOptions, ShareOptions
 
 # The modules that run a test (Docker's, Kafka's and ZooKeeper's clients) are imported
 # by the functions that need them, so that `harness --help` starts fast.
@@ -37,7 +39,7 @@ def add_parser(sub: Any) -> None:
     default."""
     p = sub.add_parser(
         "run",
-        help="run a test: workload + nemesis on a fresh cluster, then check",
+        help=SUMMARIES["run"],
         description="Start a cluster, run concurrent clients of the store under test while "
         "a nemesis injects faults, check the history and write results/<name>/<time>/. "
         "Exits 0 valid, 1 invalid, 2 unknown, 130 interrupted, 254 bad arguments, "

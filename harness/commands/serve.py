@@ -19,9 +19,10 @@ from pathlib import Path
 from typing import Any, BinaryIO, cast
 from urllib.parse import urlsplit
 
+from harness.commands import SUMMARIES
 from harness.exit_codes import EXIT_BAD_INPUT
 from harness.results import RUN_FILES
-from workloads.options import positive
+from workloads.argtypes import positive
 
 HOST = "127.0.0.1"
 DEFAULT_PORT = 8080
@@ -166,7 +167,7 @@ def add_parser(subparsers: Any) -> None:
     """Takes argparse's subparsers; registers `serve` with `func(args) -> exit code`."""
     parser = subparsers.add_parser(
         "serve",
-        help="serve the results directory on 127.0.0.1",
+        help=SUMMARIES["serve"],
         description="Serve results/ (index.html, every report) on 127.0.0.1 only.",
     )
     parser.add_argument("--port", type=positive(int), default=DEFAULT_PORT, help="default: 8080")

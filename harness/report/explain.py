@@ -12,14 +12,14 @@ sentences under its verdict, and `harness run` and `harness check` end with them
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from checkers import availability_sentence
 from checkers.linearizable import spell
-from checkers.queue import case_words, effect
-from harness.cluster.config import PROFILES
-from harness.report.nemesis_story import Row, estimated_invokes, story
 from harness.verdicts import DURATION, incomplete, verdict_word
+
+if TYPE_CHECKING:  # the nemesis story and the clusters' profiles: for a run's results only
+    from harness.report.nemesis_story import Row
 
 Section = dict[str, Any]
 KEYS_SHOWN = 3
@@ -204,6 +204,8 @@ def fault_sentences(nemesis: Any, partitions: set[str]) -> list[str]:
     if not isinstance(nemesis, dict) or not nemesis.get("windows"):
         return ["No fault was injected."]
     ops = nemesis.get("ops", [])
+    from harness.report.nemesis_story import estimated_invokes, story
+
     rows = story(ops, estimated_invokes(nemesis))
     windows = nemesis["windows"]
     aimed = [w for w in windows if _targets(w.get("detail")) & partitions] or windows
@@ -241,6 +243,8 @@ def config_sentence(spec: Section) -> str:
     """Takes the spec. Returns whether its Kafka configuration and producers allow an
     acknowledged send to be lost."""
     name = spec.get("kafka_config")
+    from harness.cluster.config import PROFILES
+
     profile = PROFILES.get(name) if isinstance(name, str) else None
     if spec.get("producer_acks") == "1":
         return (
@@ -283,6 +287,8 @@ def two_counts_sentence(queue_lost: int, lost_acks_lost: int) -> str:
 def anomaly_sentences(queue: Section) -> list[str]:
     """Takes the queue section. Returns, per anomaly kind found other than lost writes,
     its count, what it does to the verdict and its first case in the checker's words."""
+    from checkers.queue import effect  # the queue checker loads for a queue's results only
+
     said = []
     if isinstance(txns := queue.get("transactions"), dict):
         said.append(
@@ -304,6 +310,8 @@ def anomaly_sentences(queue: Section) -> list[str]:
 
 def _case_words(kind: str, case: Any) -> str:
     # A case of another shape (an older results.json) is shown as it is.
+    from checkers.queue import case_words
+
     try:
         return case_words(kind, case)
     except Exception:

@@ -1,4 +1,5 @@
-"""Draws a linearizability counterexample as a small timeline PNG and an interactive viewer.
+"""Draws a linearizability counterexample as a small timeline PNG beside its interactive
+viewer (viewer.py), for a run's report, which shows the PNG.
 
 Both on compressed time, a lane per process. The PNG shows the ops; the viewer (one
 self-contained HTML file) adds the prefix's linearization, states on hover, the faults.
@@ -6,10 +7,6 @@ self-contained HTML file) adds the prefix's linearization, states on hover, the 
 
 from __future__ import annotations
 
-import hashlib
-import html
-import json
-import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -20,41 +17,12 @@ matplotlib.use("Agg")  # no display here; must precede pyplot
 import matplotlib.pyplot as plt
 from matplotlib.patches import Rectangle
 
-from harness.report.counterexamples.layout import BOX_H, FAULT_H, NAME_W, PAD, layout
-from harness.report.counterexamples.script import CSS, SCRIPT
+from harness.report.counterexamples.layout import BOX_H, NAME_W, PAD, layout
+from harness.report.counterexamples.viewer import file_stem, title, write_html
 
 COLOURS = {"failing": "#d62728", "prefix": "#1f77b4", "concurrent": "#7f7f7f"}
 PX_PER_INCH = 100  # the PNG is drawn at the viewer's pixel layout, one px per px
 LABEL_PT = 8.6  # the viewer's 12 px monospace labels, at PX_PER_INCH
-
-
-SLUG_CHARS = 40  # of the key's text (and the history's name) in a file name; a hash follows
-
-
-def file_stem(key: Any, history: str | None = None) -> str:
-    """Takes a report's key and, when drawings of several histories may share a folder, the
-    history's file name. Returns a file name stem unique to both and bounded in length: a
-    readable prefix of each, then a hash of the key's exact JSON and the name (so 1 and "1",
-    "a/b" and "a b", or a.log and a.jsonl, never share a file)."""
-    exact = json.dumps(key, sort_keys=True)
-    readable = _slug(exact) or "key"
-    if history is None:
-        return f"counterexample-{readable}-{_digest(exact)}"
-    named = _slug(history) or "history"
-    return f"{named}-counterexample-{readable}-{_digest(json.dumps([history, exact]))}"
-
-
-def _slug(text: str) -> str:
-    return re.sub(r"[^A-Za-z0-9_.-]+", "_", text).strip("_")[:SLUG_CHARS]
-
-
-def _digest(text: str) -> str:
-    # surrogatepass: a file name that is not UTF-8 reaches here as lone surrogates
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:10]
-
-
-def _title(failure: dict[str, Any]) -> str:
-    return f"key {json.dumps(failure['key'])}: {failure.get('message') or 'not linearizable'}"
 
 
 PREFIX_SHOWN = 6
@@ -81,7 +49,7 @@ def draw_png(failure: dict[str, Any], path: Path) -> Path:
     ax.set_xlim(0, width)
     ax.set_ylim(height, 0)  # y grows downwards, as in the viewer's layout
     ax.axis("off")
-    ax.text(PAD, 14, _title(failure), fontsize=LABEL_PT + 1, va="center")
+    ax.text(PAD, 14, title(failure), fontsize=LABEL_PT + 1, va="center")
     shift = 26  # the title's row
     for lane in drawn["lanes"]:
         ax.text(PAD, lane["y"] + shift, lane["name"], fontsize=LABEL_PT, va="center")
@@ -121,84 +89,6 @@ def draw_png(failure: dict[str, Any], path: Path) -> Path:
     ax.text(NAME_W, axis_y + 30, said, fontsize=LABEL_PT - 1)
     fig.savefig(path, dpi=PX_PER_INCH)
     plt.close(fig)
-    return path
-
-
-LEGEND = (
-    ("failing", "cannot be linearized (the failing op)"),
-    ("prefix", "in the longest linearizable prefix; the line links its ops in order"),
-    ("concurrent", "concurrent with the failing op, not linearized"),
-    ("crashed", "hatched, no right edge: crashed (info), may take effect later or never"),
-    ("fault", "a fault in force (nemesis)"),
-)
-
-
-def _swatch(kind: str) -> str:
-    """Returns a small SVG drawn as the viewer draws `kind`."""
-    fills = {"failing": "#d62728", "prefix": "#1f77b4", "concurrent": "#c9c9c9"}
-    if kind == "crashed":
-        body = (
-            '<rect width="30" height="14" fill="#1f77b4" fill-opacity=".35" stroke="#333" '
-            'stroke-dasharray="30 14 44 0"/><path d="M4,14 L14,0 M14,14 L24,0" '
-            'stroke="#1f77b4" stroke-width="3"/>'
-        )
-    elif kind == "fault":
-        body = '<rect width="30" height="14" fill="#f4a261" fill-opacity=".35" stroke="#e76f51"/>'
-    else:
-        body = f'<rect width="30" height="14" rx="3" fill="{fills[kind]}"/>'
-    return f'<svg width="30" height="14">{body}</svg>'
-
-
-def _notes(failure: dict[str, Any], drawn: dict[str, Any]) -> list[str]:
-    notes = [
-        "Compressed time: each distinct call or return time has a slot of its own, in "
-        "order; the spacing is not to scale. The axis is in seconds since the test began."
-    ]
-    if drawn["shown"] < drawn["total"]:
-        notes.append(
-            f"Showing {drawn['shown']} of {drawn['total']} ops: those nearest the failing "
-            "op in time."
-        )
-    tail, length = len(failure.get("longest_prefix", [])), failure.get("prefix_length", 0)
-    if tail < length:
-        notes.append(f"The prefix's last {tail} of {length} ops are drawn.")
-    return notes
-
-
-def write_html(failure: dict[str, Any], path: Path, windows: Sequence[dict[str, Any]] = ()) -> Path:
-    """Takes a failure report and the run's fault windows. Writes the interactive viewer at
-    `path` (one file: the laid-out data as JSON, drawn by inline script) and returns it."""
-    drawn = layout(failure, windows)
-    data = {
-        "layout": drawn,
-        "message": failure.get("message") or "not linearizable",
-        "states": " or ".join(failure.get("state_descriptions", [])) or "unknown",
-        "prefix_length": failure.get("prefix_length", 0),
-        "box_h": BOX_H,
-        "fault_h": FAULT_H,
-        "pad": PAD,
-        "name_w": NAME_W,
-    }
-    blob = json.dumps(data).replace("</", "<\\/")  # the blob must not end its script
-    legend = "".join(f"<span>{_swatch(k)}{html.escape(t)}</span>" for k, t in LEGEND)
-    notes = "".join(f"<p>{html.escape(n)}</p>" for n in _notes(failure, drawn))
-    op = failure["op"]
-    page = f"""<!DOCTYPE html>
-<html><head><meta charset="utf-8"><title>{html.escape(_title(failure))}</title>
-<style>{CSS}</style></head><body>
-<h2>{html.escape(_title(failure))}</h2>
-<p>Op {op["index"]} ({html.escape(op.get("text", ""))}) cannot be linearized after the longest
-linearizable prefix of {failure.get("prefix_length", 0)} ops. The state could then only have
-been: {html.escape(data["states"])}.</p>
-{notes}
-<div class="legend">{legend}</div>
-<div id="panel"><div id="what"></div><div id="times"></div><div id="state"></div></div>
-<div id="scroll"></div>
-<script type="application/json" id="data">{blob}</script>
-<script>{SCRIPT}</script>
-</body></html>
-"""
-    path.write_text(page, encoding="utf-8")
     return path
 
 

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from checkers import fork_pool
 from checkers.linearizable import checker as linearizable
 from checkers.linearizable import graph
 from checkers.linearizable.checker import check, explain, merge_validity
@@ -270,7 +271,7 @@ def forced_pool(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     monkeypatch.setattr(linearizable, "PARALLEL_MIN_OPS", 1)
     # Threads left by other tests (a Kafka client's close abandoned in the background)
     # would make the check stay in process; these tests are about the pool.
-    monkeypatch.setattr(linearizable, "can_fork", lambda: True)
+    monkeypatch.setattr(fork_pool, "can_fork", lambda: True)
     pools: list[int] = []
     run_pool = linearizable._run_pool
 

@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from checkers import fork_pool
 from checkers.linearizable import checker as linearizable
 from checkers.linearizable.model_loader import load_model
 from checkers.linearizable.models import MODELS, Model
@@ -300,6 +301,6 @@ def test_built_in_models_are_searched_in_this_process(monkeypatch: pytest.Monkey
     def no_child(*args: Any) -> Any:
         raise AssertionError("a built-in model left the process")
 
-    monkeypatch.setattr(linearizable, "supervised_map", no_child)
+    monkeypatch.setattr(fork_pool, "supervised_map", no_child)
     ops = [Op(0, 0, "write", "k", 1, "ok", 0, 1), Op(1, 1, "read", "k", 1, "ok", 2, 3)]
     assert linearizable.check(ops, MODELS["register"], time_limit=1)["valid"] is True

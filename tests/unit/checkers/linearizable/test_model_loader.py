@@ -18,6 +18,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from checkers import fork_pool
 from checkers.linearizable import checker as linearizable
 from checkers.linearizable.model_loader import load_model
 from checkers.linearizable.models import Model
@@ -161,13 +162,13 @@ def test_a_model_from_a_file_spreads_its_keys_over_supervised_processes(
 ) -> None:
     monkeypatch.setattr(linearizable, "PARALLEL_MIN_OPS", 1)
     jobs: list[int] = []
-    supervised_map = linearizable.supervised_map
+    supervised_map = fork_pool.supervised_map
 
     def counted(task: Any, parts: int, workers: int, limit: float | None) -> list[Any]:
         jobs.append(workers)
         return supervised_map(task, parts, workers, limit)
 
-    monkeypatch.setattr(linearizable, "supervised_map", counted)
+    monkeypatch.setattr(fork_pool, "supervised_map", counted)
     ops = [
         *(op(i, "add", 1, 2 * i, 2 * i + 1, key=f"k{i % 4}") for i in range(8)),
         op(8, "read", 2, 20, 21, key="k0"),

@@ -6,6 +6,8 @@ The linearizable path runs the real search.
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -146,7 +148,7 @@ def test_stale_read_is_invalid_and_explained(
             (1, "ok", "read", 1),
         ],
     )
-    code, out, _ = run(capsys, str(path), "--time-limit", "2.5", "--jobs", "1")
+    code, out, _ = run(capsys, str(path), "--time-limit", "2.5", "--jobs", "1", "--png")
     assert code == 1
     lines = out.splitlines()
     assert lines[0].startswith(f"INVALID {path}: cas-register model, jsonl, 3 ops over 1 key, ")
@@ -166,11 +168,29 @@ def test_counterexamples_go_to_out(tmp_path: Path, capsys: pytest.CaptureFixture
             (1, "ok", "read", 7),
         ],
     )
-    code, out, _ = run(capsys, str(path), "--json", "--out", str(tmp_path / "drawings"))
+    code, out, _ = run(capsys, str(path), "--json", "--out", str(tmp_path / "drawings"), "--png")
     assert code == 1
     drawn = json.loads(out)["counterexamples"]
     assert len(drawn) == 2
     assert all(Path(p).parent == tmp_path / "drawings" for p in drawn)
+
+
+def test_without_png_only_the_viewer_is_drawn_and_matplotlib_is_never_loaded(
+    tmp_path: Path,
+) -> None:
+    stale = [(0, "invoke", "write", 1), (0, "ok", "write", 1), (1, "invoke", "read", None)]
+    path = history_file(tmp_path, [*stale, (1, "ok", "read", 7)])
+    script = (
+        "import json, sys\n"
+        "from harness.cli import main\n"
+        f"code = main(['check', {str(path)!r}, '--json'])\n"
+        "print(json.dumps([code, 'matplotlib' in sys.modules]))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    outcome, last = done.stdout.splitlines()
+    assert json.loads(last) == [1, False], done.stderr
+    drawn = [Path(p) for p in json.loads(outcome)["counterexamples"]]
+    assert [p.suffix for p in drawn] == [".html"] and drawn[0].stat().st_size > 0
 
 
 def test_model_option_picks_the_model(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -20,7 +20,7 @@ from checkers.linearizable import checker as linearizable
 from checkers.linearizable.models import MODELS
 from harness.commands import check_output
 from harness.commands.check_file import write_crash_log
-from harness.report.counterexamples import timeline
+from harness.report.counterexamples import viewer
 from harness.report.counterexamples.timeline import file_stem
 from tests.support import ROOT
 from tests.unit.harness.commands.test_check import history_file, run
@@ -167,7 +167,7 @@ def test_a_drawing_that_fails_is_a_warning_and_the_verdict_stands(
     def no_drawing(*args: Any) -> list[Path]:
         raise ValueError("cannot draw")
 
-    monkeypatch.setattr(timeline, "render_counterexample", no_drawing)
+    monkeypatch.setattr(viewer, "write_viewer", no_drawing)
     code, out, err = run(capsys, str(history_file(tmp_path, STALE_READ)))
     assert (code, out.split()[0]) == (1, "INVALID")
     assert "could not draw the counterexample of key None" in one_line(err)
@@ -192,7 +192,7 @@ def test_every_invalid_key_is_drawn(tmp_path: Path, capsys: pytest.CaptureFixtur
             events.append({"process": p, "type": t, "f": f, "value": v, "key": key, "time": i})
     path = tmp_path / "h.jsonl"
     path.write_text("".join(json.dumps(e) + "\n" for e in events))
-    code, out, _ = run(capsys, str(path), "--json", "--jobs", "1")
+    code, out, _ = run(capsys, str(path), "--json", "--jobs", "1", "--png")
     drawn = json.loads(out)["counterexamples"]
     assert (code, len(drawn), len(set(drawn))) == (1, 6, 6)
 

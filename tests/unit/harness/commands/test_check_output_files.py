@@ -80,7 +80,7 @@ def test_two_histories_checked_in_turn_in_one_folder_keep_their_drawings(
     history_file(tmp_path, STALE_READ, "b.jsonl")
     drawn = []
     for name in ("a.log", "b.jsonl"):
-        code, out, _ = run(capsys, str(tmp_path / name), "--json")
+        code, out, _ = run(capsys, str(tmp_path / name), "--json", "--png")
         assert code == 1
         drawn += json.loads(out)["counterexamples"]
     assert len(set(drawn)) == 4 and all(Path(p).exists() for p in drawn)

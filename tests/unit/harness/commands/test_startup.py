@@ -12,6 +12,8 @@ import sys
 
 import pytest
 
+from harness.cli import build_parser
+from harness.commands import PARSERS, SUMMARIES
 from tests.support import ROOT
 
 HEAVY_FOR_CHECK = ("matplotlib", "networkx", "pyspark")
@@ -64,3 +66,59 @@ def test_help_loads_no_heavy_library(argv: list[str]) -> None:
         "    assert done.code == 0, done.code\n"
     )
     assert loaded_after(code, HEAVY_FOR_HELP) == []
+
+
+COMMANDS = tuple(f"harness.commands.{name}" for name in {*SUMMARIES, *PARSERS.values()})
+"""Every command's module and parser's: harness.cli imports only the one named."""
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["check", "--help"], ["serve", "--help"]])
+def test_help_imports_only_the_command_asked_for(argv: list[str]) -> None:
+    code = (
+        "from harness.cli import main\n"
+        "try:\n"
+        f"    main({argv!r})\n"
+        "except SystemExit as done:\n"
+        "    assert done.code == 0, done.code\n"
+    )
+    asked = [f"harness.commands.{PARSERS[argv[0]]}"] if argv[0] in PARSERS else []
+    assert loaded_after(code, COMMANDS) == asked
+
+
+EXAMPLE_ARGS = {"check": ["x.jsonl"], "cluster": ["status"]}
+
+
+def test_every_command_is_registered_in_full_when_no_argv_is_given() -> None:
+    parser = build_parser()
+    for name in SUMMARIES:
+        command = parser.parse_args([name, *EXAMPLE_ARGS.get(name, [])])
+        assert callable(command.func), name
+
+
+def test_check_help_loads_no_reader_and_no_checker() -> None:
+    code = (
+        "from harness.cli import main\n"
+        "try:\n"
+        "    main(['check', '--help'])\n"
+        "except SystemExit as done:\n"
+        "    assert done.code == 0, done.code\n"
+    )
+    unwanted = ("history", "checkers.registry", "checkers.queue", "workloads.options")
+    assert loaded_after(code, unwanted) == []
+
+
+def test_the_command_lines_names_are_the_checkers() -> None:
+    from checkers import CHECKERS, LINEARIZABLE_MODELS, MODEL_NAMES, SUB_VIA
+    from checkers.linearizable import MODELS
+    from checkers.queue import SUB_VIA as QUEUE_SUB_VIA
+
+    assert tuple(CHECKERS) == MODEL_NAMES
+    assert set(LINEARIZABLE_MODELS) <= set(MODELS) and SUB_VIA == QUEUE_SUB_VIA
+
+
+def test_every_name_of_the_checkers_face_is_there() -> None:
+    import checkers
+
+    assert all(getattr(checkers, name) is not None for name in checkers.__all__)
+    with pytest.raises(AttributeError):
+        _ = checkers.no_such_name
