@@ -8,8 +8,14 @@ from typing import Any
 
 from harness.cluster.layout import ClusterSpec
 from workloads.argtypes import positive
-from workloads.names import STORES, WORKLOAD_NAMES
-from workloads.options import CRASH_CLIENT_INTERVAL_S, QueueOptions, ShareOptions, option
+from workloads.names import DATABASES, STORES, WORKLOAD_NAMES
+from workloads.options import (
+    CRASH_CLIENT_INTERVAL_S,
+    NatsOptions,
+    QueueOptions,
+    ShareOptions,
+    option,
+)
 
 DEFAULT_NEMESIS = ("partition-leader",)
 """The fault of `harness run` and `make run` when none is named."""
@@ -25,6 +31,7 @@ class TestSpec:
     __test__ = False  # not a pytest test class, despite its name
 
     name: str
+    db: str = option("kafka", "the system under test", choices=DATABASES)
     workload: str = option("kv", "the workload", choices=WORKLOAD_NAMES)
     store: str = option(
         "linearizable", "kv and register: the store, or a variant that must fail", choices=STORES
@@ -67,6 +74,7 @@ class TestSpec:
     )
     queue: QueueOptions = field(default_factory=QueueOptions)
     share: ShareOptions = field(default_factory=ShareOptions)
+    nats: NatsOptions = field(default_factory=NatsOptions)
 
     @property
     def topic(self) -> str:
@@ -75,12 +83,18 @@ class TestSpec:
 
     def to_json(self) -> dict[str, Any]:
         """Returns every option, JSON-ready, in test.json's flat layout: the cluster's
-        fields (its name as cluster_name) and the workloads' options beside the run's."""
+        fields (its name as cluster_name) and the workloads' options beside the run's.
+        A Kafka run's test.json is what it was before NATS came: no db, no NATS options."""
         mine = {
             f.name: getattr(self, f.name)
             for f in dataclasses.fields(self)
-            if f.name not in ("cluster", "queue", "share")
+            if f.name not in ("cluster", "queue", "share", "nats")
         }
+        nats: dict[str, Any] = {}
+        if self.db == "kafka":
+            del mine["db"]
+        else:
+            nats = {f"nats_{k}": v for k, v in _fields(self.nats).items()}
         cluster = _fields(self.cluster)
         cluster["cluster_name"] = cluster.pop("name")
         return {
@@ -90,6 +104,7 @@ class TestSpec:
             **_fields(self.queue),
             "ignore": list(self.queue.ignore),
             **_fields(self.share),
+            **nats,
         }
 
 

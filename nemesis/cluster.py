@@ -196,3 +196,13 @@ class InPath(Protocol):
         """Returns the transaction markers (producer id and epoch, commit or abort,
         partitions) coordinators sent broker since a time (unix seconds)."""
         ...
+
+
+@runtime_checkable
+class ServicePorts(Protocol):
+    """An optional ability: nodes that say which port a probe of a cut should try (a
+    NATS server's client port); without it, Kafka's and ZooKeeper's ports."""
+
+    def service_port(self, node: str) -> int:
+        """Returns the port node serves clients on."""
+        ...

@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 
-from nemesis.cluster import Cluster
+from nemesis.cluster import Cluster, ServicePorts
 
 CHAIN = "HARNESS"
 KAFKA_PORT, ZOOKEEPER_PORT = 9092, 2181
@@ -110,7 +110,10 @@ def rules(cluster: Cluster, node: str) -> list[str]:
 
 
 def service_port(cluster: Cluster, node: str) -> int:
-    """Returns the port node serves on: Kafka's for brokers, ZooKeeper's otherwise."""
+    """Returns the port node serves on: the one the cluster names (ServicePorts), else
+    Kafka's for brokers and ZooKeeper's otherwise."""
+    if isinstance(cluster, ServicePorts):
+        return cluster.service_port(node)
     return KAFKA_PORT if node in cluster.brokers else ZOOKEEPER_PORT
 
 

@@ -13,7 +13,7 @@ from typing import Any, Protocol
 
 from kvstore import Timeouts
 from kvstore.topic import TopicAdmin
-from workloads.options import QueueOptions, ShareOptions
+from workloads.options import NatsOptions, QueueOptions, ShareOptions
 
 OpDict = dict[str, Any]
 
@@ -55,6 +55,7 @@ class Context:
     mid-transaction; else instead of an op), or None."""
     queue: QueueOptions = field(default_factory=QueueOptions)
     share: ShareOptions = field(default_factory=ShareOptions)
+    nats: NatsOptions = field(default_factory=NatsOptions)
 
 
 def consumer_group_name(topic: str) -> str:

@@ -13,6 +13,25 @@ WORKLOAD_NAMES: tuple[str, ...] = ("kv", "register", "queue", "share")
 STORED_WORKLOADS: tuple[str, ...] = ("kv", "register")
 """The workloads that run on a store (`--store`); the others record its default unused."""
 
+DATABASES: tuple[str, ...] = ("kafka", "nats")
+"""Every system under test by its `--db` name."""
+
+NATS_VERSIONS: tuple[str, ...] = ("2.12.1", "2.15.3")
+"""The nats-server releases `--nats-version` takes: Jepsen's version (jepsen-io/nats
+cli.clj's default) and the newest the Go module proxy serves."""
+
+DEFAULT_NATS_VERSION = "2.12.1"
+
+NATS_SYNCS: tuple[str, ...] = ("default", "always")
+"""The sync profiles `--nats-sync` takes (harness/cluster/nats/config.py's SYNC_PROFILES)."""
+
+NATS_KV_READS: tuple[str, ...] = ("leader", "direct")
+"""Where `--nats-kv-reads` sends a KV bucket's reads: its stream's leader, or any replica
+through Direct Get."""
+
+NATS_WORKLOAD_NAMES: tuple[str, ...] = ("queue", "kv")
+"""The workloads `--db nats` runs (workloads.registry.NATS_WORKLOADS)."""
+
 STORES: dict[str, str] = {
     "linearizable": "kafka",
     "local-read": "local-read",

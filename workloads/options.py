@@ -1,6 +1,7 @@
 """Run options, each declared once: a field of an options record holds its default, its
 help and how the command line gives it; argparse, TestSpec, test.json and the workloads
-all read the same record (QueueOptions, ShareOptions, and harness.spec's TestSpec).
+all read the same record (QueueOptions, ShareOptions, NatsOptions, and harness.spec's
+TestSpec).
 
 A field made by `option` carries a Flag in its metadata. harness/commands/options.py
 turns every such field into one argument of `harness run` and back into the record.
@@ -16,6 +17,7 @@ from checkers.groups import BROKER_DELIVERY_LIMIT
 from checkers.queue import KINDS, SUB_VIA, TXN_KINDS
 from workloads.argtypes import IGNORE_HELP, anomaly_kinds, probability
 from workloads.java_driver import KAFKA_CLIENTS_VERSION
+from workloads.names import DEFAULT_NATS_VERSION, NATS_KV_READS, NATS_SYNCS, NATS_VERSIONS
 
 T = TypeVar("T")
 FLAG = "flag"
@@ -160,4 +162,31 @@ class ShareOptions:
         type=int,
         choices=range(2, 11),
         metavar="N",
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class NatsOptions:
+    """The NATS servers' options (with --db nats): their release and how often they
+    fsync."""
+
+    version: str = option(
+        DEFAULT_NATS_VERSION,
+        "with --db nats: the nats-server release (2.12.1: Jepsen's)",
+        "--nats-version",
+        choices=NATS_VERSIONS,
+    )
+    sync: str = option(
+        "default",
+        "with --db nats: when the servers fsync (default: NATS's sync_interval, 2 minutes; "
+        "always: every write)",
+        "--nats-sync",
+        choices=NATS_SYNCS,
+    )
+    kv_reads: str = option(
+        "leader",
+        "with --db nats, kv: where the bucket's reads go: the stream leader, or any replica "
+        "through Direct Get (documented as not read-your-writes: a variant that must fail)",
+        "--nats-kv-reads",
+        choices=NATS_KV_READS,
     )

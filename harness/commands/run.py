@@ -22,9 +22,17 @@ from harness.commands.options import add_options, options_of
 from harness.exit_codes import EXIT_BAD_INPUT, EXIT_INTERRUPTED, EXIT_INVALID
 from harness.progress import StatusLine
 from harness.spec import DEFAULT_NEMESIS, TestSpec, default_name
-from nemesis.names import NEMESES, POWER_FAULTS, PROXY_FAULTS
+from nemesis.names import (
+    NEMESES,
+    NETWORK_FAULTS,
+    ONLY_ON,
+    POWER_FAULTS,
+    PROCESS_FAULTS,
+    PROXY_FAULTS,
+)
 from workloads.argtypes import positive
-from workloads.options import QueueOptions, ShareOptions
+from workloads.names import NATS_WORKLOAD_NAMES
+from workloads.options import NatsOptions, QueueOptions, ShareOptions
 
 # The modules that run a test (Docker's, Kafka's and ZooKeeper's clients) are imported
 # by the functions that need them, so that `harness --help` starts fast.
@@ -64,6 +72,7 @@ def add_parser(sub: Any) -> None:
     add_cluster_options(p.add_argument_group("the cluster"))
     add_options(p, QueueOptions, "the queue workload")
     add_options(p, ShareOptions, "the share workload")
+    add_options(p, NatsOptions, "NATS JetStream (--db nats)")
     out = p.add_argument_group("results")
     out.add_argument("--results", default="results", metavar="DIR", help="results root")
     out.add_argument("--name", help="test name (default: from the workload and the faults)")
@@ -81,6 +90,7 @@ _CLUSTER = {f.name: f.default for f in dataclasses.fields(ClusterSpec)}
 def spec_from_args(args: argparse.Namespace, seed: int) -> TestSpec:
     """Takes parsed options and a seed. Returns the TestSpec; raises ValueError for
     combinations no parser can refuse alone."""
+    from harness.cluster.nats import NatsSpec
     from nemesis.schedule import parse_nemeses
 
     # Raises SpecError (a ValueError) for a name, count, release or profile no cluster can have.
@@ -89,20 +99,37 @@ def spec_from_args(args: argparse.Namespace, seed: int) -> TestSpec:
     share = options_of(args, ShareOptions)
     # The workloads whose clients join a group (Workload.group): the group faults' targets.
     grouped = queue.consumer_group or args.workload == "share"
-    nemesis = parse_nemeses(args.nemesis, cluster.metadata, grouped)
+    on_nats = args.db == "nats"
+    nemesis = parse_nemeses(args.nemesis, "nats" if on_nats else cluster.metadata, grouped)
+    if on_nats:
+        if args.nemesis == "all":
+            nemesis = tuple(n for n in nemesis if n in NATS_FAULTS)
+        no_nats = _nats_problem(args.workload, args.store, queue, args.crash_clients, nemesis)
+        if no_nats is not None:
+            raise ValueError(no_nats)
     if (problem := _workload_problem(args.workload, queue, share, args.crash_clients)) is not None:
         raise ValueError(problem)
     if args.workload == "share" and (no_share := share_problem(cluster.kafka_version)):
         raise ValueError(no_share)
     if (group_problem := _group_problem(args.workload, queue, cluster.kafka_version)) is not None:
         raise ValueError(group_problem)
-    name = args.name or default_name(args.workload, args.store, nemesis, queue.txn, queue.client)
+    # On NATS the kv workload's store is the bucket, read from its leader or directly.
+    store = f"nats-{args.kv_reads}" if on_nats else args.store
+    name = args.name or default_name(args.workload, store, nemesis, queue.txn, queue.client)
     if not _TEST_NAME.fullmatch(name):
         raise ValueError(f"test name {name!r}: use letters, digits and . _ + - (up to 100)")
     # A power cut needs the layer that loses what was not synced.
     faultfs = cluster.faultfs or any(n in POWER_FAULTS for n in nemesis)
     # Late delivery, slow links and the client faults are faultproxy's rules.
     faultproxy = cluster.faultproxy or any(n in PROXY_FAULTS for n in nemesis)
+    nats = options_of(args, NatsOptions)
+    if nats.kv_reads != "leader" and not (on_nats and args.workload == "kv"):
+        raise ValueError("--nats-kv-reads is the kv workload's on NATS: it needs --db nats")
+    if on_nats:
+        if faultfs:
+            raise ValueError("--faultfs (and the power faults) are Kafka's for now, not --db nats")
+        # Raises SpecError for a server count or release no NATS cluster can have.
+        NatsSpec(name=cluster.name, servers=cluster.brokers, version=nats.version, sync=nats.sync)
     return options_of(
         args,
         TestSpec,
@@ -112,7 +139,35 @@ def spec_from_args(args: argparse.Namespace, seed: int) -> TestSpec:
         seed=seed,
         queue=queue,
         share=share,
+        nats=nats,
     )
+
+
+NATS_FAULTS = frozenset(n for n in (*NETWORK_FAULTS, *PROCESS_FAULTS) if n not in ONLY_ON)
+"""The faults --db nats takes: the partitions, flaky-leader, kills and pauses (a leader is
+the stream's, an active controller the meta group's leader)."""
+
+
+def _nats_problem(
+    workload: str,
+    store: str,
+    queue: QueueOptions,
+    crash_clients: float | None,
+    nemesis: tuple[str, ...],
+) -> str | None:
+    """Returns why a run on NATS cannot be what was asked, or None."""
+    if workload not in NATS_WORKLOAD_NAMES:
+        return f"--db nats runs the workloads {', '.join(NATS_WORKLOAD_NAMES)}, not {workload}"
+    if store != "linearizable":
+        return (
+            "--store names a store on Kafka; on NATS the kv workload's variant that must "
+            "fail is --nats-kv-reads direct"
+        )
+    if queue.txn or queue.consumer_group or crash_clients:
+        return "--db nats: --txn, --sub-via subscribe and --crash-clients are Kafka's"
+    if refused := [n for n in nemesis if n not in NATS_FAULTS]:
+        return f"--db nats does not take the faults {', '.join(refused)}"
+    return None
 
 
 def _workload_problem(
@@ -152,7 +207,10 @@ def _group_problem(workload: str, queue: QueueOptions, kafka_version: str) -> st
 
 def machine_fit_problem(spec: TestSpec) -> str | None:
     """Returns why the asked cluster does not fit the engine's machine, or None (also when
-    no engine answers yet: set-up then says so)."""
+    no engine answers yet: set-up then says so; NATS servers are sized by their own set-up,
+    which refuses what does not fit)."""
+    if spec.db == "nats":
+        return None
     from harness.cluster.engine import EngineError, docker_client
     from harness.cluster.resources import engine_machine, fit_problem
 

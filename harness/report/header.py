@@ -40,9 +40,13 @@ def header_facts(test: dict[str, Any], results: dict[str, Any]) -> list[str]:
     duration = results.get("duration")
     if isinstance(duration, dict) and {"ran_s", "planned_s"} <= duration.keys():
         facts.append(f"ran {duration['ran_s']:g} s of {duration['planned_s']:g} s")
-    if version := spec.get("kafka_version"):
-        facts.append(f"Kafka {version} on {spec.get('metadata', '?')}")
-    facts.append(_client(spec, versions))
+    if spec.get("db") == "nats":
+        facts.append(f"NATS {spec.get('nats_version', '?')}, sync {spec.get('nats_sync', '?')}")
+        facts.append("client nats-py")
+    else:
+        if version := spec.get("kafka_version"):
+            facts.append(f"Kafka {version} on {spec.get('metadata', '?')}")
+        facts.append(_client(spec, versions))
     if "seed" in spec:
         facts.append(f"seed {spec['seed']}")
     return facts

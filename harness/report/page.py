@@ -315,6 +315,11 @@ def _final(final: dict[str, Any]) -> str:
 
 
 def _cluster(spec: dict[str, Any]) -> str:
+    if spec.get("db") == "nats":
+        servers = f"NATS {spec.get('nats_version', '?')}, {spec.get('brokers', '?')} servers"
+        kv = spec.get("workload") == "kv"
+        reads = f", kv reads: {spec.get('nats_kv_reads')}" if kv else ""
+        return f"{servers}, sync {spec.get('nats_sync', '?')}{reads}"
     name = spec.get("kafka_config")
     profile = PROFILES.get(name) if isinstance(name, str) else None
     settings = ""

@@ -1,13 +1,12 @@
-"""What a running cluster says about itself that a run's result depends on, for test.json
-and results.json (its release, features, and the protocol its transactions ran), and the
-line run.log gives it."""
+"""What a running cluster says about itself that a run's result depends on, for
+results.json: its release and the protocol its transactions ran. The cluster's own facts
+for test.json, and run.log's line for it, are each database's (harness/db/)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from harness.cluster.admin import AdminError
-from harness.cluster.config import ELR_FEATURE
 from harness.cluster.docker_cluster import DockerCluster
 from harness.cluster.txn_log import (
     TXN_FEATURE,
@@ -15,36 +14,6 @@ from harness.cluster.txn_log import (
     read_transaction_log,
     transactions_section,
 )
-
-
-def cluster_facts(cluster: DockerCluster) -> dict[str, Any]:
-    """Returns what the running cluster says about itself that a result depends on: its
-    metadata mode, finalized features, and whether eligible leader replicas (KIP-966)
-    are on (never on ZooKeeper; None when the cluster did not say)."""
-    facts: dict[str, Any] = {
-        "kafka_version": cluster.spec.kafka_version,
-        "metadata": cluster.metadata,
-        "kraft_roles": cluster.spec.kraft_roles if cluster.metadata == "kraft" else None,
-    }
-    if cluster.metadata != "kraft":
-        return facts | {"features": {}, "eligible_leader_replicas": False}
-    try:
-        features = cluster.features()
-    except AdminError as err:
-        return facts | {"features": None, "eligible_leader_replicas": None, "error": str(err)}
-    return facts | {
-        "features": features,
-        "eligible_leader_replicas": features.get(ELR_FEATURE, 0) >= 1,
-    }
-
-
-def cluster_line(cluster: DockerCluster, facts: dict[str, Any], seconds: float) -> str:
-    """Takes a cluster just up, its facts and the seconds it took. Returns run.log's line."""
-    return (
-        f"cluster {cluster.spec.name} up in {seconds:.1f} s: Kafka {facts['kafka_version']} "
-        f"on {facts['metadata']}, bootstrap {cluster.bootstrap_servers}"
-    )
-
 
 TXN_LOG_TIMEOUT_S = 30.0
 
@@ -67,6 +36,14 @@ def release_section(test: dict[str, Any], transactions: dict[str, Any] | None) -
     client library the workload ran through and its version, and the transactions'
     protocol."""
     spec, versions = test.get("spec", {}), test.get("versions", {})
+    if spec.get("db") == "nats":
+        return {
+            "nats": spec.get("nats_version"),
+            "sync": spec.get("nats_sync"),
+            "client": "nats-py",
+            "client_version": test.get("cluster", {}).get("nats_py"),
+            "transactions": None,
+        }
     if spec.get("client") == "java":
         client = {"client": "kafka-clients", "client_version": versions.get("kafka_clients")}
     else:

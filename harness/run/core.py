@@ -19,9 +19,8 @@ from typing import Any
 from checkers import CheckOptions
 from harness import signals
 from harness.cluster.config import PROFILES
-from harness.cluster.docker_cluster import ClusterError, DockerCluster
 from harness.cluster.engine import docker_client
-from harness.cluster.images import ensure_node_image
+from harness.db import Database, KafkaDb, open_db
 from harness.exit_codes import EXIT_CRASH, EXIT_INTERRUPTED, EXIT_UNKNOWN
 from harness.progress import StatusLine
 from harness.results import (
@@ -35,12 +34,7 @@ from harness.results import (
     write_json,
     write_test_json,
 )
-from harness.run.cluster_facts import (
-    cluster_facts,
-    cluster_line,
-    release_section,
-    transaction_facts,
-)
+from harness.run.cluster_facts import release_section, transaction_facts
 from harness.run.completion import duration_section
 from harness.run.final_phase import final_reads, wait_healthy
 from harness.run.metadata_watch import MetadataWatch
@@ -56,7 +50,7 @@ from kvstore import DEFAULT_TIMEOUTS
 from kvstore.kafka_log import LIBRDKAFKA_OVERRIDES
 from nemesis.schedule import plan_faults
 from workloads.core import Client, Context
-from workloads.registry import WORKLOADS
+from workloads.registry import workload_for
 
 LOG = logging.getLogger("harness.run")
 CLUSTER_UP_TIMEOUT_S = 120.0
@@ -82,7 +76,7 @@ class TestRun:
         self.line = line
         self.rng = random.Random(spec.seed)
         self.interrupts = signals.install()
-        self.cluster: DockerCluster | None = None
+        self.cluster: Database | None = None
         self.nemesis_set_up = False
         self.recorder: Recorder | None = None
         self.ran_s: float | None = None
@@ -92,7 +86,7 @@ class TestRun:
         self.on_disk: dict[str, Any] | None = None
         self.transactions: dict[str, Any] | None = None
         """The protocol each transactional client spoke, read after the final reads."""
-        self.workload = WORKLOADS[spec.workload]
+        self.workload = workload_for(spec.db, spec.workload)
         self.ctx = Context(
             bootstrap="",
             topic=spec.topic,
@@ -105,6 +99,7 @@ class TestRun:
             crash_clients=spec.crash_clients,
             queue=spec.queue,
             share=spec.share,
+            nats=spec.nats,
         )
         self.faults = plan_faults(
             spec.nemesis,
@@ -116,28 +111,16 @@ class TestRun:
         )
 
     def set_up(self) -> None:
-        """Builds the image if needed, starts a fresh cluster and creates the store topic."""
+        """Builds the image if needed, starts a fresh cluster of the database the spec
+        names (harness/db/) and creates the store topic."""
         spec = self.spec
-        client = docker_client()
-        ensure_node_image(client, self.line.update, spec.cluster.kafka_version)
-        self.cluster = DockerCluster(spec.cluster, client)
-        # Asked of a cluster object of its own: attach() takes the running cluster's shape
-        # (release, metadata, faultfs, faultproxy), which must not replace this run's.
-        if DockerCluster(spec.cluster, client).attach():
-            self.line.say(f"replacing the running cluster {spec.cluster.name}")
+        self.cluster = open_db(spec, docker_client())
         began = time.monotonic()
-        try:
-            self.cluster.up(status=self.line.update, timeout=CLUSTER_UP_TIMEOUT_S, replace=True)
-        except ClusterError as err:
-            # A loaded machine can starve a starting broker past its ZooKeeper session;
-            # one more try on a clean slate tells that apart from a cluster that cannot start.
-            LOG.warning("cluster up failed, trying once more: %s", err)
-            self.line.say(f"cluster up failed ({str(err).splitlines()[0]}); trying once more")
-            self.cluster.up(status=self.line.update, timeout=CLUSTER_UP_TIMEOUT_S)
+        self.cluster.set_up(self.line, CLUSTER_UP_TIMEOUT_S)
         self.ctx = dataclasses.replace(self.ctx, bootstrap=self.cluster.bootstrap_servers)
-        facts = cluster_facts(self.cluster)
+        facts = self.cluster.facts()
         add_to_test_json(self.folder, "cluster", facts)
-        LOG.info("%s", cluster_line(self.cluster, facts, time.monotonic() - began))
+        LOG.info("%s", self.cluster.summary(facts, time.monotonic() - began))
         self.line.update(f"creating topic {spec.topic}")
         self.workload.create_topics(self.cluster.admin(), self.ctx)
         LOG.info("topic %s created", spec.topic)
@@ -206,7 +189,7 @@ class TestRun:
         self.final |= final_reads(reads, self.open_client, recorder, cut_short)
         missing = self.final.get("missing") or "none"
         LOG.info(f"final reads: {self.final.get('read')} ok, never read: {missing}")
-        if self.spec.queue.txn:
+        if self.spec.queue.txn and isinstance(self.cluster, KafkaDb):
             self.transactions = transaction_facts(self.cluster)
             LOG.info("transaction protocol: %s", self.transactions)
         if self.workload.recount_from_disk and not cut_short():
@@ -227,7 +210,7 @@ class TestRun:
             LOG.exception("copying the node logs failed")
         if not self.spec.leave_cluster_running:
             self.line.update("stopping the cluster")
-            self.cluster.down()
+            self.cluster.tear_down()
 
     def interrupted(self) -> bool:
         """Returns whether ^C (or SIGTERM, SIGHUP) has arrived."""

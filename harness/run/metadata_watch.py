@@ -14,13 +14,11 @@ import logging
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol, runtime_checkable
 
-from harness.cluster.quorum import reaches_leader
+from harness.cluster.quorum import Quorum, reaches_leader
+from harness.db import Database
 from nemesis.core import partition_states
-
-if TYPE_CHECKING:
-    from harness.cluster.docker_cluster import DockerCluster
 
 LOG = logging.getLogger("harness.run")
 EVERY_S = 1.0
@@ -28,10 +26,20 @@ FILE = "metadata.jsonl"
 LEADERS_FILE = "leaders.jsonl"
 
 
-def sample(cluster: DockerCluster) -> dict[str, Any]:
+@runtime_checkable
+class HasQuorum(Protocol):
+    """A cluster whose metadata a KRaft quorum keeps (Kafka's on KRaft)."""
+
+    def quorum(self) -> Quorum:
+        """Returns the quorum's leader, epoch and voters, asked now."""
+        ...
+
+
+def sample(cluster: Database) -> dict[str, Any]:
     """Returns who leads the metadata now: {"leader": node or None} and, on KRaft, the
-    epoch and the voters not fetching from the leader lately ("behind")."""
-    if cluster.metadata != "kraft":
+    epoch and the voters not fetching from the leader lately ("behind"); on NATS the
+    meta group's leader."""
+    if cluster.metadata != "kraft" or not isinstance(cluster, HasQuorum):
         return {"leader": cluster.active_controller()}
     quorum = cluster.quorum()
     behind = [
@@ -52,7 +60,7 @@ class MetadataWatch:
 
     def __init__(
         self,
-        cluster: DockerCluster,
+        cluster: Database,
         folder: Path,
         elapsed_ns: Callable[[], int],
         topic: str | None = None,
@@ -92,7 +100,7 @@ class MetadataWatch:
                 self._stop.wait(EVERY_S)
 
 
-def leaders(cluster: DockerCluster, topic: str) -> dict[str, Any]:
+def leaders(cluster: Database, topic: str) -> dict[str, Any]:
     """Returns each partition of topic's leader, ISR and leader epoch as the controller
     committed them ("partitions"), beside what a client asking the brokers is told now
     ("seen": a broker cut off from the controller still names itself); raises when the

@@ -14,12 +14,13 @@ from harness.cluster.admin import KAFKA_LOG as ADMIN_KAFKA_LOG
 from harness.results import utc_stamp
 from kvstore.kafka_log import KAFKA_LOG as STORE_KAFKA_LOG
 from kvstore.kafka_log import LIBRDKAFKA_DEBUG
+from workloads.nats_loop import LOG as NATS_LOG
 
 RUN_LOG, CLIENT_LOG = "run.log", "client.log"
 STORY_LOGGERS = ("harness", "kvstore", "nemesis")
-CLIENT_LOGGERS = (ADMIN_KAFKA_LOG.name, STORE_KAFKA_LOG.name)
-"""librdkafka's lines and the Java driver's stderr: thousands in a run with faults, which
-would bury the story (neither propagates to the story's loggers)."""
+CLIENT_LOGGERS = (ADMIN_KAFKA_LOG.name, STORE_KAFKA_LOG.name, NATS_LOG.name)
+"""librdkafka's lines, the Java driver's stderr and nats-py's errors: thousands in a run
+with faults, which would bury the story (none propagates to the story's loggers)."""
 VALUE_CHARS = 300
 
 

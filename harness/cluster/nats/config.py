@@ -18,16 +18,14 @@ from string import Template
 
 from harness.cluster.config import COMPOSE_DIR
 from harness.cluster.layout import SpecError, name_problem
+from workloads.names import DEFAULT_NATS_VERSION as DEFAULT_NATS_VERSION
+from workloads.names import NATS_VERSIONS as NATS_VERSIONS
 
 NATS_COMPOSE_DIR = COMPOSE_DIR / "nats"
 CLIENT_PORT, ROUTE_PORT, MONITOR_PORT = 4222, 6222, 8222
 STORE_DIR = "/var/lib/nats"
 """JetStream keeps its files in STORE_DIR/jetstream."""
 CONFIG_PATH = "/etc/nats/nats.conf"
-NATS_VERSIONS = ("2.12.1", "2.15.3")
-"""Jepsen's version (jepsen-io/nats cli.clj's default) and the newest the Go module
-proxy serves."""
-DEFAULT_NATS_VERSION = "2.12.1"
 SERVER_COUNTS = (3, 5)
 """JetStream replicates a stream on at most 5 servers; an odd count keeps a majority."""
 _ADDRESS_BASE = 100

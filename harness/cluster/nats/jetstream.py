@@ -14,6 +14,8 @@ from typing import Literal
 
 from nats.js.api import DiscardPolicy, KeyValueConfig, StorageType, StreamConfig
 
+from workloads.nats_kv import bucket_config
+
 KvReads = Literal["leader", "direct"]
 KV_READS: tuple[KvReads, ...] = ("leader", "direct")
 
@@ -31,12 +33,6 @@ def stream_config(name: str, subjects: list[str], replicas: int) -> StreamConfig
 
 
 def kv_config(bucket: str, replicas: int, reads: KvReads) -> KeyValueConfig:
-    """Takes a bucket's name, replica count and read variant; returns its config: file
-    storage, one revision kept per key, Direct Get allowed only for reads="direct"."""
-    return KeyValueConfig(
-        bucket=bucket,
-        history=1,
-        storage=StorageType.FILE,
-        replicas=replicas,
-        direct=reads == "direct",
-    )
+    """Takes a bucket's name, replica count and read variant; returns its config, the
+    kv workload's (workloads/nats_kv.py): Direct Get allowed only for reads="direct"."""
+    return bucket_config(bucket, replicas, direct=reads == "direct")

@@ -19,9 +19,9 @@ from typing import Any
 import pytest
 
 from harness import signals
+from harness.db.kafka import KafkaDb
 from harness.progress import StatusLine
 from harness.run import core
-from harness.run.cluster_facts import cluster_line
 from harness.run.run_log import nemesis_line
 from harness.run.runner import Recorder
 from harness.spec import TestSpec
@@ -147,6 +147,6 @@ def test_the_lines_of_a_step_and_of_the_cluster() -> None:
     assert long.startswith("nemesis start-x: t=1.000-1.000 s: ") and long.endswith("...")
     cluster = SimpleNamespace(spec=SimpleNamespace(name="h24b"), bootstrap_servers="10.0.0.2:9092")
     facts = {"kafka_version": "4.4.0", "metadata": "kraft"}
-    assert cluster_line(cluster, facts, 41.26) == (  # type: ignore[arg-type]
+    assert KafkaDb.summary(cluster, facts, 41.26) == (  # type: ignore[arg-type]
         "cluster h24b up in 41.3 s: Kafka 4.4.0 on kraft, bootstrap 10.0.0.2:9092"
     )

@@ -1,0 +1,244 @@
+"""NATS JetStream as a Database: the servers in Docker (harness/cluster/nats/), seen the
+way the nemeses and the runner ask a cluster: every server is a "broker" n<i> with id i,
+a stream is a topic of one partition whose leader and in-sync replicas come from /jsz
+(the leader's own view: its current replicas), the meta group's leader is the "active
+controller", and a probe of a cut reaches a server's client port.
+
+Leader-aimed faults therefore isolate, kill or pause the stream's Raft leader, and the
+controller-aimed ones the meta leader. Jepsen's NATS db (jepsen-io/nats
+src/jepsen/nats/db.clj) kills and pauses nats-server the same way; its nemeses pick
+nodes at random, not by leadership.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from importlib import metadata
+from typing import Any
+
+import docker
+import nats
+
+from harness.cluster.admin import AdminError
+from harness.cluster.nats import (
+    MonitorError,
+    NatsCluster,
+    NatsSpec,
+    agreed_leader,
+    ensure_nats_image,
+    stream_config,
+)
+from harness.cluster.nats.config import CLIENT_PORT
+from harness.progress import StatusLine
+from nemesis.cluster import PartitionState
+from workloads.nats_kv import bucket_stream
+
+STREAM_TIMEOUT_S = 10.0
+POLL_S = 0.25
+
+
+class NatsDb(NatsCluster):
+    """NATS servers in Docker, answering the questions a Kafka cluster answers."""
+
+    def __init__(self, spec: NatsSpec, client: docker.DockerClient) -> None:
+        super().__init__(spec, client)
+        self._engine = client
+
+    @property
+    def system(self) -> str:
+        """Returns "nats"."""
+        return "nats"
+
+    # ---- the run's steps ---------------------------------------------------------------
+
+    def set_up(self, line: StatusLine, timeout: float) -> None:
+        """Builds nats-server and its image if needed, removes a cluster of this name and
+        starts a fresh one (NatsCluster.up waits for a meta leader all servers agree on)."""
+        ensure_nats_image(self._engine, line.update, self.spec.version)
+        if self.attach():
+            line.say(f"replacing the running cluster {self.spec.name}")
+            self.down()
+        self.up(status=line.update, timeout=timeout)
+
+    def tear_down(self) -> int:
+        """Removes the cluster (NatsCluster.down)."""
+        return self.down()
+
+    def admin(self) -> StreamAdmin:
+        """Returns what makes the workload's stream."""
+        return StreamAdmin(self)
+
+    def facts(self) -> dict[str, Any]:
+        """Returns the release, the sync profile and what the servers say of it (whether
+        one fsyncs every write, its interval), and the client library's version."""
+        facts: dict[str, Any] = {
+            "db": "nats",
+            "nats_version": self.spec.version,
+            "sync": self.spec.sync,
+            "servers": self.spec.servers,
+            "nats_py": metadata.version("nats-py"),
+        }
+        views = self.jetstream_views()
+        if views:
+            view = views[min(views)]
+            facts |= {"sync_always": view.sync_always, "sync_interval_ns": view.sync_interval_ns}
+        return facts
+
+    def summary(self, facts: dict[str, Any], seconds: float) -> str:
+        """Takes its facts and the seconds it took to come up. Returns run.log's line."""
+        return (
+            f"cluster {self.spec.name} up in {seconds:.1f} s: NATS {facts['nats_version']}, "
+            f"{facts['servers']} servers, sync {facts['sync']}, servers {self.bootstrap_servers}"
+        )
+
+    # ---- the nodes, as the nemeses name them -------------------------------------------
+
+    @property
+    def brokers(self) -> list[str]:
+        """Returns every server: each can hold a stream's replica."""
+        return self.nodes
+
+    @property
+    def zookeepers(self) -> list[str]:
+        """Returns none: JetStream keeps its metadata in its own Raft group."""
+        return []
+
+    @property
+    def controllers(self) -> list[str]:
+        """Returns none: every server is a voter of the meta group."""
+        return []
+
+    @property
+    def metadata(self) -> str:
+        """Returns "nats": faults that need ZooKeeper or KRaft do not apply."""
+        return "nats"
+
+    @property
+    def bootstrap_servers(self) -> str:
+        """Returns the comma list of the servers' client URLs, for nats-py."""
+        return ",".join(self.client_urls)
+
+    def broker_id(self, node: str) -> int:
+        """Returns the number of server n<i>: i."""
+        return int(node.removeprefix("n"))
+
+    def node_of_broker(self, broker_id: int) -> str:
+        """Returns the node name of server number broker_id."""
+        return f"n{broker_id}"
+
+    def service_port(self, node: str) -> int:
+        """Returns the port a probe of a cut tries: the server's client port."""
+        return CLIENT_PORT
+
+    # ---- who leads what ----------------------------------------------------------------
+
+    def partitions(self, topic: str) -> list[PartitionState]:
+        """Returns the stream named topic (or the stream of the KV bucket named topic) as
+        one partition: the leader a majority of the
+        answering servers that hold a replica name (-1: none), the replicas the leader
+        lists with itself, and as in-sync those it calls current. Raises AdminError when
+        no answering server holds the stream."""
+        views = self.jetstream_views()
+        held = {node: v.streams[topic] for node, v in views.items() if topic in v.streams}
+        if not held:  # the kv workload's topic is a bucket: its stream is KV_<bucket>
+            stream = bucket_stream(topic)
+            held = {node: v.streams[stream] for node, v in views.items() if stream in v.streams}
+        if not held:
+            raise AdminError(f"no answering server holds stream {topic} or bucket {topic}")
+        leader = agreed_leader(s.leader for s in held.values())
+        own = held.get(leader) if leader is not None else None
+        if own is None:
+            seen = next(iter(held.values()))
+            names = sorted({*held, *(p.name for p in seen.replicas)}, key=self.broker_id)
+            ids = tuple(self.broker_id(n) for n in names)
+            return [PartitionState(0, -1, ids, ())]
+        assert leader is not None
+        replicas = [leader, *(p.name for p in own.replicas)]
+        in_sync = [leader, *(p.name for p in own.replicas if p.current and not p.offline)]
+        return [
+            PartitionState(
+                0,
+                self.broker_id(leader),
+                tuple(self.broker_id(n) for n in replicas),
+                tuple(self.broker_id(n) for n in in_sync),
+            )
+        ]
+
+    def committed_partitions(self, topic: str) -> list[PartitionState]:
+        """Returns partitions(topic): the leader's own view is what its Raft group
+        committed to; a deposed leader cut off is outvoted by the majority's claims."""
+        return self.partitions(topic)
+
+    def controller(self) -> int:
+        """Returns the meta leader's number (-1 while there is none)."""
+        leader = self.meta_leader()
+        return -1 if leader is None else self.broker_id(leader)
+
+    def active_controller(self) -> str | None:
+        """Returns the meta group's leader a majority of the answering servers name."""
+        return self.meta_leader()
+
+    def group_coordinator(self, group: str) -> str:
+        """Raises AdminError: JetStream has no consumer groups (the run refuses the
+        group faults on NATS before it starts)."""
+        raise AdminError("NATS JetStream has no consumer group coordinator")
+
+    def elect_preferred_leaders(self, topic: str) -> dict[int, str]:
+        """Returns that JetStream has no preferred leaders (isr-shrink is refused)."""
+        return {0: "NATS JetStream has no preferred leaders"}
+
+    def prefer_leader(self, topic: str, partition: int, broker: int) -> str:
+        """Returns that JetStream has no preferred leaders."""
+        return "NATS JetStream has no preferred leaders"
+
+
+class StreamAdmin:
+    """Makes a topic of one partition a file-backed stream of that many replicas (the
+    shape kvstore.topic.TopicAdmin gives a Kafka topic), with subjects `<name>.>`."""
+
+    def __init__(self, db: NatsDb) -> None:
+        self._db = db
+
+    def brokers(self) -> list[int]:
+        """Returns every server's number."""
+        return [self._db.broker_id(n) for n in self._db.nodes]
+
+    def create_topic(
+        self, name: str, assignment: list[list[int]], config: dict[str, str] | None = None
+    ) -> None:
+        """Creates stream name replicated on len(assignment[0]) servers, which JetStream
+        places itself. Refuses more than one partition and any Kafka topic config, which
+        a stream has no use for."""
+        if len(assignment) != 1 or config:
+            raise ValueError("a NATS stream is one partition, with no Kafka topic config")
+        replicas = len(assignment[0])
+        asyncio.run(self._add_stream(name, replicas))
+
+    async def _add_stream(self, name: str, replicas: int) -> None:
+        nc = await nats.connect(servers=self._db.client_urls, connect_timeout=2)
+        try:
+            js = nc.jetstream(timeout=STREAM_TIMEOUT_S)
+            await js.add_stream(stream_config(name, [f"{name}.>"], replicas))
+        finally:
+            with contextlib.suppress(Exception):
+                await nc.close()
+
+    def wait_full_isr(self, topic: str, timeout: float) -> list[PartitionState]:
+        """Waits until the stream has a leader and every replica is current; returns it,
+        or raises AdminError after timeout seconds."""
+        deadline = time.monotonic() + timeout
+        last: object = "no answer"
+        while time.monotonic() < deadline:
+            try:
+                parts = self._db.partitions(topic)
+            except (AdminError, MonitorError) as err:
+                last = err
+            else:
+                last = parts
+                p = parts[0]
+                if p.leader >= 0 and set(p.isr) == set(p.replicas):
+                    return parts
+            time.sleep(POLL_S)
+        raise AdminError(f"stream {topic} not whole within {timeout:g} s: {last}")

@@ -1,0 +1,70 @@
+"""`--db`: declared once on TestSpec; a Kafka run's spec and test.json stay as they were
+(no db, no NATS options), a NATS run's name them; what NATS cannot run is refused before
+anything starts, and `--nemesis all` there means the faults it takes."""
+
+from __future__ import annotations
+
+import pytest
+
+from harness.cli import build_parser
+from harness.cluster.nats import SYNC_PROFILES
+from harness.commands.run import NATS_FAULTS, spec_from_args
+from harness.spec import TestSpec
+from workloads.names import NATS_SYNCS
+from workloads.nats_queue import NATS_QUEUE
+from workloads.queue import QUEUE
+from workloads.registry import workload_for
+
+
+def spec(*argv: str) -> TestSpec:
+    return spec_from_args(build_parser().parse_args(["run", *argv]), seed=1)
+
+
+def test_a_kafka_run_keeps_its_test_json() -> None:
+    kafka = spec("--workload", "queue").to_json()
+    assert "db" not in kafka and not [k for k in kafka if k.startswith("nats")]
+    assert workload_for("kafka", "queue") is QUEUE
+
+
+def test_a_nats_run_names_its_database_release_and_sync() -> None:
+    nats = spec("--db", "nats", "--workload", "queue", "--nats-sync", "always")
+    assert nats.db == "nats" and nats.nats.sync == "always"
+    written = nats.to_json()
+    assert (written["db"], written["nats_version"], written["nats_sync"]) == (
+        "nats",
+        "2.12.1",
+        "always",
+    )
+    assert workload_for("nats", "queue") is NATS_QUEUE
+    assert tuple(SYNC_PROFILES) == NATS_SYNCS
+
+
+@pytest.mark.parametrize(
+    ("argv", "said"),
+    [
+        (["--workload", "register"], "runs the workloads queue, kv, not register"),
+        (["--workload", "kv", "--store", "local-read"], "--nats-kv-reads direct"),
+        (["--workload", "queue", "--txn"], "are Kafka's"),
+        (["--workload", "queue", "--sub-via", "subscribe"], "are Kafka's"),
+        (["--workload", "queue", "--nemesis", "isr-shrink"], "does not take the faults isr-shrink"),
+        (["--workload", "queue", "--nemesis", "power-loss-one"], "power-loss-one"),
+        (["--workload", "queue", "--nemesis", "partition-zookeeper"], "partition-zookeeper"),
+        (["--workload", "queue", "--brokers", "4"], "servers 4"),
+    ],
+)
+def test_what_nats_cannot_run_is_refused(argv: list[str], said: str) -> None:
+    with pytest.raises(ValueError, match=said):
+        spec("--db", "nats", *argv)
+
+
+def test_direct_reads_are_a_nats_kv_variant() -> None:
+    direct = spec("--db", "nats", "--workload", "kv", "--nats-kv-reads", "direct")
+    assert direct.nats.kv_reads == "direct" and direct.to_json()["nats_kv_reads"] == "direct"
+    with pytest.raises(ValueError, match="it needs --db nats"):
+        spec("--workload", "kv", "--nats-kv-reads", "direct")
+
+
+def test_all_on_nats_is_its_partitions_kills_and_pauses() -> None:
+    everything = spec("--db", "nats", "--workload", "queue", "--nemesis", "all").nemesis
+    assert set(everything) == NATS_FAULTS
+    assert {"partition-leader", "kill-random", "pause-random", "kill-leader"} <= NATS_FAULTS
