@@ -23,6 +23,8 @@ from harness.exit_codes import EXIT_BAD_INPUT, EXIT_INTERRUPTED, EXIT_INVALID
 from harness.progress import StatusLine
 from harness.spec import DEFAULT_NEMESIS, TestSpec, default_name
 from nemesis.names import (
+    GROUP_FAULTS,
+    IN_ALL,
     NEMESES,
     NETWORK_FAULTS,
     ONLY_ON,
@@ -143,7 +145,12 @@ def spec_from_args(args: argparse.Namespace, seed: int) -> TestSpec:
     )
 
 
-NATS_FAULTS = frozenset(n for n in (*NETWORK_FAULTS, *PROCESS_FAULTS) if n not in ONLY_ON)
+# The kills and pauses of a leader or one server: NATS has no coordinator or KRaft quorum.
+NATS_FAULTS = frozenset(
+    n
+    for n in (*NETWORK_FAULTS, *PROCESS_FAULTS)
+    if n not in ONLY_ON and n in IN_ALL and n not in GROUP_FAULTS
+)
 """The faults --db nats takes: the partitions, flaky-leader, kills and pauses (a leader is
 the stream's, an active controller the meta group's leader)."""
 
