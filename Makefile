@@ -78,18 +78,21 @@ UNIT_JOBS ?= 2
 unit: $(VENV_STAMP)
 	@$(PY) -m pytest -q -n $(UNIT_JOBS) tests/unit
 	@bash compose/build-faultfs.sh test
+	@bash compose/build-faultproxy.sh test
 
 integration: setup
 	@$(PY) -m pytest -q -m integration tests/integration
 	@bash compose/check-no-leftovers.sh
 
-# Every suite runs even when one fails; the target fails if any did. faultfs's own Go
-# tests (the page cache against a model, and the layer on this host's FUSE) come last.
+# Every suite runs even when one fails; the target fails if any did. The Go tools' own
+# tests come last: faultfs's (the page cache against a model, and the layer on this
+# host's FUSE) and faultproxy's (holds, cuts and delays against a fake broker).
 test: setup lint
 	@rc=0; \
 	$(PY) -m pytest -q --durations=15 tests/integration || rc=$$?; \
 	$(PY) -m pytest -q -n $(UNIT_JOBS) --durations=10 tests/unit || rc=$$?; \
 	bash compose/build-faultfs.sh test || rc=$$?; \
+	bash compose/build-faultproxy.sh test || rc=$$?; \
 	bash compose/check-no-leftovers.sh || rc=$$?; \
 	exit $$rc
 

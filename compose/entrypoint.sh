@@ -10,6 +10,11 @@
 # container starts as root, and faultfs puts its power-loss layer under each of those
 # directories, then runs this script again as kafka beneath it and outlives the JVM
 # (faultfs/supervisor.go); its events go to the node's log folder.
+#
+# With FAULTPROXY_ARGS (a broker of a cluster made with --faultproxy) faultproxy starts
+# first, in the background, with those arguments: it listens where the broker is
+# advertised and forwards to the broker's loopback listener (faultproxy/main.go). It
+# lives as long as the container, whose JVM becomes its parent.
 set -e
 if [ -n "${FAULTFS_DIRS:-}" ] && [ "$(id -u)" = 0 ]; then
   mounts=
@@ -23,6 +28,11 @@ cp_libs='/opt/kafka/libs/*'
 log="-Dlog4j.configuration=file:/etc/kafka/log4j.properties -Dkafka.logs.dir=/var/log/kafka"
 mem="-Xms$((heap / 2))m -Xmx${heap}m"
 start_kafka() {
+  if [ -n "${FAULTPROXY_ARGS:-}" ]; then
+    # shellcheck disable=SC2086 # the proxy's arguments are words on purpose
+    /usr/local/bin/faultproxy $FAULTPROXY_ARGS -events /var/log/kafka/faultproxy.jsonl \
+      2>>/var/log/kafka/faultproxy.log &
+  fi
   exec java $mem -XX:+UseG1GC -Djava.awt.headless=true $log \
     -cp "$cp_libs" kafka.Kafka /etc/kafka/server.properties
 }

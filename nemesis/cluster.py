@@ -179,6 +179,45 @@ class Disks(Protocol):
 
 
 @runtime_checkable
+class InPath(Protocol):
+    """An optional ability: every broker is reached through faultproxy, an in-path proxy
+    in the broker's container that can hold, cut or delay the frames of chosen
+    connections (faultproxy/rules.go says what a rule is; its reports say what it did)."""
+
+    def proxy_add_rule(self, broker: str, rule: dict[str, Any]) -> dict[str, Any]:
+        """Installs a rule in broker's proxy; returns its report, with its id."""
+        ...
+
+    def proxy_rule(self, broker: str, rule_id: int) -> dict[str, Any]:
+        """Returns what a rule of broker's proxy did so far."""
+        ...
+
+    def proxy_end_rule(self, broker: str, rule_id: int, release_now: bool) -> dict[str, Any]:
+        """Stops a rule (each connection it holds keeps its own hold time unless
+        release_now); returns its report."""
+        ...
+
+    def proxy_heal(self, broker: str) -> list[dict[str, Any]]:
+        """Stops every rule of broker's proxy and releases everything it holds."""
+        ...
+
+    def proxy_stats(self, broker: str) -> dict[str, Any]:
+        """Returns what passed broker's proxy, per client id (requests by API; for a
+        transactional producer its transactional id, timeout, producer id and epoch)."""
+        ...
+
+    def proxy_ends(self, broker: str, since: float) -> list[dict[str, Any]]:
+        """Returns the EndTxn requests that reached broker's proxy since a time (unix
+        seconds), held or not, with when each was delivered and its answer."""
+        ...
+
+    def proxy_markers(self, broker: str, since: float) -> list[dict[str, Any]]:
+        """Returns the transaction markers (producer id and epoch, commit or abort,
+        partitions) coordinators sent broker since a time (unix seconds)."""
+        ...
+
+
+@runtime_checkable
 class ServicePorts(Protocol):
     """An optional ability: nodes that say which port a probe of a cut should try (a
     NATS server's client port); without it, Kafka's and ZooKeeper's ports."""

@@ -1,5 +1,7 @@
-"""Faults aimed at the run's group: kill, pause or cut off the broker that coordinates it
-now, as FindCoordinator names it, on ZooKeeper and KRaft alike (issue 23, item 4).
+"""partition-coordinator: the broker that coordinates the run's group now, as
+FindCoordinator names it (on ZooKeeper and KRaft alike), cut off from every other node
+(issue 23, item 4). Its kill, pause and power cut are the process and power faults'
+`coordinator` target (nemesis.targets).
 
 The coordinator holds the group's membership, assignments and committed offsets (a
 share group's too); each start asks anew, since the last fault may have moved it.
@@ -12,46 +14,21 @@ from functools import partial
 
 from nemesis import grudge as g
 from nemesis.cluster import Cluster
-from nemesis.core import Nemesis, Target, Value, ask_until_known
+from nemesis.core import Nemesis, Value
 from nemesis.partition import NetworkFault, partition_by
-from nemesis.process import KILL, PAUSE, ProcessFault
-
-
-def coordinator(cluster: Cluster, group: str) -> Target:
-    """Returns the node that coordinates group now. Raises Skipped when no broker names
-    one within a few seconds (its __consumer_offsets partition has no leader)."""
-
-    def node() -> Target | str:
-        return Target(cluster.group_coordinator(group), None)
-
-    return ask_until_known(node, f"no coordinator of group {group!r} known")
+from nemesis.targets import group_coordinator
 
 
 def cut_coordinator(cluster: Cluster, topic: str, rng: random.Random, group: str) -> Value:
     """Isolates the group's coordinator from every other node (the clients still reach
     it): it can neither replicate the group's offsets nor hear of a new coordinator."""
-    node = coordinator(cluster, group).node
+    node = group_coordinator(cluster, group)
     about = {"isolated": node, "coordinates": group}
     return partition_by(cluster, g.isolate(node, cluster.nodes), about)
 
 
-class CoordinatorProcessFault(ProcessFault):
-    """kill-coordinator or pause-coordinator: a process fault whose target is the group's
-    coordinator; its start says which group the node coordinated."""
-
-    def __init__(self, fault: str, topic: str, group: str, rng: random.Random) -> None:
-        action = KILL if fault == "kill-coordinator" else PAUSE
-        super().__init__(fault, topic, rng, how=(action, lambda c, t, r, d: coordinator(c, group)))
-        self.group = group
-
-    def invoke(self, f: str) -> Value:
-        """Takes the coordinator down (start) or brings back every node taken down (stop)."""
-        done = super().invoke(f)
-        return done | {"coordinates": self.group} if f.startswith("start-") else done
-
-
-def coordinator_fault(fault: str, topic: str, group: str, rng: random.Random) -> Nemesis:
-    """Takes a fault of names.GROUP_FAULTS and the run's group. Returns its nemesis."""
-    if fault == "partition-coordinator":
-        return NetworkFault(fault, topic, rng, cut=partial(cut_coordinator, group=group))
-    return CoordinatorProcessFault(fault, topic, group, rng)
+def coordinator_cut(topic: str, group: str, rng: random.Random) -> Nemesis:
+    """Takes the run's topic and group. Returns partition-coordinator's nemesis."""
+    return NetworkFault(
+        "partition-coordinator", topic, rng, cut=partial(cut_coordinator, group=group)
+    )

@@ -1,8 +1,10 @@
 """The names `--nemesis` takes, in a module that imports nothing: the command line lists
 them without loading the fault code (Kafka's and ZooKeeper's clients).
 
-nemesis.schedule builds each named fault; tests/unit/nemesis/test_schedule.py checks that every
-name has its fault and every fault its name.
+A kill, a pause and a power cut share one naming scheme, VERB-TARGET, with the targets
+of nemesis.targets (Jepsen's node specs and the nodes that hold a role). nemesis.schedule
+builds each named fault; tests/unit/nemesis/test_schedule.py checks that every name has
+its fault and every fault its name.
 """
 
 from __future__ import annotations
@@ -18,42 +20,72 @@ NETWORK_FAULTS: tuple[str, ...] = (
 )
 """Faults of nemesis.partition (iptables). The last two need a KRaft quorum."""
 
-PROCESS_FAULTS: tuple[str, ...] = (
-    "kill-leader",
-    "kill-random",
-    "pause-leader",
-    "pause-random",
-    "kill-active-controller",
-    "pause-active-controller",
+TARGETS: tuple[str, ...] = (
+    "one",
+    "leader",
+    "leader-and-followers",
+    "minority",
+    "majority",
+    "brokers",
+    "quorum-one",
+    "quorum-minority",
+    "quorum-majority",
+    "quorum",
+    "active-controller",
+    "coordinator",
+    "txn-coordinator",
+    "all",
 )
-"""Faults of nemesis.process (SIGKILL, SIGSTOP)."""
+"""Whom a kill, pause or power cut takes (nemesis.targets): a random broker, a
+partition's leader, its leader and followers, a minority, a majority or every broker;
+one, a minority, a majority or all of the metadata quorum (ZooKeeper's servers or the
+KRaft controllers); the active controller; the run's group coordinator; the transaction
+coordinator; every node."""
+
+PROCESS_FAULTS: tuple[str, ...] = tuple(
+    f"{verb}-{t}" for verb in ("kill", "pause") for t in TARGETS
+)
+"""Faults of nemesis.process (SIGKILL, or the cgroup freezer's pause)."""
 
 ISR_SHRINK = "isr-shrink"
 """The fault of nemesis.isr (the 2013 sequence)."""
 
-GROUP_FAULTS: tuple[str, ...] = ("kill-coordinator", "pause-coordinator", "partition-coordinator")
-"""Faults of nemesis.coordinator, aimed at the broker coordinating the run's consumer or
-share group: they need a run with a group."""
+GROUP_CUT = "partition-coordinator"
+"""The fault of nemesis.coordinator: the run's group coordinator cut off from the other
+nodes."""
 
-POWER_FAULTS: tuple[str, ...] = (
-    "power-loss-one",
-    "power-loss-leader",
-    "power-loss-leader-and-followers",
-    "power-loss-minority",
-    "power-loss-majority",
-    "power-loss-brokers",
-    "power-loss-quorum-one",
-    "power-loss-quorum-minority",
-    "power-loss-quorum-majority",
-    "power-loss-quorum",
-    "power-loss-active-controller",
-    "power-loss-all",
-)
+POWER_FAULTS: tuple[str, ...] = tuple(f"power-loss-{t}" for t in TARGETS)
 """Faults of nemesis.power: nodes lose power and every write since each file's last
-fsync (a random broker, a partition's leader, its leader and followers, a minority, a
-majority or every broker; one, a minority, a majority or all of the metadata quorum,
-ZooKeeper's or KRaft's; the active controller; every node). They need the nodes on
-faultfs, which a run asking for one of them sets up; `all` leaves them out."""
+fsync. They need the nodes on faultfs, which a run asking for one of them sets up."""
+
+LATE_FAULTS: tuple[str, ...] = (
+    "late-produce",
+    "late-end-txn",
+    "late-txn-requests",
+    "late-txn-markers",
+    "late-replication",
+)
+"""Faults of nemesis.late: requests held in faultproxy and delivered late, in order,
+after their senders gave up on them (clients' Produce to a leader; EndTxn, or the other
+transaction requests, to the coordinator; a coordinator's markers to the leaders; a
+follower's fetches from a leader)."""
+
+SLOW_FAULTS: tuple[str, ...] = ("slow-leader", "slow-network")
+"""Faults of nemesis.slow: every frame to and from one leader, or every broker, delayed
+by a fixed time plus jitter (netem's delay, which this kernel lacks)."""
+
+CLIENT_FAULTS: tuple[str, ...] = (
+    "partition-client-txn-coordinator",
+    "partition-client-group-coordinator",
+    "pause-client",
+)
+"""Faults of nemesis.client: one client cut from its transaction or group coordinator
+while it still reaches the partition leaders, or paused between its sends and its
+commit for longer than its transaction timeout."""
+
+PROXY_FAULTS: tuple[str, ...] = (*LATE_FAULTS, *SLOW_FAULTS, *CLIENT_FAULTS)
+"""The faults that need every broker behind faultproxy, which a run asking for one of
+them sets up."""
 
 CORRUPT_FAULTS: tuple[str, ...] = tuple(
     f"{how}-{files}"
@@ -87,12 +119,38 @@ NEMESES: tuple[str, ...] = (
     *NETWORK_FAULTS,
     *PROCESS_FAULTS,
     ISR_SHRINK,
-    *GROUP_FAULTS,
+    GROUP_CUT,
     *POWER_FAULTS,
     *CORRUPT_FAULTS,
     *COMPOSED_FAULTS,
+    *PROXY_FAULTS,
 )
 """Every fault the harness can inject, by the name `--nemesis` takes."""
+
+GROUP_FAULTS: tuple[str, ...] = (
+    "kill-coordinator",
+    "pause-coordinator",
+    GROUP_CUT,
+    "power-loss-coordinator",
+    "partition-client-group-coordinator",
+)
+"""The faults aimed at the run's consumer or share group: they need a run with one."""
+
+RENAMED: dict[str, str] = {"kill-random": "kill-one", "pause-random": "pause-one"}
+"""Names older runs and scripts use, and what they are called now."""
+
+IN_ALL: tuple[str, ...] = (
+    *NETWORK_FAULTS,
+    *(f"{verb}-{t}" for t in ("leader", "one", "active-controller") for verb in ("kill", "pause")),
+    ISR_SHRINK,
+    "kill-coordinator",
+    "pause-coordinator",
+    GROUP_CUT,
+)
+"""What `--nemesis all` can mean: the network faults, kills and pauses of a leader, a
+random broker and the active controller, isr-shrink and the group faults. Faults that
+change how every node runs (power loss needs faultfs, the proxy faults faultproxy) and
+the kills and pauses of several nodes at once are named one by one."""
 
 ONLY_ON: dict[str, str] = {
     "partition-zookeeper": "zookeeper",
@@ -105,14 +163,13 @@ ONLY_ON: dict[str, str] = {
 
 
 def applicable(metadata: str, grouped: bool = False) -> tuple[str, ...]:
-    """Returns every fault that applies to a cluster keeping its metadata in metadata
-    (zookeeper or kraft), with the group faults only for a run with a group (grouped):
-    what `--nemesis all` means there. The power and corruption faults are named one by
-    one: they change how every node runs (faultfs), or what its disk holds."""
+    """Returns every fault `--nemesis all` takes on a cluster keeping its metadata in
+    metadata (zookeeper or kraft), with the group faults only for a run with a group
+    (grouped). The power, corruption and proxy faults are named one by one (IN_ALL)."""
     return tuple(
         n
         for n in NEMESES
-        if ONLY_ON.get(n, metadata) == metadata
+        if n in IN_ALL
+        and ONLY_ON.get(n, metadata) == metadata
         and (grouped or n not in GROUP_FAULTS)
-        and n not in (*LOSES_POWER, *CORRUPT_FAULTS)
     )

@@ -1,5 +1,7 @@
-"""Process faults: SIGKILL or pause a broker (the current leader, or one at random) or
-the active controller; stop starts or resumes every node this nemesis took down.
+"""Process faults: SIGKILL or pause the nodes a target names (nemesis.targets: a random
+broker, a leader, a minority or majority, the metadata quorum, the active controller, a
+coordinator, every node...); stop starts or resumes every node this nemesis took down,
+the metadata quorum first.
 
 A kill gives no controlled shutdown, so leadership moves only by election. A broker can
 also stop by itself (a ZooKeeper session that expires while it starts is fatal to it),
@@ -14,37 +16,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from nemesis.cluster import Cluster
-from nemesis.core import (
-    SingleFault,
-    Skipped,
-    Target,
-    Value,
-    active_controller,
-    current_leader,
-    partition_states,
-    random_broker,
-    split_f,
-)
-
-Pick = Callable[[Cluster, str, random.Random, list[str]], Target]
-
-
-def pick_leader(cluster: Cluster, topic: str, rng: random.Random, down: list[str]) -> Target:
-    """Returns the current leader of a random partition of topic."""
-    return current_leader(cluster, topic, rng)
-
-
-def pick_random(cluster: Cluster, topic: str, rng: random.Random, down: list[str]) -> Target:
-    """Returns a random broker that is not already down."""
-    return random_broker(cluster, rng, exclude=down)
-
-
-def pick_active_controller(
-    cluster: Cluster, topic: str, rng: random.Random, down: list[str]
-) -> Target:
-    """Returns the node that leads the metadata: the KRaft quorum's leader, or on
-    ZooKeeper the controller broker."""
-    return active_controller(cluster)
+from nemesis.core import SingleFault, Skipped, Value, partition_states, split_f
+from nemesis.net import on_nodes
+from nemesis.targets import Aim, Chosen, pick, quorum
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,16 +32,7 @@ class Action:
 
 KILL = Action("killed", lambda c, n: c.kill(n), lambda c, n: c.start(n))
 PAUSE = Action("paused", lambda c, n: c.pause(n), lambda c, n: c.resume(n))
-
-FAULTS: dict[str, tuple[Action, Pick]] = {
-    "kill-leader": (KILL, pick_leader),
-    "kill-random": (KILL, pick_random),
-    "pause-leader": (PAUSE, pick_leader),
-    "pause-random": (PAUSE, pick_random),
-    "kill-active-controller": (KILL, pick_active_controller),
-    "pause-active-controller": (PAUSE, pick_active_controller),
-}
-
+ACTIONS = {"kill": KILL, "pause": PAUSE}
 
 DEAD_STATES = ("exited", "created", "dead")
 
@@ -88,45 +53,82 @@ def revive(cluster: Cluster, resume_paused: bool) -> dict[str, str]:
     return revived
 
 
+def why_chosen(chosen: Chosen) -> Value:
+    """Returns what a start records of why it took its nodes: the partition that chose
+    them (None when none did) and the role, when one did."""
+    about: Value = {"partition": chosen.partition}
+    if chosen.role is not None:
+        about["role"] = chosen.role
+    return about
+
+
+def quorum_first(cluster: Cluster, nodes: list[str]) -> list[str]:
+    """Returns nodes with the metadata quorum's first: a broker gives up on a ZooKeeper
+    that is not there."""
+    keepers = quorum(cluster)
+    return sorted(nodes, key=lambda n: n not in keepers)
+
+
 class ProcessFault(SingleFault):
-    """One process fault: start takes a broker down, stop brings every one it took back."""
+    """One process fault, VERB-TARGET: start takes the target's nodes down at once,
+    stop brings back every node it took."""
 
     def __init__(
-        self, fault: str, topic: str, rng: random.Random, how: tuple[Action, Pick] | None = None
+        self, fault: str, topic: str, rng: random.Random, group: str | None = None
     ) -> None:
-        """how: the action and the pick, for a fault FAULTS does not name."""
+        """group: the run's consumer or share group (the coordinator target's)."""
         super().__init__(fault, topic, rng)
-        self._action, self._pick = how or FAULTS[fault]
+        verb, _, self._target = fault.partition("-")
+        self._action = ACTIONS[verb]
+        self._aim = Aim(topic, group)
         self._down: list[str] = []
 
     def invoke(self, f: str) -> Value:
-        """Takes a broker down (start) or brings back every one taken down (stop)."""
+        """Takes the target's nodes down (start) or brings back every one taken (stop)."""
         cluster = self.cluster
         action, _ = split_f(f)
         before = partition_states(cluster, self.topic)
         if action == "start":
-            target = self._pick(cluster, self.topic, self.rng, self._down)
+            chosen = pick(self._target, cluster, self._aim, self.rng, self._down)
             # Recorded first: a half-done kill or pause must still be undone.
-            self._down.append(target.node)
-            self._action.down(cluster, target.node)
-            done: Value = {self._action.verb: target.node, "partition": target.partition}
+            self._down.extend(chosen.nodes)
+            failed = {
+                node: error
+                for node, error in on_nodes(chosen.nodes, self._take_down).items()
+                if error
+            }
+            # One node is named alone, so that a report can tell whose partitions it hit.
+            nodes = chosen.nodes
+            done: Value = {self._action.verb: nodes[0] if len(nodes) == 1 else list(nodes)}
+            done |= why_chosen(chosen)
+            if self._aim.group is not None and self._target == "coordinator":
+                done["coordinates"] = self._aim.group
+            if failed:
+                done["error"] = "; ".join(f"{n}: {e}" for n, e in failed.items())
         else:
             if not self._down:
-                raise Skipped(f"no broker is {self._action.verb}")
+                raise Skipped(f"no node is {self._action.verb}")
             done = {"restored": self._restore(cluster)}
             if self._action is KILL:
                 done["revived"] = revive(cluster, resume_paused=False)
         return {**done, "before": before, "after": partition_states(cluster, self.topic)}
 
+    def _take_down(self, node: str) -> str:
+        try:
+            self._action.down(self.cluster, node)
+        except Exception as err:  # the other nodes go down all the same; reported
+            return str(err)
+        return ""
+
     def teardown(self) -> Value:
-        """Brings back every broker this nemesis took down."""
+        """Brings back every node this nemesis took down."""
         if self._cluster is None or not self._down:
             return {}
         return {self.fault: {"restored": self._restore(self._cluster)}}
 
     def _restore(self, cluster: Cluster) -> list[str]:
         restored, errors = [], []
-        for node in list(self._down):
+        for node in quorum_first(cluster, list(self._down)):
             try:
                 self._action.up(cluster, node)
             except Exception as err:  # the others must still come back; reported below

@@ -12,23 +12,32 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from nemesis.client import ClientPause, CoordinatorCut
 from nemesis.cluster import Cluster
 from nemesis.composed import COMPOSED
-from nemesis.coordinator import coordinator_fault
+from nemesis.coordinator import coordinator_cut
 from nemesis.core import Compose, Nemesis
 from nemesis.corrupt import FileCorruption
 from nemesis.isr import IsrShrink
+from nemesis.late import LateDelivery
 from nemesis.names import (
+    CLIENT_FAULTS,
     CORRUPT_FAULTS,
+    GROUP_CUT,
     GROUP_FAULTS,
     ISR_SHRINK,
+    LATE_FAULTS,
     NEMESES,
     POWER_FAULTS,
+    PROCESS_FAULTS,
+    RENAMED,
+    SLOW_FAULTS,
     applicable,
 )
 from nemesis.partition import CUTS, NetworkFault
 from nemesis.power import PowerLoss
 from nemesis.process import ProcessFault, revive
+from nemesis.slow import SlowLink
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,7 +95,7 @@ def parse_nemeses(text: str, metadata: str = "zookeeper", grouped: bool = False)
     metadata mode and whether the run has a group, which `all` depends on. Returns the
     names in the order given; raises ValueError naming an unknown one, or a group fault
     for a run without a group."""
-    words = [w.strip() for w in text.split(",") if w.strip()]
+    words = [RENAMED.get(w.strip(), w.strip()) for w in text.split(",") if w.strip()]
     if words == ["none"]:
         return ()
     if words == ["all"]:
@@ -125,19 +134,29 @@ def build_nemesis(
 
 
 def _nemesis(name: str, topic: str, rng: random.Random, group: str | None) -> Nemesis:
-    if name in GROUP_FAULTS:
-        if group is None:
-            raise ValueError(f"{name} aims at the run's group, and this run has none")
-        return coordinator_fault(name, topic, group, rng)
+    if name in GROUP_FAULTS and group is None:
+        raise ValueError(f"{name} aims at the run's group, and this run has none")
+    if name == GROUP_CUT and group is not None:
+        return coordinator_cut(topic, group, rng)
     if name in CUTS:
         return NetworkFault(name, topic, rng)
     if name == ISR_SHRINK:
         return IsrShrink(topic, rng)
     if name in POWER_FAULTS:
-        return PowerLoss(name, topic, rng)
+        return PowerLoss(name, topic, rng, group)
     if name in COMPOSED:
         return COMPOSED[name](topic, rng)
-    return ProcessFault(name, topic, rng)
+    if name in PROCESS_FAULTS:
+        return ProcessFault(name, topic, rng, group)
+    if name in LATE_FAULTS:
+        return LateDelivery(name, topic, rng)
+    if name in SLOW_FAULTS:
+        return SlowLink(name, topic, rng)
+    if name == "pause-client":
+        return ClientPause(name, topic, rng)
+    if name in CLIENT_FAULTS:
+        return CoordinatorCut(name, topic, rng)
+    raise ValueError(f"no fault named {name!r}")
 
 
 def faults_started(time_limit: float, interval: float) -> int:

@@ -19,7 +19,15 @@ from string import Template
 from harness.cluster.releases import RELEASES, Metadata
 
 COMPOSE_DIR = Path(__file__).resolve().parents[2] / "compose"
+BROKER_PORT = 9092
+"""Where every broker is advertised and reached, by clients and by other brokers."""
 CONTROLLER_PORT = 9093
+PROXIED_PORT = 19092
+"""With faultproxy in front (--faultproxy), the broker's own listener, on loopback only:
+the proxy listens on BROKER_PORT and forwards here, so nothing reaches the broker but
+through it."""
+PROXY_CONTROL_PORT = 9095
+"""faultproxy's control API (faultproxy/control.go), on the node's address."""
 ZOOKEEPER_SESSION_TIMEOUT_S = 6.0
 """A ZooKeeper-mode broker's session timeout: a crashed broker's registration
 (/brokers/ids/<id>, an ephemeral node) outlives it by this long, and until it goes the
@@ -110,16 +118,39 @@ def _shared_values(brokers: int, profile: Profile) -> dict[str, object]:
     }
 
 
+def broker_listener(proxied: bool) -> str:
+    """Returns where a broker listens: on every address at BROKER_PORT, or behind
+    faultproxy on loopback only. Either way it is advertised at BROKER_PORT."""
+    return (
+        f"PLAINTEXT://127.0.0.1:{PROXIED_PORT}" if proxied else f"PLAINTEXT://0.0.0.0:{BROKER_PORT}"
+    )
+
+
+def proxy_arguments() -> str:
+    """Returns faultproxy's arguments in a broker of a cluster made with --faultproxy."""
+    return (
+        f"-listen :{BROKER_PORT} -upstream 127.0.0.1:{PROXIED_PORT} -control :{PROXY_CONTROL_PORT}"
+    )
+
+
 def server_properties(
-    *, broker_id: int, address: str, zookeeper_connect: str, brokers: int, profile: Profile
+    *,
+    broker_id: int,
+    address: str,
+    zookeeper_connect: str,
+    brokers: int,
+    profile: Profile,
+    proxied: bool = False,
 ) -> str:
-    """Takes one ZooKeeper-mode broker's identity and the cluster's shape; returns its
-    server.properties."""
+    """Takes one ZooKeeper-mode broker's identity, the cluster's shape and whether
+    faultproxy stands in front of it; returns its server.properties."""
     return _render(
         ("zookeeper.properties.tmpl", "server.properties.tmpl"),
         {
             "broker_id": broker_id,
             "address": address,
+            "broker_port": BROKER_PORT,
+            "listeners": broker_listener(proxied),
             "zookeeper_connect": zookeeper_connect,
             "zookeeper_session_timeout_ms": int(ZOOKEEPER_SESSION_TIMEOUT_S * 1000),
             **_shared_values(brokers, profile),
@@ -137,20 +168,22 @@ def kraft_properties(
     brokers: int,
     profile: Profile,
     share_groups: bool = False,
+    proxied: bool = False,
 ) -> str:
     """Takes one KRaft node's identity and roles (broker, controller or both), the
-    quorum's voters, the cluster's shape and whether its release runs the share workload
-    (then its brokers get compose/share.properties.tmpl); returns its server.properties."""
+    quorum's voters, the cluster's shape, whether its release runs the share workload
+    (then its brokers get compose/share.properties.tmpl) and whether faultproxy stands
+    in front of its broker; returns its server.properties."""
     roles = [r for r, has in (("broker", broker), ("controller", controller)) if has]
     listeners = [
         listener
         for listener, has in (
-            ("PLAINTEXT://0.0.0.0:9092", broker),
+            (broker_listener(proxied), broker),
             (f"CONTROLLER://0.0.0.0:{CONTROLLER_PORT}", controller),
         )
         if has
     ]
-    advertised = f"advertised.listeners=PLAINTEXT://{address}:9092" if broker else ""
+    advertised = f"advertised.listeners=PLAINTEXT://{address}:{BROKER_PORT}" if broker else ""
     templates = ["kraft.properties.tmpl", "server.properties.tmpl"]
     if share_groups:
         templates.append("share.properties.tmpl")

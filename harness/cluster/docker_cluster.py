@@ -25,12 +25,14 @@ from harness.cluster.admin import Admin
 from harness.cluster.config import ZOOKEEPER_SESSION_TIMEOUT_S
 from harness.cluster.engine import docker_client
 from harness.cluster.errors import ClusterError, ClusterExists, ClusterRefused
+from harness.cluster.faultproxy import ProxyControl
 from harness.cluster.images import node_image
 from harness.cluster.labels import (
     CHECKOUT,
     CHECKOUT_LABEL,
     CLUSTER_LABEL,
     FAULTFS_LABEL,
+    FAULTPROXY_LABEL,
     HARNESS_LABEL,
     METADATA_LABEL,
     NODE_LABEL,
@@ -96,7 +98,7 @@ def cluster_names(client: docker.DockerClient, checkout: str | None = None) -> l
     return sorted(n for n in names if n)
 
 
-class DockerCluster(ClusterQueries):
+class DockerCluster(ClusterQueries, ProxyControl):
     """A cluster named spec.name: containers {name}-n1.., {name}-zk1.., network {name}-net."""
 
     def __init__(self, spec: ClusterSpec, client: docker.DockerClient | None = None) -> None:
@@ -128,6 +130,7 @@ class DockerCluster(ClusterQueries):
             VERSION_LABEL: self.spec.kafka_version,
             METADATA_LABEL: self.spec.metadata,
             FAULTFS_LABEL: "1" if self.spec.faultfs else "0",
+            FAULTPROXY_LABEL: "1" if self.spec.faultproxy else "0",
         }
         if node is not None:
             labels |= {
@@ -170,6 +173,7 @@ class DockerCluster(ClusterQueries):
                 metadata="kraft" if lab.get(METADATA_LABEL) == "kraft" else "zookeeper",
                 kraft_roles="combined" if role == "combined" else self.spec.kraft_roles,
                 faultfs=lab.get(FAULTFS_LABEL) == "1",
+                faultproxy=lab.get(FAULTPROXY_LABEL) == "1",
             )
         return bool(self._nodes)
 
@@ -213,6 +217,11 @@ class DockerCluster(ClusterQueries):
     def ip(self, node: str) -> str:
         """Returns node's fixed address on the cluster network."""
         return self.node(node).address
+
+    @property
+    def proxied(self) -> bool:
+        """Returns whether every broker is reached through faultproxy (--faultproxy)."""
+        return self.spec.faultproxy
 
     def broker_id(self, node: str) -> int:
         """Returns the Kafka node id of a broker or KRaft controller node."""

@@ -1,6 +1,7 @@
 """Makes sure the node image of a Kafka release exists: its jars from Maven Central,
-the debootstrapped base image, the faultfs binary (the power-loss layer, built from
-faultfs/ with Go), then `docker build` of compose/Dockerfile.
+the debootstrapped base image, the faultfs and faultproxy binaries (the power-loss
+layer and the in-path proxy, built from faultfs/ and faultproxy/ with Go), then
+`docker build` of compose/Dockerfile.
 
 The node image's tag carries the digest of its inputs, so checkouts of different
 versions on one engine each use their own image instead of rebuilding over each
@@ -32,10 +33,9 @@ INPUTS_LABEL = "kafka-harness.inputs"
 # Everything the image is built from besides its release's jars; a change to any of
 # them rebuilds it (the jars' folder has a stamp holding the digest of their pom).
 _IMAGE_FILES = ("Dockerfile", "entrypoint.sh", "log4j.properties")
-# The faultfs binary is built from these sources (reproducibly: compose/build-faultfs.sh),
-# so the digest hashes them and the binary need not exist to name the image.
-FAULTFS_DIR = COMPOSE_DIR.parent / "faultfs"
-FAULTFS_BINARY = COMPOSE_DIR.parent / "build" / "faultfs" / "faultfs"
+# The Go binaries are built from their sources (reproducibly: compose/build-<name>.sh),
+# so the digest hashes the sources and a binary need not exist to name the image.
+GO_TOOLS = ("faultfs", "faultproxy")
 
 
 class ImageError(RuntimeError):
@@ -70,18 +70,24 @@ def inputs_digest(version: str = DEFAULT_VERSION) -> str:
     digest = hashlib.sha256(base_image().encode())
     for name in (*_IMAGE_FILES, f"{jar_folder(version)}/.complete"):
         digest.update((COMPOSE_DIR / name).read_bytes())
-    for source in _faultfs_sources():
-        digest.update(source.name.encode() + b"\0" + source.read_bytes())
+    for tool in GO_TOOLS:
+        for source in go_sources(tool):
+            digest.update(f"{tool}/{source.name}".encode() + b"\0" + source.read_bytes())
     return digest.hexdigest()[:16]
 
 
-def _faultfs_sources() -> list[Path]:
-    """Returns the files the faultfs binary is built from, in a fixed order."""
+def go_sources(tool: str) -> list[Path]:
+    """Returns the files a Go tool's binary is built from, in a fixed order."""
     return sorted(
         p
-        for p in FAULTFS_DIR.iterdir()
+        for p in (COMPOSE_DIR.parent / tool).iterdir()
         if (p.suffix == ".go" and not p.name.endswith("_test.go")) or p.name in ("go.mod", "go.sum")
     )
+
+
+def go_binary(tool: str) -> Path:
+    """Returns where compose/build-<tool>.sh puts a Go tool's binary."""
+    return COMPOSE_DIR.parent / "build" / tool / tool
 
 
 def node_image(version: str = DEFAULT_VERSION) -> str:
@@ -126,7 +132,8 @@ def ensure_node_image(
     tag = node_image(version)
     if image_is_current(client, tag, want):
         return tag
-    run_step("build-faultfs.sh")
+    for tool in GO_TOOLS:
+        run_step(f"build-{tool}.sh")
     say(f"building {tag}")
     # The context is packed here (the one list of what `docker build` is given: there is
     # no .dockerignore), following symlinks, with the release's jars as lib/.
@@ -134,7 +141,8 @@ def ensure_node_image(
         with tarfile.open(fileobj=context, mode="w", dereference=True) as tar:
             for name in _IMAGE_FILES:
                 tar.add(COMPOSE_DIR / name, arcname=name)
-            tar.add(FAULTFS_BINARY, arcname="faultfs")
+            for tool in GO_TOOLS:
+                tar.add(go_binary(tool), arcname=tool)
             tar.add(COMPOSE_DIR / jar_folder(version), arcname="lib", filter=_without_stamp)
         context.seek(0)
         build_image(client, context, tag, want)

@@ -16,4 +16,5 @@ CHECKOUT_LABEL = "kafka-harness.checkout"
 VERSION_LABEL = "kafka-harness.kafka-version"
 METADATA_LABEL = "kafka-harness.metadata"
 FAULTFS_LABEL = "kafka-harness.faultfs"
+FAULTPROXY_LABEL = "kafka-harness.faultproxy"
 CHECKOUT = str(COMPOSE_DIR.parent)

@@ -73,6 +73,9 @@ class ClusterSpec:
     faultfs: bool = False
     """Every node's data directory sits on faultfs, the power-loss layer: a power cut
     then loses what was written since each file's last fsync (nemesis.power)."""
+    faultproxy: bool = False
+    """Every broker is reached through faultproxy, the in-path proxy that can hold,
+    cut or delay chosen connections' requests (the late-delivery and client faults)."""
 
     def __post_init__(self) -> None:
         problems = [

@@ -52,6 +52,7 @@ def node_files(spec: ClusterSpec, node: Node, nodes: Sequence[Node]) -> dict[str
             zookeeper_connect=config.zookeeper_connect(zookeepers),
             brokers=spec.brokers,
             profile=profile,
+            proxied=spec.faultproxy,
         )
     else:
         voters = [(n.id, n.address) for n in nodes if n.role in CONTROLLER_ROLES]
@@ -64,6 +65,7 @@ def node_files(spec: ClusterSpec, node: Node, nodes: Sequence[Node]) -> dict[str
             brokers=spec.brokers,
             profile=profile,
             share_groups=RELEASES[spec.kafka_version].share_workload,
+            proxied=spec.faultproxy,
         )
     return {"/etc/kafka/server.properties": props}
 
@@ -77,10 +79,13 @@ def node_command(spec: ClusterSpec, node: Node) -> list[str]:
 
 def node_env(spec: ClusterSpec, node: Node, cluster_id: str) -> dict[str, str]:
     """Returns node's environment: its heap, on KRaft the cluster id and storage format
-    arguments of the first start, and with faultfs the directories to put it under."""
+    arguments of the first start, with faultfs the directories to put it under, and
+    with faultproxy (brokers only) the proxy's arguments."""
     env = node_environment(node.role)
     if spec.faultfs:
         env["FAULTFS_DIRS"] = DATA_DIRS[node.role]
+    if spec.faultproxy and node.role in BROKER_ROLES:
+        env["FAULTPROXY_ARGS"] = config.proxy_arguments()
     if spec.metadata == "kraft":
         args = config.storage_format_args(config.PROFILES[spec.kafka_config], spec.kafka_version)
         env |= {"KRAFT_CLUSTER_ID": cluster_id, "KRAFT_FORMAT_ARGS": " ".join(args)}

@@ -10,6 +10,7 @@ from abc import ABC, abstractmethod
 
 from harness.cluster import kraft, wire
 from harness.cluster.admin import Admin, AdminError
+from harness.cluster.config import BROKER_PORT
 from harness.cluster.coordinator import find_coordinator
 from harness.cluster.layout import ClusterSpec
 from harness.cluster.quorum import Quorum
@@ -65,7 +66,7 @@ class ClusterQueries(ABC):
     @property
     def bootstrap_servers(self) -> str:
         """Returns the "host:port,..." string clients connect to."""
-        return ",".join(f"{self.ip(b)}:9092" for b in self.brokers)
+        return ",".join(f"{self.ip(b)}:{BROKER_PORT}" for b in self.brokers)
 
     def admin(self, timeout: float = 5.0) -> Admin:
         """Returns an Admin client for this cluster."""

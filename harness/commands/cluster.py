@@ -144,6 +144,13 @@ def add_cluster_options(parser: Any) -> None:
         "write until its file is fsynced, so that nodes can lose power (a power-loss "
         "nemesis sets it by itself); its nodes run as root with /dev/fuse and SYS_ADMIN",
     )
+    parser.add_argument(
+        "--faultproxy",
+        action="store_true",
+        help="reach every broker through faultproxy, an in-path proxy in its container "
+        "that can hold, cut or delay chosen connections' requests (a late-delivery, "
+        "slow-link or client nemesis sets it by itself)",
+    )
 
 
 def metadata_of(args: argparse.Namespace) -> str:
@@ -164,6 +171,7 @@ def cluster_spec(args: argparse.Namespace, name: str) -> ClusterSpec:
         kraft_roles="combined" if args.kraft_roles == "combined" else "dedicated",
         controllers=args.controllers,
         faultfs=args.faultfs,
+        faultproxy=args.faultproxy,
     )
 
 

@@ -42,7 +42,7 @@ from harness.exit_codes import (
     EXIT_UNKNOWN,
     EXIT_VALID,
 )
-from nemesis.names import GROUP_FAULTS, ISR_SHRINK, NEMESES, ONLY_ON, applicable
+from nemesis.names import GROUP_FAULTS, IN_ALL, ISR_SHRINK, NEMESES, ONLY_ON
 from workloads.argtypes import positive
 from workloads.names import STORES, WORKLOAD_NAMES
 
@@ -371,10 +371,10 @@ def add_parser(sub: Any) -> None:
         "--nemeses",
         nargs="+",
         choices=list(NEMESES),
-        default=[n for n in NEMESES if n in applicable("kraft") or n in applicable("zookeeper")],
-        help="default: every fault but the group faults, which need --workloads queue with "
-        "`-- --sub-via subscribe`, or share, and the power, corruption and composed faults, "
-        "named one by one as in `--nemesis all`",
+        default=[n for n in NEMESES if n in IN_ALL and n not in GROUP_FAULTS],
+        help="default: what `--nemesis all` takes, but the group faults, which need "
+        "--workloads queue with `-- --sub-via subscribe`, or share (power loss, the proxy "
+        "faults and the faults of several nodes at once are named one by one)",
     )
     p.add_argument("--configs", nargs="+", choices=sorted(PROFILES), default=["safe"])
     p.add_argument("--runs", type=positive(int), default=1, help="rounds (default 1)")

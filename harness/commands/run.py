@@ -22,7 +22,16 @@ from harness.commands.options import add_options, options_of
 from harness.exit_codes import EXIT_BAD_INPUT, EXIT_INTERRUPTED, EXIT_INVALID
 from harness.progress import StatusLine
 from harness.spec import DEFAULT_NEMESIS, TestSpec, default_name
-from nemesis.names import LOSES_POWER, NEMESES, NETWORK_FAULTS, ONLY_ON, PROCESS_FAULTS
+from nemesis.names import (
+    GROUP_FAULTS,
+    IN_ALL,
+    LOSES_POWER,
+    NEMESES,
+    NETWORK_FAULTS,
+    ONLY_ON,
+    PROCESS_FAULTS,
+    PROXY_FAULTS,
+)
 from workloads.argtypes import positive
 from workloads.names import NATS_WORKLOAD_NAMES
 from workloads.options import NatsOptions, QueueOptions, ShareOptions
@@ -113,6 +122,8 @@ def spec_from_args(args: argparse.Namespace, seed: int) -> TestSpec:
         raise ValueError(f"test name {name!r}: use letters, digits and . _ + - (up to 100)")
     # A power cut needs the layer that loses what was not synced.
     faultfs = cluster.faultfs or any(n in LOSES_POWER for n in nemesis)
+    # Late delivery, slow links and the client faults are faultproxy's rules.
+    faultproxy = cluster.faultproxy or any(n in PROXY_FAULTS for n in nemesis)
     nats = options_of(args, NatsOptions)
     if nats.kv_reads != "leader" and not (on_nats and args.workload == "kv"):
         raise ValueError("--nats-kv-reads is the kv workload's on NATS: it needs --db nats")
@@ -126,7 +137,7 @@ def spec_from_args(args: argparse.Namespace, seed: int) -> TestSpec:
         TestSpec,
         name=name,
         nemesis=nemesis,
-        cluster=dataclasses.replace(cluster, faultfs=faultfs),
+        cluster=dataclasses.replace(cluster, faultfs=faultfs, faultproxy=faultproxy),
         seed=seed,
         queue=queue,
         share=share,
@@ -134,7 +145,12 @@ def spec_from_args(args: argparse.Namespace, seed: int) -> TestSpec:
     )
 
 
-NATS_FAULTS = frozenset(n for n in (*NETWORK_FAULTS, *PROCESS_FAULTS) if n not in ONLY_ON)
+# The kills and pauses of a leader or one server: NATS has no coordinator or KRaft quorum.
+NATS_FAULTS = frozenset(
+    n
+    for n in (*NETWORK_FAULTS, *PROCESS_FAULTS)
+    if n not in ONLY_ON and n in IN_ALL and n not in GROUP_FAULTS
+)
 """The faults --db nats takes: the partitions, flaky-leader, kills and pauses (a leader is
 the stream's, an active controller the meta group's leader)."""
 

@@ -36,7 +36,9 @@ class KafkaDb(DockerCluster):
         """Builds the node image if needed and starts a fresh cluster, replacing one of
         this name; tries once more on a clean slate when the first start fails."""
         ensure_node_image(self._engine, line.update, self.spec.kafka_version)
-        if self.attach():
+        # Asked of a cluster object of its own: attach() takes the running cluster's shape
+        # (release, metadata, faultfs, faultproxy), which must not replace this run's.
+        if DockerCluster(self.spec, self._engine).attach():
             line.say(f"replacing the running cluster {self.spec.name}")
         try:
             self.up(status=line.update, timeout=timeout, replace=True)

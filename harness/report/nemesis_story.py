@@ -16,6 +16,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from harness.report.disk_story import disk_op_words, disk_step_words
+from harness.report.proxy_story import proxy_words
 from history import Event
 
 Value = dict[str, Any]
@@ -146,6 +147,8 @@ def op_words(f: str, value: Any) -> str:
     if f == "heal":
         revived = _revived(value.get("revived"))
         return "final heal: every fault undone" + (f"; {revived}" if revived else "")
+    if (said_by_proxy := proxy_words(fault, action, value)) is not None:
+        return said_by_proxy
     if action == "start":
         said = _started(fault, value)
     elif "powered-on" in value:
@@ -173,7 +176,7 @@ def _started(fault: str, value: Value) -> str:
         return f"{value['isolated']}{led or _role(fault, value)} cut off from {_names(cut_from)}"
     for verb, how in (("killed", "SIGKILL"), ("paused", "SIGSTOP")):
         if verb in value:
-            return f"{value[verb]}{led or _role(fault, value)} {verb} ({how})"
+            return f"{_names(value[verb])}{led or _role(fault, value)} {verb} ({how})"
     if "loss" in value:
         return f"{value.get('node')}{led} drops {value['loss']:.0%} of its incoming packets"
     if "powered-off" in value:
@@ -195,6 +198,8 @@ def _power_cut_words(value: Value) -> str:
     why = "" if partition is None else f" (replicas of partition {partition})"
     if partition is not None and len(nodes) == 1:
         why = _led(partition)
+    elif value.get("role"):
+        why = f" ({value['role']})"
     lost = value.get("lost")
     each = [
         f"{node} {loss['unsynced_bytes']} B in {loss.get('files', 0)} files"
@@ -212,6 +217,8 @@ def _led(partition: Any) -> str:
 
 def _role(fault: str, value: Value) -> str:
     """What made the node the target, when it led no partition of the topic."""
+    if "role" in value:
+        return f" ({value['role']})"
     if "coordinates" in value:
         return f" (coordinator of group {value['coordinates']})"
     return " (the active controller)" if fault.endswith("controller") else ""

@@ -248,8 +248,15 @@ def run_nemesis_op(nemesis: Compose, f: str, recorder: Recorder) -> None:
 
 def _describe_fault(fault: str, value: dict[str, Any]) -> str:
     target = (
-        value.get("isolated") or value.get("killed") or value.get("paused") or value.get("node")
+        value.get("isolated")
+        or value.get("killed")
+        or value.get("paused")
+        or value.get("node")
+        or value.get("client")
+        or value.get("leader")
     )
+    if isinstance(target, list):
+        target = ", ".join(str(t) for t in target)
     return f"{fault} ({target})" if target else fault
 
 

@@ -14,7 +14,8 @@ from harness.cli import build_parser
 from harness.commands.run import spec_from_args
 from nemesis.cluster import Cluster
 from nemesis.core import Skipped
-from nemesis.power import PowerLoss, majority, minority, summary
+from nemesis.power import PowerLoss, summary
+from nemesis.targets import majority, minority
 from tests.support.fake_cluster import FakeCluster
 
 
@@ -81,7 +82,7 @@ def test_quorum_targets_take_zookeeper_or_the_kraft_controllers() -> None:
     ]
     assert len(_cut("power-loss-quorum-majority", PoweredCluster(kraft=True))) == 2
     assert _cut("power-loss-active-controller", PoweredCluster(kraft=True)) == ["c4"]
-    with pytest.raises(Skipped, match="no node to cut"):
+    with pytest.raises(Skipped, match="no node to take"):
         _cut("power-loss-quorum-minority", PoweredCluster())  # a minority of one is nobody
 
 

@@ -11,10 +11,16 @@ from nemesis.composed import COMPOSED
 from nemesis.core import Compose, split_f
 from nemesis.file_faults import CORRUPTIONS, FILE_GROUPS
 from nemesis.isr import FAULT as ISR_FAULT
-from nemesis.names import COMPOSED_FAULTS, CORRUPT_FAULTS, GROUP_FAULTS, POWER_FAULTS
+from nemesis.late import FAULTS as LATE
+from nemesis.names import (
+    CLIENT_FAULTS,
+    COMPOSED_FAULTS,
+    CORRUPT_FAULTS,
+    GROUP_FAULTS,
+    IN_ALL,
+    TARGETS,
+)
 from nemesis.partition import CUTS
-from nemesis.power import PICKS
-from nemesis.process import FAULTS
 from nemesis.schedule import (
     NEMESES,
     build_nemesis,
@@ -23,22 +29,16 @@ from nemesis.schedule import (
     parse_nemeses,
     plan_faults,
 )
+from nemesis.targets import PICKS
 from tests.support.fake_cluster import FakeCluster
 
 
 def test_parse_none_all_and_lists() -> None:
     assert parse_nemeses("none") == ()
-    assert len(NEMESES) == 39
+    assert len(NEMESES) == 71
     zookeeper, kraft = parse_nemeses("all"), parse_nemeses("all", "kraft")
-    # The group faults need a run's group; the power, corruption and composed faults
-    # are named one by one.
-    groupless = (
-        set(NEMESES)
-        - set(GROUP_FAULTS)
-        - set(POWER_FAULTS)
-        - set(CORRUPT_FAULTS)
-        - set(COMPOSED_FAULTS)
-    )
+    # The group faults need a run's group; power, proxy and many-node faults are named.
+    groupless = set(IN_ALL) - set(GROUP_FAULTS)
     assert set(zookeeper) == groupless - {
         "partition-controller-quorum",
         "partition-brokers-from-controllers",
@@ -58,7 +58,7 @@ def test_parse_refuses_unknown_names(text: str) -> None:
 
 
 def test_fault_ops_alternate_start_and_stop_and_cover_every_fault_each_round() -> None:
-    names = ("kill-leader", "pause-random", "partition-zookeeper")
+    names = ("kill-leader", "pause-one", "partition-zookeeper")
     ops = list(itertools.islice(fault_ops(names, random.Random(3)), 6 * 4))
     for start, stop in zip(ops[::2], ops[1::2], strict=True):
         assert split_f(start)[0] == "start" and split_f(stop) == ("stop", split_f(start)[1])
@@ -94,12 +94,23 @@ def test_faults_started_counts_starts_before_the_end(
 
 
 def test_every_nemesis_name_has_its_fault_and_every_fault_its_name() -> None:
-    assert (*CUTS, *FAULTS, ISR_FAULT, *GROUP_FAULTS, *PICKS, *CORRUPT_FAULTS, *COMPOSED) == NEMESES
+    verbs = [f"{verb}-{t}" for verb in ("kill", "pause") for t in TARGETS]
+    power = [f"power-loss-{t}" for t in PICKS]
+    proxied = (*LATE, "slow-leader", "slow-network", *CLIENT_FAULTS)
+    disk = (*CORRUPT_FAULTS, *COMPOSED)
+    named = (*CUTS, *verbs, ISR_FAULT, "partition-coordinator", *power, *disk, *proxied)
+    assert named == NEMESES
+    assert tuple(PICKS) == TARGETS
     assert tuple(f"{how}-{files}" for files in FILE_GROUPS for how in CORRUPTIONS) == CORRUPT_FAULTS
+    assert tuple(COMPOSED) == COMPOSED_FAULTS
+
+
+def test_renamed_faults_are_read_by_their_new_names() -> None:
+    assert parse_nemeses("kill-random,pause-random") == ("kill-one", "pause-one")
 
 
 def test_a_plan_holds_the_composed_nemesis_and_the_ops_a_seed_gives() -> None:
-    names = ("kill-leader", "pause-random")
+    names = ("kill-leader", "pause-one")
     plan = plan_faults(names, "t", 60.0, 10.0, random.Random(7))
     assert plan.nemesis.faults == names
     again = random.Random(7)

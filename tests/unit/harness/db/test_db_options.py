@@ -67,4 +67,4 @@ def test_direct_reads_are_a_nats_kv_variant() -> None:
 def test_all_on_nats_is_its_partitions_kills_and_pauses() -> None:
     everything = spec("--db", "nats", "--workload", "queue", "--nemesis", "all").nemesis
     assert set(everything) == NATS_FAULTS
-    assert {"partition-leader", "kill-random", "pause-random", "kill-leader"} <= NATS_FAULTS
+    assert {"partition-leader", "kill-one", "pause-one", "kill-leader"} <= NATS_FAULTS

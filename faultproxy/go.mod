@@ -1,0 +1,3 @@
+module kafka-harness/faultproxy
+
+go 1.22
