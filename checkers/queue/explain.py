@@ -61,6 +61,8 @@ def _losses_line(result: dict[str, Any]) -> str:
 
 
 def _at(c: Case) -> str:
+    if c.get("offset") is None:  # a send of a transaction of unknown outcome had none
+        return f"partition {c['partition']}"
     return f"partition {c['partition']} offset {c['offset']}"
 
 
@@ -74,7 +76,11 @@ def _send(c: Case) -> str:
 
 def _lost(c: Case) -> str:
     # A send that ended info counts once a read proved its op committed.
-    how = "acknowledged" if "outcome" not in c else f"{c['outcome']}, its op read so committed,"
+    how = (
+        "acknowledged"
+        if "outcome" not in c
+        else f"ended {c['outcome']}, its transaction committed (another of its sends was read),"
+    )
     if c["judged_by"] == "drain":
         return (
             f"{_send(c)} {how} at {_at(c)}; the final drain of partition "

@@ -168,6 +168,14 @@ def lost_sentences(queue: Section, lost_acks: Any, results: Section, spec: Secti
         for p, n in by_partition.items()
     )
     said = [f"{lost} of {acked} acknowledged sends were lost, as {how} show: {where}."]
+    torn = sorted({c["index"] for c in cases if "outcome" in c and "index" in c})
+    if torn:  # KAFKA-17754's shape: a transaction committed in part
+        ops = ", ".join(f"op {i}" for i in torn[:KEYS_SHOWN])
+        said.append(
+            f"Of them, {sum(1 for c in cases if 'outcome' in c)} belong to transactions of "
+            f"unknown outcome that committed only in part ({ops}): a poll read another of "
+            "their sends, so they committed, and a transaction is all or nothing."
+        )
     said += fault_sentences(results.get("nemesis"), set(by_partition))
     said.append(config_sentence(spec))
     if isinstance(lost_acks, dict) and "lost_count" in lost_acks:

@@ -69,3 +69,21 @@ def test_simulated_histories_with_info_sends_stay_clean() -> None:
         events, planted = simulate(seed, SimConfig(ops=400, info_rate=0.2))
         result = queue.check(events)
         assert {c["value"] for c in result["kinds"]["lost-write"]["cases"]} == planted.losses
+
+
+def test_a_transaction_committed_in_part_is_said_so() -> None:
+    # KAFKA-17754's shape: an op of unknown outcome whose 10 was read and whose 20 is not
+    # in the final drain. The case and the report say a transaction tore, with no offset.
+    from harness.report.explain import explain
+
+    b = QueueHistoryBuilder()
+    b.micro(0, "send", [["send", 0, 10], ["send", 1, 20]], outcome="info")
+    b.poll(1, {0: [(0, 10)]})
+    b.drain(2, 0, [(0, 10)])
+    b.drain(2, 1, [])
+    result = queue.check(b.events)
+    words = queue.case_words("lost-write", result["kinds"]["lost-write"]["cases"][0])
+    assert "ended info, its transaction committed (another of its sends was read)" in words
+    assert "offset None" not in words and "at partition 1;" in words
+    said = explain({"valid": False, "queue": result}, {"kafka_config": "safe"})
+    assert any("committed only in part (op 0)" in s for s in said), said
