@@ -83,7 +83,8 @@ def availability_sentence(section: dict[str, Any]) -> str:
         if s["resumed_s"] is not None:
             low, high = s["resumed_s"]
             spread = f"{low:g} s" if low == high else f"{low:g}-{high:g} s"
-            part += f", and ops succeeded again {spread} after {'each' if n > 1 else 'the'} heal"
+            heals = "each of their heals" if s["without_ok"] > 1 else "its heal"
+            part += f", and ops succeeded again {spread} after {heals}"
         said.append(part)
     if not said:
         return ""

@@ -33,7 +33,7 @@ def test_no_op_in_the_fault_and_the_time_to_the_first_ok_after_its_heal() -> Non
     }
     assert availability_sentence(found) == (
         "No op succeeded during any of the 2 partition-leader windows, and ops succeeded "
-        "again 1.5 s after each heal."
+        "again 1.5 s after each of their heals."
     )
 
 
@@ -74,3 +74,12 @@ def test_the_counts_are_a_naive_count_over_every_op(
         assert row["ok_during"] == inside.count("ok")
         after = [t - stop for t, o in done if o == "ok" and t >= stop]
         assert row["resumed_s"] == (round(min(after), 3) if after else None)
+
+
+def test_one_window_of_two_without_an_ok_op_says_its_heal() -> None:
+    samples = [_op(5), _op(12), _op(31.5)]
+    found = availability_section([_window(10, 20), _window(25, 30)], samples)
+    assert availability_sentence(found) == (
+        "No op succeeded during 1 of the 2 partition-leader windows, and ops succeeded "
+        "again 1.5 s after its heal."
+    )

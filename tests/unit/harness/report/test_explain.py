@@ -274,7 +274,7 @@ def test_a_valid_run_says_what_the_faults_did_to_the_clients() -> None:
     }
     assert explain(results, {})[1] == (
         "No op succeeded during any of the 3 partition-leader windows, and ops succeeded "
-        "again 1.6-2.3 s after each heal."
+        "again 1.6-2.3 s after each of their heals."
     )
 
 
