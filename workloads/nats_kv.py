@@ -29,7 +29,14 @@ from nats.js.kv import KeyValue
 from kvstore.topic import TopicAdmin
 from workloads.core import Client, Context, OpDict, Workload, fail, info, ok
 from workloads.kv import kv_ops
-from workloads.nats_loop import CLOSE_TIMEOUT_S, CONNECT_TIMEOUT_S, LoopThread, connect
+from workloads.nats_loop import (
+    CLOSE_TIMEOUT_S,
+    CONNECT_TIMEOUT_S,
+    PLACEMENT_WAIT_S,
+    LoopThread,
+    connect,
+    until_placed,
+)
 from workloads.nats_outcomes import outcome
 
 OP_TIMEOUT_S = 5.0
@@ -186,7 +193,7 @@ def create_bucket(admin: TopicAdmin, ctx: Context) -> None:
     run's replication factor, and waits until every replica of its stream is current."""
     loop = LoopThread("nats-create-bucket")
     try:
-        loop.run(_add_bucket(ctx), OP_TIMEOUT_S * 3)
+        loop.run(_add_bucket(ctx), PLACEMENT_WAIT_S + OP_TIMEOUT_S * 3)
     finally:
         loop.close()
     admin.wait_full_isr(bucket_stream(ctx.topic), BUCKET_WAIT_S)
@@ -197,7 +204,7 @@ async def _add_bucket(ctx: Context) -> None:
     try:
         js = nc.jetstream(timeout=OP_TIMEOUT_S)
         config = bucket_config(ctx.topic, ctx.replication_factor, ctx.nats.kv_reads == "direct")
-        await js.create_key_value(config)
+        await until_placed(lambda: js.create_key_value(config))
     finally:
         await nc.close()
 

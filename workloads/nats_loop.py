@@ -12,12 +12,13 @@ import asyncio
 import contextlib
 import logging
 import threading
-from collections.abc import Coroutine
+from collections.abc import Awaitable, Callable, Coroutine
 from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any, TypeVar
 
 import nats
 from nats.aio.client import Client as NatsClient
+from nats.js.errors import BadRequestError
 
 T = TypeVar("T")
 LOG = logging.getLogger("workloads.nats")
@@ -26,6 +27,11 @@ CONNECT_TIMEOUT_S = 2.0
 RECONNECT_WAIT_S = 0.2
 CLOSE_TIMEOUT_S = 5.0
 PING_INTERVAL_S = 1.0
+PLACEMENT_WAIT_S = 30.0
+"""How long a stream or bucket made right after the servers start waits for JetStream to
+see enough peers to place its replicas (it answers 10005 until then)."""
+NO_PEERS = 10005
+"""JetStream's error code for "no suitable peers for placement"."""
 MAX_OUTSTANDING_PINGS = 3
 """A connection that has not answered 3 pings a second apart is given up for another
 server: nats-py's default (2 minutes) would leave a client cut off with its server for
@@ -96,3 +102,20 @@ async def connect(servers: str, name: str) -> NatsClient:
         ping_interval=PING_INTERVAL_S,
         max_outstanding_pings=MAX_OUTSTANDING_PINGS,
     )
+
+
+async def until_placed(make: Callable[[], Awaitable[T]], seconds: float = PLACEMENT_WAIT_S) -> T:
+    """Runs make (which creates a stream or a bucket) until JetStream stops refusing it
+    for want of peers: a server just started is not yet one JetStream places replicas
+    on. Returns what make returned; raises its last error once seconds have passed, or
+    at once for any other error."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + seconds
+    while True:
+        try:
+            return await make()
+        except BadRequestError as err:
+            if err.err_code != NO_PEERS or loop.time() >= deadline:
+                raise
+            LOG.info("JetStream cannot place the replicas yet (%s): trying again", err)
+            await asyncio.sleep(0.5)

@@ -34,6 +34,7 @@ from harness.cluster.nats.config import CLIENT_PORT
 from harness.progress import StatusLine
 from nemesis.cluster import PartitionState
 from workloads.nats_kv import bucket_stream
+from workloads.nats_loop import until_placed
 
 STREAM_TIMEOUT_S = 10.0
 POLL_S = 0.25
@@ -220,7 +221,8 @@ class StreamAdmin:
         nc = await nats.connect(servers=self._db.client_urls, connect_timeout=2)
         try:
             js = nc.jetstream(timeout=STREAM_TIMEOUT_S)
-            await js.add_stream(stream_config(name, [f"{name}.>"], replicas))
+            config = stream_config(name, [f"{name}.>"], replicas)
+            await until_placed(lambda: js.add_stream(config))
         finally:
             with contextlib.suppress(Exception):
                 await nc.close()
