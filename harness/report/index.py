@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from harness.report.index_glance import glance_table, newest_line
+from harness.report.index_glance import glance_table, newest_first, newest_line
 from harness.report.index_script import DEFAULT_PER_PAGE, OTHER_WORDS, PER_PAGE_CHOICES, script
 from harness.report.page import STYLE, VERDICT_COLOURS
 from harness.results import (
@@ -168,8 +168,7 @@ def relative_url(path: str) -> str:
 def _listed_order(entries: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     # INVALID first, then the verdicts that need a look; newest first within each (run
     # folders are named by their start time).
-    newest = sorted(entries, key=lambda e: (e["run"].split("/", 1)[-1], e["run"]), reverse=True)
-    return sorted(newest, key=lambda e: RANK.get(e["verdict"], len(RANK)))
+    return sorted(newest_first(entries), key=lambda e: RANK.get(e["verdict"], len(RANK)))
 
 
 def group_runs(entries: Sequence[dict[str, Any]]) -> list[list[dict[str, Any]]]:

@@ -18,8 +18,9 @@ RELEASE = ("kafka", "metadata")
 
 
 def newest_first(entries: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Takes run entries. Returns them newest first (run folders are named by start time)."""
-    return sorted(entries, key=lambda e: (e["run"].rsplit("/", 1)[-1], e["run"]), reverse=True)
+    """Takes run entries. Returns them newest first (run folders are named by start time;
+    the index lists each verdict's runs in this order too)."""
+    return sorted(entries, key=lambda e: (e["run"].split("/", 1)[-1], e["run"]), reverse=True)
 
 
 def glance_table(entries: Sequence[dict[str, Any]], rank: dict[str, int]) -> str:
