@@ -72,6 +72,14 @@ class CheckOptions:
     run does not say, so the broker's default, share.BROKER_DELIVERY_LIMIT)."""
     ww_deps: bool = False
     """Queue histories: ww edges join G1c's cycles (kafka.clj `:ww-deps`; --ww-deps)."""
+    group_protocol: str | None = None
+    """Queue histories in a group: classic or consumer (KIP-848), as the run says."""
+    offset_reset: str = "earliest"
+    """Queue and share histories: where the group starts in a partition it has no offset
+    (or share state) for; the expansion check judges by it."""
+    grown: bool = False
+    """The run's topic grew (add-partitions): a streamed queue history is read again for
+    the expansion check (checkers/groups/expansion.py); a history's events say it anyway."""
 
     @classmethod
     def from_spec(cls, spec: Mapping[str, Any], **asked: Any) -> CheckOptions:
@@ -93,6 +101,15 @@ class CheckOptions:
                 said["ignore"] = frozenset(k for k in ignored if isinstance(k, str) and k in known)
         if spec.get("ww_deps") is True:
             said["ww_deps"] = True
+        if spec.get("group_protocol") in ("classic", "consumer"):
+            said["group_protocol"] = spec["group_protocol"]
+        reset = spec.get(
+            "share_auto_offset_reset" if spec.get("workload") == "share" else "auto_offset_reset"
+        )
+        if reset in ("earliest", "latest"):
+            said["offset_reset"] = reset
+        nemesis = spec.get("nemesis")
+        said["grown"] = isinstance(nemesis, list) and "add-partitions" in nemesis
         limit = spec.get("delivery_limit")
         if type(limit) is int and limit > 0:
             said["delivery_limit"] = limit
@@ -223,10 +240,34 @@ def _queue(history: History, options: CheckOptions) -> Checked:
 
         section = check_txns(_transactions(history), options.ww_deps, options.ignore)
         result = with_transactions(result, section, options.ignore)
+    subscribed = options.sub_via == "subscribe" or (
+        options.sub_via is None and "subscribe" in history.fs
+    )
+    expansion = _expansion(history, options, "group" if subscribed else "assign")
     if not (options.consumer_group or history.fs & GROUP_ONLY_FS):
-        return Checked(result, Reading(queue=read))
+        return Checked(result, Reading(queue=read), expansion)
     group, section = _groups(history, result.get("lost_records", []), options)
-    return Checked(result, Reading(queue=read, groups=group), {"groups": section})
+    sections = {"groups": section, **expansion}
+    return Checked(result, Reading(queue=read, groups=group), sections)
+
+
+def _expansion(history: History, options: CheckOptions, readers: str) -> dict[str, Result]:
+    """Returns the expansion section (checkers/groups/expansion.py) under its name when
+    the run's topic grew, else nothing. A streamed history is read again from its file
+    when the run says it grew (never stdin, read once)."""
+    from checkers.groups.expansion import Readers, check_expansion
+
+    events = history.events
+    if not events and history.read is not None and options.grown:
+        if history.path == STDIN_NAME:
+            return {"expansion": {"valid": UNKNOWN, "error": "it reads the file again: not stdin"}}
+        events = load(history.path).events
+    who = Readers(readers, options.group_protocol, options.offset_reset)
+    try:
+        found = check_expansion(events, who) if events else None
+    except Exception as err:  # a checker bug must not cost the run its other results
+        found = check_safe(_raise, err)
+    return {"expansion": found} if found is not None else {}
 
 
 def _groups(
@@ -247,7 +288,8 @@ def _groups(
         loaded = load(history.path)
     group = read_located(loaded)
     check = groups_checker.check_groups
-    return group, check_safe(check, loaded.events, lost, options.auto_commit, group)
+    latest = options.offset_reset == "latest"
+    return group, check_safe(check, loaded.events, lost, options.auto_commit, group, latest)
 
 
 def _raise(err: Exception) -> Result:
@@ -294,7 +336,7 @@ def _share(history: History, options: CheckOptions) -> Checked:
     limit = options.delivery_limit or share.BROKER_DELIVERY_LIMIT
     read = read_share_history(history.events)
     result = share.check_share(history.events, share.ShareRules(delivery_limit=limit), read)
-    return Checked(result, Reading(share=read))
+    return Checked(result, Reading(share=read), _expansion(history, options, "share"))
 
 
 def _share_lines(result: Result) -> list[str]:

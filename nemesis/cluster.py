@@ -160,6 +160,17 @@ class PowerSwitch(Protocol):
 
 
 @runtime_checkable
+class Expandable(Protocol):
+    """An optional ability: a topic that can be given more partitions while it is used
+    (Kafka's CreatePartitions; a NATS stream has one partition and cannot)."""
+
+    def add_partitions(self, topic: str, total: int) -> None:
+        """Grows topic to total partitions; raises when the cluster refuses or cannot
+        say (a retry that finds the topic already that large is success)."""
+        ...
+
+
+@runtime_checkable
 class Disks(Protocol):
     """An optional ability: a node stopped as an operator stops it, and its files read
     and written while it is down (the file corruption faults)."""

@@ -101,6 +101,10 @@ COMPOSED_FAULTS: tuple[str, ...] = ("partition-power-loss", "pause-power-loss")
 """Faults of nemesis.composed: Jepsen's NATS suite's part-kill and pause-kill for Kafka,
 a minority that misses writes while the replicas that have them lose power."""
 
+EXPAND_FAULTS: tuple[str, ...] = ("add-partitions",)
+"""Faults of nemesis.expand: the workload's topic grows by two partitions at each start,
+and the generator sends to them at once (never removed: a stop changes nothing)."""
+
 LOSES_POWER: tuple[str, ...] = (*POWER_FAULTS, *COMPOSED_FAULTS)
 """The faults that cut power: they need the nodes on faultfs."""
 
@@ -124,6 +128,7 @@ NEMESES: tuple[str, ...] = (
     *CORRUPT_FAULTS,
     *COMPOSED_FAULTS,
     *PROXY_FAULTS,
+    *EXPAND_FAULTS,
 )
 """Every fault the harness can inject, by the name `--nemesis` takes."""
 
@@ -150,7 +155,8 @@ IN_ALL: tuple[str, ...] = (
 """What `--nemesis all` can mean: the network faults, kills and pauses of a leader, a
 random broker and the active controller, isr-shrink and the group faults. Faults that
 change how every node runs (power loss needs faultfs, the proxy faults faultproxy) and
-the kills and pauses of several nodes at once are named one by one."""
+the kills and pauses of several nodes at once are named one by one, and so is
+add-partitions, which changes the topic for the rest of the run."""
 
 ONLY_ON: dict[str, str] = {
     "partition-zookeeper": "zookeeper",

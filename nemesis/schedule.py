@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 import random
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,6 +18,7 @@ from nemesis.composed import COMPOSED
 from nemesis.coordinator import coordinator_cut
 from nemesis.core import Compose, Nemesis
 from nemesis.corrupt import FileCorruption
+from nemesis.expand import ADD_PARTITIONS, AddPartitions
 from nemesis.isr import IsrShrink
 from nemesis.late import LateDelivery
 from nemesis.names import (
@@ -81,11 +82,13 @@ def plan_faults(
     interval: float,
     rng: random.Random,
     group: str | None = None,
+    on_grown: Callable[[int], None] | None = None,
 ) -> FaultPlan:
     """Takes fault names, the topic whose leaders they target, the workload's length, the
-    nemesis interval, a seeded random source and the run's group, if it has one (the
-    target of the group faults). Returns the run's FaultPlan."""
-    nemesis = build_nemesis(names, topic, rng, group)
+    nemesis interval, a seeded random source, the run's group, if it has one (the
+    target of the group faults), and whom add-partitions tells the topic's new partition
+    count (the workload's generator). Returns the run's FaultPlan."""
+    nemesis = build_nemesis(names, topic, rng, group, on_grown)
     ops = fault_ops(names, random.Random(rng.random()))
     return FaultPlan(tuple(names), time_limit, interval, nemesis, ops)
 
@@ -116,16 +119,23 @@ def parse_nemeses(text: str, metadata: str = "zookeeper", grouped: bool = False)
 
 
 def build_nemesis(
-    names: Sequence[str], topic: str, rng: random.Random, group: str | None = None
+    names: Sequence[str],
+    topic: str,
+    rng: random.Random,
+    group: str | None = None,
+    on_grown: Callable[[int], None] | None = None,
 ) -> Compose:
-    """Takes fault names, the topic whose leaders they target, a seeded random source and
-    the run's group, if any. Returns one nemesis that injects them all."""
+    """Takes fault names, the topic whose leaders they target, a seeded random source,
+    the run's group, if any, and whom add-partitions tells the new partition count.
+    Returns one nemesis that injects them all."""
     # Every corruption of a run is one nemesis, where the first is named: together they
     # strike only a minority.
     corrupting = [n for n in names if n in CORRUPT_FAULTS]
     built = [
         FileCorruption(corrupting, topic, rng)
         if name in CORRUPT_FAULTS
+        else AddPartitions(topic, rng, on_grown)
+        if name == ADD_PARTITIONS
         else _nemesis(name, topic, rng, group)
         for name in names
         if name not in corrupting[1:]

@@ -7,6 +7,7 @@ Ops flow as small dicts: an invoke is {"f", "key", "value"}; a completion adds "
 from __future__ import annotations
 
 import random
+import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -35,6 +36,26 @@ class Client(Protocol):
         ...
 
 
+class PartitionCount:
+    """The topic's partition count as the run knows it now: the workload's keys, until
+    add-partitions grows the topic (nemesis.expand tells `grew`); the generator and the
+    final reads ask it each time. Thread-safe: the nemesis thread writes, workers read."""
+
+    def __init__(self, initial: int) -> None:
+        self._count = initial
+        self._lock = threading.Lock()
+
+    def __call__(self) -> int:
+        """Returns the count now."""
+        with self._lock:
+            return self._count
+
+    def grew(self, total: int) -> None:
+        """Takes the topic's new partition count (never smaller: partitions stay)."""
+        with self._lock:
+            self._count = max(self._count, total)
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Context:
     """What a workload knows of the run it is part of: where the cluster is, its topic,
@@ -56,6 +77,13 @@ class Context:
     queue: QueueOptions = field(default_factory=QueueOptions)
     share: ShareOptions = field(default_factory=ShareOptions)
     nats: NatsOptions = field(default_factory=NatsOptions)
+    grown: PartitionCount | None = None
+    """With add-partitions: the topic's partition count as it grows (else it stays
+    `keys`), and the clients look for new partitions every second."""
+
+    def partition_count(self) -> int:
+        """Returns the topic's partition count now: `keys`, or more once it grew."""
+        return self.keys if self.grown is None else self.grown()
 
 
 def consumer_group_name(topic: str) -> str:

@@ -63,6 +63,8 @@ CRASH_CLIENT_INTERVAL_S = 30.0
 """Jepsen's default :crash-client-interval (jepsen.tests.kafka `crash-client-gen`)."""
 CLIENTS = ("librdkafka", "java")
 """The Kafka clients --txn can run through."""
+OFFSET_RESETS = ("earliest", "latest")
+"""Where a group starts in a partition it has no committed offset (or share state) for."""
 GROUP_PROTOCOLS = ("classic", "consumer")
 """The consumer group rebalance protocols: the classic one, and KIP-848's."""
 DELIVERY_LIMIT = 3
@@ -106,6 +108,13 @@ class QueueOptions:
     auto_commit: bool = option(
         False,
         "with --sub-via subscribe: librdkafka commits the positions every 5 s (else commit ops do)",
+    )
+    auto_offset_reset: str = option(
+        "earliest",
+        "with --sub-via subscribe: where the group starts in a partition it has no committed "
+        "offset for (latest, Kafka's default, skips what was sent to a partition added "
+        "under the group before the group found it: documented, KAFKA-20539)",
+        choices=OFFSET_RESETS,
     )
     txn: bool = option(False, "queue: each op a Kafka transaction of 1 to 4 sends and polls")
     abort_p: float = option(
@@ -160,6 +169,14 @@ class ShareOptions:
         "share: the probability that it rejects the record (archived)",
         type=probability,
         metavar="P",
+    )
+    share_auto_offset_reset: str = option(
+        "earliest",
+        "share: the group's share.auto.offset.reset (latest, Kafka's default, skips what was "
+        "sent before the group first fetched a partition; before 4.4.0 also what was sent "
+        "to a partition added to a topic the group knew: KAFKA-20742)",
+        "--share-auto-offset-reset",
+        choices=OFFSET_RESETS,
     )
     delivery_limit: int = option(
         DELIVERY_LIMIT,

@@ -17,7 +17,7 @@ from __future__ import annotations
 import itertools
 import random
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from kvstore import create_store_topic
 from kvstore.topic import TopicAdmin
@@ -36,21 +36,32 @@ TXN = SEND + POLL
 # In a group committing by hand, this share of the polls' is commits: about one commit per
 # four polls, so a crash often falls between a poll and its commit.
 COMMIT = 0.12
+Partitions = int | Callable[[], int]
+"""A partition count, or what says it now (a topic add-partitions grows)."""
+
+
+def count_now(partitions: Partitions) -> int:
+    """Returns the partition count now."""
+    return partitions if isinstance(partitions, int) else partitions()
 
 
 def queue_ops(
-    rng: random.Random, partitions: int, consumer_group: bool, commits: bool = False
+    rng: random.Random, partitions: Partitions, consumer_group: bool, commits: bool = False
 ) -> Iterator[OpDict]:
-    """Takes a random source, a partition count, whether the consumers are in a group and
-    whether they commit by hand. Yields queue invokes forever: sends of unique integers,
-    polls, commits (if asked), and assigns of random partition sets (or, with a consumer
-    group, subscribes)."""
+    """Takes a random source, a partition count (or what says it now), whether the
+    consumers are in a group and whether they commit by hand. Yields queue invokes
+    forever: sends of unique integers, polls, commits (if asked), and assigns of random
+    partition sets (or, with a consumer group, subscribes)."""
     messages = itertools.count(1)
     polls = SEND + POLL - COMMIT if commits else SEND + POLL
     while True:
         r = rng.random()
         if r < SEND:
-            yield {"f": "send", "key": rng.randrange(partitions), "value": next(messages)}
+            yield {
+                "f": "send",
+                "key": rng.randrange(count_now(partitions)),
+                "value": next(messages),
+            }
         elif r < polls:
             yield {"f": "poll", "value": None}
         elif r < SEND + POLL:
@@ -60,7 +71,7 @@ def queue_ops(
 
 
 def txn_ops(
-    rng: random.Random, partitions: int, consumer_group: bool, abort_p: float
+    rng: random.Random, partitions: Partitions, consumer_group: bool, abort_p: float
 ) -> Iterator[OpDict]:
     """Takes a random source, a partition count and the probability of an abort. Yields
     invokes forever: transactions of 1 to MAX_MICRO_OPS sends (unique integers) and polls,
@@ -74,16 +85,17 @@ def txn_ops(
         micro_ops: list[list[object]] = []
         for _ in range(rng.randint(1, MAX_MICRO_OPS)):
             if rng.random() < 0.5:
-                micro_ops.append(["send", rng.randrange(partitions), next(messages)])
+                micro_ops.append(["send", rng.randrange(count_now(partitions)), next(messages)])
             else:
                 micro_ops.append(["poll"])
         yield {"f": "txn", "value": micro_ops, "abort": rng.random() < abort_p}
 
 
-def _reposition(rng: random.Random, partitions: int, consumer_group: bool) -> OpDict:
+def _reposition(rng: random.Random, partitions: Partitions, consumer_group: bool) -> OpDict:
     if consumer_group:
         return {"f": "subscribe", "value": None}
-    chosen = rng.sample(range(partitions), rng.randint(1, partitions))
+    total = count_now(partitions)
+    chosen = rng.sample(range(total), rng.randint(1, total))
     return {"f": "assign", "value": sorted(chosen)}
 
 
@@ -114,6 +126,8 @@ def settings(ctx: Context) -> QueueSettings:
         txn=ctx.queue.txn,
         group_protocol=ctx.queue.group_protocol,
         auto_commit=ctx.queue.auto_commit,
+        auto_offset_reset=ctx.queue.auto_offset_reset,
+        watch_partitions=ctx.grown is not None,
     )
 
 
@@ -138,12 +152,23 @@ def open_client(ctx: Context, client_id: str) -> Client:
     return QueueClient(settings(ctx), client_id, crash_every_s=ctx.crash_clients)
 
 
+def partitions_of(ctx: Context) -> Partitions:
+    """Returns the run's partition count: fixed, or what says it as add-partitions grows
+    the topic."""
+    return ctx.keys if ctx.grown is None else ctx.grown
+
+
+def drains(ctx: Context) -> list[OpDict]:
+    """Returns the final reads: one drain of every partition the topic has now."""
+    return [{"f": "drain", "key": p, "value": None} for p in range(ctx.partition_count())]
+
+
 def ops(rng: random.Random, ctx: Context) -> Iterator[OpDict]:
     """Yields the run's invokes: transactions with --txn, else one-message ops."""
     if ctx.queue.txn:
-        return txn_ops(rng, ctx.keys, ctx.queue.consumer_group, ctx.queue.abort_p)
+        return txn_ops(rng, partitions_of(ctx), ctx.queue.consumer_group, ctx.queue.abort_p)
     commits = ctx.queue.consumer_group and not ctx.queue.auto_commit
-    return queue_ops(rng, ctx.keys, ctx.queue.consumer_group, commits)
+    return queue_ops(rng, partitions_of(ctx), ctx.queue.consumer_group, commits)
 
 
 QUEUE = Workload(
@@ -151,7 +176,7 @@ QUEUE = Workload(
     create_topics=create_topic,
     ops=ops,
     open_client=open_client,
-    final_reads=lambda ctx: [{"f": "drain", "key": p, "value": None} for p in range(ctx.keys)],
+    final_reads=drains,
     model="queue",
     group=lambda ctx: consumer_group_name(ctx.topic) if ctx.queue.consumer_group else None,
     recount_from_disk=True,

@@ -90,17 +90,36 @@ class QueueSettings:
     auto_commit: bool = False
     """In a group, outside transactions: librdkafka commits the positions every 5 s (and
     reports each commit); else commit ops do."""
+    auto_offset_reset: str = "earliest"
+    """In a group: where it starts in a partition without a committed offset."""
+    watch_partitions: bool = False
+    """The topic grows while the run goes on (add-partitions): the clients ask for its
+    metadata every WATCH_MS, so that a classic group's leader finds new partitions and
+    rebalances within a second (librdkafka's default is every 5 minutes)."""
+
+
+WATCH_MS = 1000
+"""topic.metadata.refresh.interval.ms of a run whose topic grows."""
+
+
+def watch_config(s: QueueSettings) -> dict[str, Any]:
+    """Returns the metadata refresh a client of a growing topic needs, else nothing."""
+    return {"topic.metadata.refresh.interval.ms": WATCH_MS} if s.watch_partitions else {}
 
 
 def producer_config(s: QueueSettings, client_id: str) -> dict[str, Any]:
     """Returns the producer's settings: acks as asked, one attempt without idempotence."""
-    config = client_config(s.bootstrap, f"{client_id}-producer", s.timeouts) | {
-        "acks": s.acks,
-        "enable.idempotence": s.idempotence,
-        "linger.ms": 0,
-        "message.timeout.ms": s.timeouts.message_ms,
-        "request.timeout.ms": s.timeouts.request_ms,
-    }
+    config = (
+        client_config(s.bootstrap, f"{client_id}-producer", s.timeouts)
+        | watch_config(s)
+        | {
+            "acks": s.acks,
+            "enable.idempotence": s.idempotence,
+            "linger.ms": 0,
+            "message.timeout.ms": s.timeouts.message_ms,
+            "request.timeout.ms": s.timeouts.request_ms,
+        }
+    )
     if not s.idempotence:
         config["retries"] = 0
     return config
@@ -108,11 +127,15 @@ def producer_config(s: QueueSettings, client_id: str) -> dict[str, Any]:
 
 def consumer_config(s: QueueSettings, client_id: str) -> dict[str, Any]:
     """Returns the consumer's settings: a group of its own (assign mode) or the shared one."""
-    config = client_config(s.bootstrap, f"{client_id}-consumer", s.timeouts) | {
-        "fetch.wait.max.ms": 100,
-        "enable.partition.eof": False,
-        "isolation.level": s.isolation_level,
-    }
+    config = (
+        client_config(s.bootstrap, f"{client_id}-consumer", s.timeouts)
+        | watch_config(s)
+        | {
+            "fetch.wait.max.ms": 100,
+            "enable.partition.eof": False,
+            "isolation.level": s.isolation_level,
+        }
+    )
     if s.consumer_group:
         return config | group_config(s)
     return config | {
@@ -126,7 +149,7 @@ def group_config(s: QueueSettings) -> dict[str, Any]:
     """Returns a group member's own settings: the group, its protocol, who commits."""
     config: dict[str, Any] = {
         "group.id": consumer_group_name(s.topic),
-        "auto.offset.reset": "earliest",
+        "auto.offset.reset": s.auto_offset_reset,
         # In consume-transform-produce the transaction commits the group's offsets.
         "enable.auto.commit": s.auto_commit and not s.txn,
     }
@@ -147,6 +170,26 @@ def send_outcome(error: KafkaError | None, offset: int, message: int, single_try
     return info(what, message)
 
 
+def produce_to(
+    producer: Producer,
+    s: QueueSettings,
+    partition: int,
+    value: bytes,
+    delivered: Callable[[KafkaError | None, Message], None],
+) -> None:
+    """Queues value for one partition. A partition the producer does not know yet (the
+    topic grew: add-partitions) is looked up once and the message queued again, so that
+    a send goes to a new partition as soon as the generator names it; raises what the
+    second attempt raises (KafkaException: nothing was sent)."""
+    try:
+        producer.produce(s.topic, value=value, partition=partition, on_delivery=delivered)
+    except KafkaException as err:
+        if not s.watch_partitions or err.args[0].code() != KafkaError._UNKNOWN_PARTITION:
+            raise
+        producer.list_topics(s.topic, timeout=s.timeouts.operation)
+        producer.produce(s.topic, value=value, partition=partition, on_delivery=delivered)
+
+
 def send_message(producer: Producer, s: QueueSettings, op: OpDict) -> OpDict:
     """Takes a producer and a send invoke (partition `key`, message `value`). Sends the
     message and waits for its delivery report. Returns the send's completion."""
@@ -157,9 +200,7 @@ def send_message(producer: Producer, s: QueueSettings, op: OpDict) -> OpDict:
         report["outcome"] = send_outcome(error, _offset(msg), message, single_try=not s.idempotence)
 
     try:
-        producer.produce(
-            s.topic, value=str(message).encode(), partition=op["key"], on_delivery=delivered
-        )
+        produce_to(producer, s, op["key"], str(message).encode(), delivered)
     except BufferError as err:  # the local queue is full: nothing was sent
         return fail(f"BufferError: {err}", message)
     deadline = time.monotonic() + s.timeouts.operation

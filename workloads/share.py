@@ -26,7 +26,7 @@ from confluent_kafka.admin import (  # type: ignore[attr-defined]
 
 from kvstore.topic import TopicAdmin
 from workloads.core import Client, Context, OpDict, Workload
-from workloads.queue import create_topic, settings
+from workloads.queue import Partitions, count_now, create_topic, partitions_of, settings
 from workloads.share_client import ShareClient, ShareSettings
 
 SEND = 0.5
@@ -42,23 +42,29 @@ def group_name(ctx: Context) -> str:
     return f"{ctx.topic}-share"
 
 
-def share_ops(rng: random.Random, partitions: int) -> Iterator[OpDict]:
-    """Takes a random source and a partition count. Yields share invokes forever: sends of
-    unique integers to random partitions and polls, in equal measure."""
+def share_ops(rng: random.Random, partitions: Partitions) -> Iterator[OpDict]:
+    """Takes a random source and a partition count (or what says it now). Yields share
+    invokes forever: sends of unique integers to random partitions and polls, in equal
+    measure."""
     messages = itertools.count(1)
     while True:
         if rng.random() < SEND:
-            yield {"f": "send", "key": rng.randrange(partitions), "value": next(messages)}
+            yield {
+                "f": "send",
+                "key": rng.randrange(count_now(partitions)),
+                "value": next(messages),
+            }
         else:
             yield {"f": "poll", "value": None}
 
 
 def group_configs(ctx: Context) -> dict[str, str]:
-    """Returns the share group's settings: from the earliest offset (the default, latest,
-    would skip whatever was sent before the group first fetched), the lock, the run's
-    delivery limit (--delivery-limit, which test.json records)."""
+    """Returns the share group's settings: where it starts in a partition it has no state
+    for (--share-auto-offset-reset: earliest by default; Kafka's default, latest, skips
+    whatever was sent before the group first fetched), the lock, the run's delivery
+    limit (--delivery-limit, which test.json records)."""
     return {
-        "share.auto.offset.reset": "earliest",
+        "share.auto.offset.reset": ctx.share.share_auto_offset_reset,
         "share.record.lock.duration.ms": str(LOCK_MS),
         "share.delivery.count.limit": str(ctx.share.delivery_limit),
     }
@@ -97,7 +103,7 @@ def open_client(ctx: Context, client_id: str) -> Client:
 SHARE = Workload(
     name="share",
     create_topics=create_topic_and_group,
-    ops=lambda rng, ctx: share_ops(rng, ctx.keys),
+    ops=lambda rng, ctx: share_ops(rng, partitions_of(ctx)),
     open_client=open_client,
     final_reads=lambda ctx: [{"f": "drain", "value": None}],
     model="share",

@@ -27,7 +27,10 @@ The rules (the history as checkers/groups/consumer_history.py reads it):
   `takeover-skip`.
 - At least once. Every acknowledged message at an offset below an ok commit's offset was
   returned by some member's poll, unless the queue checker already counts it lost (Kafka
-  lost it; no group could read it). `at-least-once`.
+  lost it; no group could read it). `at-least-once`. At `auto.offset.reset=latest` the
+  group starts a partition it has no committed offset for at its log end, so what was
+  sent there before the first offset any member read is skipped by Kafka's own
+  documentation: those are counted apart (`reset_skipped`), never as this kind.
 - Auto-commit reach (a measurement, never an anomaly): see auto_commit_reach.
 
 Every rule is judged in O(n log n) of the history or better: overlaps counted per
@@ -70,11 +73,13 @@ def check_groups(
     lost: Collection[Any],
     auto_commit: bool,
     group: GroupHistory | None = None,
+    from_latest: bool = False,
 ) -> Result:
     """Takes a queue history's events, the (partition, message) pairs the queue checker
-    found lost (its lost_records), whether librdkafka committed, and the events'
-    GroupHistory if already read. Returns the result laid out as the module docstring
-    says."""
+    found lost (its lost_records), whether librdkafka committed, the events'
+    GroupHistory if already read, and whether the group started new partitions at their
+    log end (auto.offset.reset=latest). Returns the result laid out as the module
+    docstring says."""
     group = group or read_group_history(events)
     overlaps = ownership_overlaps(group, CASES_KEPT)
     takeovers, unjudged = takeover_cases(group, auto_commit)
@@ -84,6 +89,12 @@ def check_groups(
         "takeover-skip": takeovers,
         "at-least-once": at_least_once_cases(group, {(p, m) for p, m in lost}),
     }
+    reset_skipped = 0
+    if from_latest:
+        firsts = first_read(group)
+        kept = [c for c in cases["at-least-once"] if c["offset"] > firsts.get(c["partition"], -1)]
+        reset_skipped = len(cases["at-least-once"]) - len(kept)
+        cases["at-least-once"] = kept
     counts = {k: len(v) for k, v in cases.items()} | {"double-ownership": overlaps.ended["revoked"]}
     ended = overlaps.ended
     return {
@@ -96,7 +107,16 @@ def check_groups(
         "overlaps": {"fenced": ended["lost"], "unended": ended[None]},
         "takeovers": {"judged": _judged(group, unjudged), "unjudged": unjudged},
         "auto_commit": auto_commit_reach(group) if auto_commit else None,
+        "reset_skipped": reset_skipped,
     }
+
+
+def first_read(group: GroupHistory) -> dict[int, int]:
+    """Returns per partition the lowest offset any member's poll returned."""
+    firsts: dict[int, int] = {}
+    for f in group.fetches:
+        firsts[f.partition] = min(firsts.get(f.partition, f.first), f.first)
+    return firsts
 
 
 def commit_regression_cases(commits: list[Commit]) -> list[Case]:
@@ -259,4 +279,10 @@ def group_lines(section: dict[str, Any]) -> list[str]:
     for kind, found in section["kinds"].items():
         if found["count"]:
             lines.append(f"groups {kind}: {found['count']} (first: {found['cases'][0]})")
+    if section.get("reset_skipped"):
+        lines.append(
+            f"groups: {section['reset_skipped']} acknowledged sends below the first offset "
+            "the group read in their partition, skipped by auto.offset.reset=latest as Kafka "
+            "documents (not counted)"
+        )
     return lines

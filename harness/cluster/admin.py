@@ -12,7 +12,7 @@ from typing import Any
 
 from confluent_kafka import ElectionType, KafkaError, KafkaException, TopicPartition
 from confluent_kafka.admin import AdminClient
-from confluent_kafka.cimpl import NewTopic
+from confluent_kafka.cimpl import NewPartitions, NewTopic
 
 from nemesis.cluster import PartitionState
 
@@ -144,6 +144,30 @@ class Admin:
                 if code not in _RETRIABLE_CREATE or time.monotonic() >= deadline:
                     raise AdminError(f"could not create topic {name!r}: {err}") from err
                 KAFKA_LOG.warning("creating topic %s: %s; trying again", name, err)
+
+    def create_partitions(self, name: str, total: int) -> None:
+        """Grows topic name to total partitions (CreatePartitions; the controller places
+        the new replicas). A time-out is tried again for up to CREATE_TOPIC_S: the attempt
+        may have landed, so on a retry a topic that already has total partitions is
+        success. Raises AdminError when the cluster refuses."""
+        deadline = time.monotonic() + CREATE_TOPIC_S
+        for attempt in count():
+            futures = self._client.create_partitions(
+                [NewPartitions(name, total)], request_timeout=self._timeout
+            )
+            try:
+                futures[name].result(timeout=self._timeout * 2)
+                return
+            except KafkaException as err:
+                code = err.args[0].code() if err.args else None
+                grown = code == KafkaError.INVALID_PARTITIONS and attempt > 0
+                if grown and len(self.partitions(name)) == total:
+                    return
+                if code not in _RETRIABLE_CREATE or time.monotonic() >= deadline:
+                    raise AdminError(
+                        f"could not grow {name!r} to {total} partitions: {err}"
+                    ) from err
+                KAFKA_LOG.warning("growing topic %s: %s; trying again", name, err)
 
     def _has_assignment(self, name: str, assignment: list[list[int]]) -> bool:
         # A topic just created may not be in the metadata brokers answer with yet.

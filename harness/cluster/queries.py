@@ -147,6 +147,11 @@ class ClusterQueries(ABC):
             time.sleep(0.25)
         return f"{topic}-{partition}: assignment not {list(wanted)} after {PREFER_WAIT_S:g} s"
 
+    def add_partitions(self, topic: str, total: int) -> None:
+        """Grows topic to total partitions (nemesis.cluster's Expandable); raises
+        AdminError when the cluster refuses or cannot say."""
+        self._query_admin().create_partitions(topic, total)
+
     def group_coordinator(self, group: str) -> str:
         """Returns the node that coordinates group now, as the first running broker to
         answer FindCoordinator says; raises AdminError when none can say."""

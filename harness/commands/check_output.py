@@ -95,6 +95,10 @@ def render(outcome: Outcome, detailed: bool) -> list[str]:
             from checkers.groups import group_lines  # loaded for a consumer group's history
 
             lines.extend("  " + line for line in group_lines(outcome["groups"]))
+        if isinstance(outcome.get("expansion"), dict):
+            from checkers.groups import expansion_lines  # loaded for a grown topic's history
+
+            lines.extend("  " + line for line in expansion_lines(outcome["expansion"]))
         lines.extend("  " + said for said in sentences(outcome))
     lines.extend(f"  timeline: {path}" for path in outcome.get("counterexamples", []))
     return lines

@@ -42,7 +42,7 @@ from harness.exit_codes import (
     EXIT_UNKNOWN,
     EXIT_VALID,
 )
-from nemesis.names import GROUP_FAULTS, IN_ALL, ISR_SHRINK, NEMESES, ONLY_ON
+from nemesis.names import EXPAND_FAULTS, GROUP_FAULTS, IN_ALL, ISR_SHRINK, NEMESES, ONLY_ON
 from workloads.argtypes import positive
 from workloads.names import STORES, WORKLOAD_NAMES
 
@@ -107,6 +107,8 @@ def parse_kafka(text: str) -> Kafka:
 GROUPED_WORKLOADS = ("queue", "share")
 """The workloads whose clients can join a group (the queue one with --sub-via subscribe):
 the only ones the group faults are planned for."""
+GROWING_WORKLOADS = ("queue", "share")
+"""The workloads whose topic add-partitions can grow (a queue's, one partition per key)."""
 
 
 def plan(
@@ -122,8 +124,8 @@ def plan(
     """Takes the matrix's axes, the rounds (1-based) and each fault's time limit. Returns
     its runs round by round, the releases of one cell next to each other; faults that do
     not apply to a release's metadata mode, configs the release cannot run (eligible
-    leader replicas before 4.0), and group faults for workloads that join no group, are
-    left out (and what `harness run` refuses, by runnable)."""
+    leader replicas before 4.0), group faults for workloads that join no group, and
+    add-partitions for workloads without a queue's topic, are left out (and what `harness run` refuses, by runnable)."""
     return [
         Job(kafka, w, s, n, c, r, seed_base + r, time_limit(n))
         for r in rounds
@@ -134,6 +136,7 @@ def plan(
         for kafka in kafkas
         if ONLY_ON.get(n, kafka.metadata) == kafka.metadata
         and (n not in GROUP_FAULTS or w in GROUPED_WORKLOADS)
+        and (n not in EXPAND_FAULTS or w in GROWING_WORKLOADS)
         and profile_problem(PROFILES[c], kafka.version, kafka.metadata) is None
     ]
 

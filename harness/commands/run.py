@@ -115,6 +115,8 @@ def spec_from_args(args: argparse.Namespace, seed: int) -> TestSpec:
         raise ValueError(no_share)
     if (group_problem := _group_problem(args.workload, queue, cluster.kafka_version)) is not None:
         raise ValueError(group_problem)
+    if "add-partitions" in nemesis and args.workload not in ("queue", "share"):
+        raise ValueError("add-partitions grows a queue's topic: it needs --workload queue or share")
     # On NATS the kv workload's store is the bucket, read from its leader or directly.
     store = f"nats-{args.kv_reads}" if on_nats else args.store
     name = args.name or default_name(args.workload, store, nemesis, queue.txn, queue.client)
@@ -207,6 +209,8 @@ def _group_problem(workload: str, queue: QueueOptions, kafka_version: str) -> st
         return f"--group-protocol {queue.group_protocol} is a group's: it needs --sub-via subscribe"
     if queue.group_protocol == "consumer" and (refused := consumer_protocol_problem(kafka_version)):
         return refused
+    if queue.auto_offset_reset != "earliest" and not grouped:
+        return "--auto-offset-reset is a group's: it needs --sub-via subscribe"
     if queue.auto_commit and (not grouped or queue.txn):
         return "--auto-commit needs --sub-via subscribe without --txn (transactions commit)"
     return None

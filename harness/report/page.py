@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from checkers.groups import group_lines, share_lines
+from checkers.groups import expansion_lines, group_lines, share_lines
 from checkers.queue import case_words, effect
 from harness.cluster.config import PROFILES
 from harness.report.counterexamples.cycles import cycle_svg
@@ -285,7 +285,7 @@ def _section_summary(name: str, section: dict[str, Any]) -> str:
         return f"{word}: {queue_lines(section)[0]}"
     if "lost_count" in section:
         return f"{word}: {section['ack_count']} acknowledged, {section['lost_count']} lost"
-    said = {"groups": group_lines, "share": share_lines}.get(name)
+    said = {"groups": group_lines, "share": share_lines, "expansion": expansion_lines}.get(name)
     return f"{word}: {said(section)[0].split(': ', 1)[-1]}" if said else word
 
 

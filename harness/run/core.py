@@ -49,8 +49,9 @@ from harness.verdicts import DURATION, exit_code, incomplete, run_verdict
 from history import HistoryError, HistoryWriter, load
 from kvstore import DEFAULT_TIMEOUTS
 from kvstore.kafka_log import LIBRDKAFKA_OVERRIDES
+from nemesis.expand import ADD_PARTITIONS
 from nemesis.schedule import plan_faults
-from workloads.core import Client, Context
+from workloads.core import Client, Context, PartitionCount
 from workloads.registry import workload_for
 
 LOG = logging.getLogger("harness.run")
@@ -101,6 +102,7 @@ class TestRun:
             queue=spec.queue,
             share=spec.share,
             nats=spec.nats,
+            grown=PartitionCount(spec.keys) if ADD_PARTITIONS in spec.nemesis else None,
         )
         self.faults = plan_faults(
             spec.nemesis,
@@ -109,6 +111,7 @@ class TestRun:
             spec.nemesis_interval,
             self.rng,
             group=self.workload.group(self.ctx),
+            on_grown=self.ctx.grown.grew if self.ctx.grown is not None else None,
         )
 
     def set_up(self) -> None:

@@ -24,7 +24,7 @@ from checkers import (
     merge_valid,
     section_of,
 )
-from checkers.groups import group_lines, share_lines
+from checkers.groups import expansion_lines, group_lines, share_lines
 from checkers.queue import LagPoint, QueueHistory, lag_points, worst_realtime_lag
 from harness.report.explain import explain
 from harness.report.nemesis_story import invoke_times
@@ -235,6 +235,8 @@ def summary_lines(results: dict[str, Any], report: Path, terminal: bool = False)
         lines += [f"  {line}" for line in group_lines(results["groups"])]
     if isinstance(results.get("share"), dict):
         lines += [f"  {line}" for line in share_lines(results["share"])]
+    if isinstance(results.get("expansion"), dict):
+        lines += [f"  {line}" for line in expansion_lines(results["expansion"])]
     if "error" in lin:
         lines.append(f"  the linearizability checker failed: {lin['error']}")
     for failure in lin.get("failures", [])[:5]:

@@ -86,6 +86,7 @@ FAULT_COLOURS: dict[str, str] = {
     "partition-client-txn-coordinator": "#b2abd2",
     "partition-client-group-coordinator": "#8073ac",
     "pause-client": "#d8b5e6",
+    "add-partitions": "#f781bf",
 }
 OTHER_FAULT = "#7f7f7f"
 """A fault the table does not name: one recorded elsewhere, or by an older harness."""
