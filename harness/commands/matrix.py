@@ -125,7 +125,8 @@ def plan(
     its runs round by round, the releases of one cell next to each other; faults that do
     not apply to a release's metadata mode, configs the release cannot run (eligible
     leader replicas before 4.0), group faults for workloads that join no group, and
-    add-partitions for workloads without a queue's topic, are left out (and what `harness run` refuses, by runnable)."""
+    add-partitions for workloads without a queue's topic, are left out (and what
+    `harness run` refuses, by runnable)."""
     return [
         Job(kafka, w, s, n, c, r, seed_base + r, time_limit(n))
         for r in rounds
