@@ -335,7 +335,8 @@ def _share(history: History, options: CheckOptions) -> Checked:
 
     limit = options.delivery_limit or share.BROKER_DELIVERY_LIMIT
     read = read_share_history(history.events)
-    result = share.check_share(history.events, share.ShareRules(delivery_limit=limit), read)
+    rules = share.ShareRules(delivery_limit=limit, from_latest=options.offset_reset == "latest")
+    result = share.check_share(history.events, rules, read)
     return Checked(result, Reading(share=read), _expansion(history, options, "share"))
 
 

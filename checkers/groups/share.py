@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from checkers.faults import windows
+from checkers.groups.expansion import growths
 from checkers.groups.share_history import Delivery, Record, ShareHistory, read_share_history
 from checkers.groups.share_pairs import after_accept, count_pairs, overlapping_pair
 from checkers.queue.reader import Message, Send
@@ -39,8 +40,15 @@ KINDS = (
     "unexpected",
 )
 """Every anomaly kind of the share section; any one makes the run invalid."""
-ALLOWED = ("count-reset",)
-"""Kinds found and reported but never invalid: what KIP-932 allows (count_cases)."""
+ALLOWED = ("count-reset", "reset-skipped")
+"""Kinds found and reported but never invalid: what KIP-932 allows (count_cases), and at
+share.auto.offset.reset=latest what was sent before the group started a partition
+(reset_skipped_cases)."""
+ALLOWED_BECAUSE = {
+    "count-reset": "KIP-932 forgets an in-flight delivery when the share-partition leader changes",
+    "reset-skipped": "sent below the first offset the group handed out in a partition it "
+    "had from the start, which share.auto.offset.reset=latest starts at its log end",
+}
 BROKER_DELIVERY_LIMIT = 5
 """Kafka's group.share.delivery.count.limit default (GroupCoordinatorConfig, 4.4.0): the
 limit of a share group that sets none, so of a history whose run does not say its own."""
@@ -52,6 +60,9 @@ class ShareRules:
 
     delivery_limit: int
     """share.delivery.count.limit: a record is archived once delivered this many times."""
+    from_latest: bool = False
+    """share.auto.offset.reset=latest: the group starts a partition it has no state for at
+    its log end (KIP-932), so what was sent there before is never delivered."""
 
 
 def outcome(found: list[Delivery], limit: int) -> str:
@@ -115,6 +126,30 @@ def unresolved_cases(share: ShareHistory, outcomes: Outcomes) -> dict[str, list[
                 {"record": record, "message": s.value, "counts": counts, "acks": acks}
             )
     return cases
+
+
+def reset_skipped_cases(
+    lost: list[dict[str, Any]], share: ShareHistory, from_latest: bool, events: Sequence[Event]
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Takes the lost cases. Returns them split into those still lost and those
+    share.auto.offset.reset=latest explains: at latest, a lost send below the first offset
+    the group handed out in its partition, of a partition the topic had from the start (a
+    partition add-partitions made is the expansion check's: since KAFKA-20742's fix a new
+    partition of a topic the group knows starts at 0 whatever the setting)."""
+    if not from_latest:
+        return lost, []
+    grown = growths(events)
+    original = grown[0].before if grown else None
+    first: dict[int, int] = {}
+    for partition, offset in share.deliveries:
+        first[partition] = min(first.get(partition, offset), offset)
+    kept: list[dict[str, Any]] = []
+    skipped: list[dict[str, Any]] = []
+    for case in lost:
+        partition, offset = case["record"]
+        from_start = original is None or partition < original
+        (skipped if from_start and offset < first.get(partition, -1) else kept).append(case)
+    return kept, skipped
 
 
 def overlap_cases(share: ShareHistory) -> list[dict[str, Any]]:
@@ -240,6 +275,9 @@ def check_share(
     limit = rules.delivery_limit
     outcomes = Outcomes(share, limit)
     found = unresolved_cases(share, outcomes) | count_cases(share, limit, fault_spans(events))
+    found["lost"], found["reset-skipped"] = reset_skipped_cases(
+        found["lost"], share, rules.from_latest, events
+    )
     found["lock-overlap"] = overlap_cases(share)
     found["delivered-after-accept"] = after_accept_cases(share)
     found["mismatched"] = mismatch_cases(share)
@@ -346,8 +384,5 @@ def share_lines(section: dict[str, Any]) -> list[str]:
             lines.append(f"share {kind}: {found['count']} (first: {found['cases'][0]})")
     for kind, found in section.get("allowed", {}).items():
         if found["count"]:
-            lines.append(
-                f"share {kind} (allowed: KIP-932 forgets an in-flight delivery when the"
-                f" share-partition leader changes): {found['count']}"
-            )
+            lines.append(f"share {kind} (allowed: {ALLOWED_BECAUSE[kind]}): {found['count']}")
     return lines

@@ -11,7 +11,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from checkers.groups.consumer import auto_commit_reach, check_groups
+from checkers.groups.consumer import auto_commit_reach, check_groups, group_lines
 from checkers.groups.consumer_history import read_group_history
 from checkers.queue.reader import read_queue_history
 from tests.support.group_sim import GroupSimConfig, GroupSimulation
@@ -217,6 +217,21 @@ def test_an_acknowledged_message_below_a_commit_that_nobody_polled_is_not_at_lea
     assert kinds(h.events, lost=[(0, 2)]) == {}  # Kafka lost it: the queue checker's, not ours
     # lost in another partition: no excuse for this one (issue 35)
     assert kinds(h.events, lost=[(1, 2)]) == {"at-least-once": 1}
+
+
+def test_at_latest_what_came_before_the_first_offset_read_is_reset_skipped() -> None:
+    # Offsets 0 and 1 were sent before the group found the partition and started at its
+    # end (auto.offset.reset=latest, documented); offset 3, skipped later, is still a case.
+    h = History()
+    for offset, message in enumerate((1, 2, 3, 4, 5)):
+        h.send("p9", 0, offset, message)
+    h.op("p1", "poll", {"0": [[2, 3], [4, 5]]}, log=[("assigned", [0])])
+    h.op("p1", "commit", {"0": 5})
+    assert kinds(h.events) == {"at-least-once": 3}
+    result = check_groups(h.events, [], False, from_latest=True)
+    [case] = result["kinds"]["at-least-once"]["cases"]
+    assert case["offset"] == 3 and result["reset_skipped"] == 2
+    assert any("skipped by auto.offset.reset=latest" in line for line in group_lines(result))
 
 
 def test_auto_commits_are_measured_against_what_the_polls_returned() -> None:

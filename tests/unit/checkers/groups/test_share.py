@@ -237,3 +237,34 @@ def test_a_crashed_poll_holds_its_records_until_someone_else_gets_them() -> None
     h.poll(Poll(4, 5.0, [(1, 2, 5, 1)], []))
     h.poll(Poll(5, 11.0, [(1, 2, 5, 2)], ["accept"]))
     assert found(h) == {}
+
+
+def test_at_latest_a_send_below_the_first_offset_handed_out_is_reset_skipped() -> None:
+    # A send at offset 0 of partition 2, never delivered, while offset 1 was: at latest the
+    # group started partition 2 past it (documented), at earliest it is lost.
+    h = clean(drain=False)
+    h.send(2, 0, 5)
+    h.send(2, 1, 6)
+    h.poll(Poll(1, 5.0, [(2, 1, 6, 1)], ["accept"]))
+    h.poll(Poll(9, 10.0, [], [], f="drain"))
+    assert found(h) == {"lost": 1}
+    latest = check_share(h.events(), ShareRules(delivery_limit=3, from_latest=True))
+    assert latest["valid"] is True
+    assert latest["allowed"]["reset-skipped"]["count"] == 1
+    assert any("reset-skipped (allowed" in line for line in share_lines(latest))
+
+
+def test_at_latest_a_partition_added_later_is_left_lost() -> None:
+    # The same skip on a partition add-partitions made (2 -> 3) stays lost: since
+    # KAFKA-20742's fix a new partition of a known topic starts at 0.
+    h = clean(drain=False)
+    grown = {"partitions": {"from": 2, "to": 3}}
+    invoke = {"process": "nemesis", "type": "invoke", "f": "start-add-partitions", "value": None}
+    h.ops.append((4.0, invoke, 4.1, {**invoke, "type": "info", "value": grown}))
+    h.send(2, 0, 5)
+    h.send(2, 1, 6)
+    h.poll(Poll(1, 5.0, [(2, 1, 6, 1)], ["accept"]))
+    h.poll(Poll(9, 10.0, [], [], f="drain"))
+    latest = check_share(h.events(), ShareRules(delivery_limit=3, from_latest=True))
+    assert latest["kinds"]["lost"]["count"] == 1
+    assert latest["allowed"]["reset-skipped"]["count"] == 0
