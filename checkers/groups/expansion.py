@@ -241,12 +241,18 @@ def skip_sentence(case: dict[str, Any], readers: Readers, counted: bool) -> str:
     before, after = case["partitions"]
     later = case.get("read_after")
     seen = f", while it read offset {later} there" if later is not None else ""
-    why = (
-        "Kafka documents this for auto.offset.reset=latest (a partition added under the "
-        "group starts at its log end once found: KAFKA-20539), so it is not counted"
-        if not counted
-        else "no setting of this run allows it, so it counts"
-    )
+    if not counted:
+        why = (
+            "Kafka documents this for auto.offset.reset=latest (a partition added under the "
+            "group starts at its log end once found: KAFKA-20539), so it is not counted"
+        )
+    elif readers.kind == "share":
+        why = (
+            "a share group starts a new partition of a topic it knows at offset 0 whatever "
+            "share.auto.offset.reset says (KAFKA-20742, fixed in 4.4.0), so it counts"
+        )
+    else:
+        why = "these readers start a partition at its first offset, so it counts"
     return (
         f"{KIND}: partition {case['partition']} was added {case['added_ns'] / 1e9:.1f} s into "
         f"the run (history index {case['added_by']}: {before} -> {after} partitions); "

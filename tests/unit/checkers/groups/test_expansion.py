@@ -87,7 +87,7 @@ def test_a_group_that_started_past_the_first_records_skipped_them() -> None:
     sentence = expansion_lines(result)[1]
     assert "partition 3 was added 3.0 s into the run" in sentence
     assert "first at offset 0" in sentence and "consumer protocol" in sentence
-    assert "auto.offset.reset=earliest" in sentence and "it counts" in sentence
+    assert "auto.offset.reset=earliest" in sentence and "so it counts" in sentence
 
 
 def test_at_latest_a_group_skip_is_documented_and_not_counted() -> None:
@@ -133,6 +133,7 @@ def test_a_share_group_that_never_handed_out_a_new_record_skipped_it() -> None:
     (case,) = result["kinds"]["new-partition-skip"]["cases"]
     assert (case["partition"], case["first_skipped"], case["skipped"]) == (2, 0, 1)
     assert "share.auto.offset.reset=latest" in expansion_lines(result)[1]
+    assert "KAFKA-20742" in expansion_lines(result)[1]
 
 
 @pytest.mark.parametrize(("polled", "valid"), [([0, 1, 2, 3, 4], True), ([1, 2, 3, 4], False)])
