@@ -42,8 +42,10 @@ HUNTS: dict[str, tuple[str, ...]] = {
     "consumer-earliest": (
         "--workload", "queue", "--sub-via", "subscribe", "--group-protocol", "consumer",
     ),
+    "share-earliest": ("--workload", "share"),
 }  # fmt: skip
-"""Each hunt's own options: KAFKA-20742's, KAFKA-20539's under both protocols, a control."""
+"""Each hunt's own options: KAFKA-20742's, KAFKA-20539's under both protocols, and the
+controls at earliest."""
 FIELDS = (
     "hunt", "release", "seed", "exit", "verdict", "added", "acked_new", "read_new",
     "skipped", "skip_partitions", "first_case", "counted", "folder",
