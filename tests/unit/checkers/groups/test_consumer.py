@@ -219,18 +219,22 @@ def test_an_acknowledged_message_below_a_commit_that_nobody_polled_is_not_at_lea
     assert kinds(h.events, lost=[(1, 2)]) == {"at-least-once": 1}
 
 
-def test_at_latest_what_came_before_the_first_offset_read_is_reset_skipped() -> None:
-    # Offsets 0 and 1 were sent before the group found the partition and started at its
-    # end (auto.offset.reset=latest, documented); offset 3, skipped later, is still a case.
+def test_at_latest_what_came_before_a_start_without_a_commit_is_reset_skipped() -> None:
+    # Offsets 0 and 1 were sent before p1 started the partition at its end, 3 before p2
+    # took it over with nothing committed yet (auto.offset.reset=latest: documented);
+    # offset 6, skipped after the first commit, is still a case.
     h = History()
-    for offset, message in enumerate((1, 2, 3, 4, 5)):
+    for offset, message in enumerate((1, 2, 3, 4, 5, 6, 7, 8)):
         h.send("p9", 0, offset, message)
-    h.op("p1", "poll", {"0": [[2, 3], [4, 5]]}, log=[("assigned", [0])])
-    h.op("p1", "commit", {"0": 5})
-    assert kinds(h.events) == {"at-least-once": 3}
+    h.op("p1", "poll", {"0": [[2, 3]]}, log=[("assigned", [0])])
+    h.op("p2", "poll", {"0": [[4, 5], [5, 6]]}, log=[("assigned", [0])])
+    h.op("p2", "commit", {"0": 6})
+    h.op("p2", "poll", {"0": [[7, 8]]})
+    h.op("p2", "commit", {"0": 8})
+    assert kinds(h.events) == {"at-least-once": 4}
     result = check_groups(h.events, [], False, from_latest=True)
     [case] = result["kinds"]["at-least-once"]["cases"]
-    assert case["offset"] == 3 and result["reset_skipped"] == 2
+    assert case["offset"] == 6 and result["reset_skipped"] == 3
     assert any("skipped by auto.offset.reset=latest" in line for line in group_lines(result))
 
 
