@@ -43,6 +43,7 @@ HUNTS: dict[str, tuple[str, ...]] = {
         "--workload", "queue", "--sub-via", "subscribe", "--group-protocol", "consumer",
     ),
     "share-earliest": ("--workload", "share"),
+    "assign": ("--workload", "queue"),
 }  # fmt: skip
 """Each hunt's own options: KAFKA-20742's, KAFKA-20539's under both protocols, and the
 controls at earliest."""
