@@ -1,6 +1,12 @@
 """The reader of Jepsen's history.edn: a map per event, one per line or all in one vector,
 read event by event (history.edn.history_forms).
 
+A line that is one flat map of an op's usual fields, each a keyword or a value made of
+vectors, nil, booleans and small integers (as a register's or a queue's history mostly
+is), is read a batch at a time through JSON, as the text log's values are
+(history.jepsen_log.read_simple); from the first other line on, every form is the EDN
+reader's. Both give the same event.
+
 It reads what Jepsen's analysis reads: events numbered by their :index, or all by their
 position when the indexes do not increase (history.jepsen), and a process that goes on
 after an info (history.pairing), each with a warning.
@@ -16,18 +22,38 @@ fields are kept under their names.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Iterator
+from itertools import chain
 from typing import Any, Final
 
-from history.edn import EdnError, history_forms
+from history.edn import EdnError, history_forms, top_level_forms
 from history.edn_values import Keyword, Tagged, name_of
-from history.events import Event, HistoryError, check_event, require
+from history.events import Event, HistoryError, check_event, could_exceed, require
 from history.jepsen import Facts, Reading
+from history.jepsen_log import NOT_SIMPLE, read_simple
 
 _REQUIRED: Final = ("type", "process", "f")
 # Fields read above with a meaning of their own; any other keyword field (Jepsen's Kafka
 # ops carry :rebalance-log and :seek-to-beginning?) is kept under its name, as JSON's are.
 _READ: Final = frozenset(("index", "time", "process", "type", "f", "value", "key", "error"))
+
+# A line read quickly: `{:type :ok, :f :cas, :value [1 4], :process 3, :time 7, :index 9}`,
+# a map of the fields below, each value a keyword, nil, a boolean, an integer of up to 18
+# digits or a vector nesting at most one more, with separators between them (so an atom
+# is never the start of a longer one). Text holding a string, a comment, a tag, a
+# character or a map inside is never such a line.
+_VALUE = (
+    r":[A-Za-z][\w-]*|nil|true|false|-?(?:0|[1-9]\d{0,17})"
+    r"|\[[^\[\]]*(?:\[[^\[\]]*\][^\[\]]*)*\]"
+)
+_FIELD: Final = re.compile(rf":(\w[\w-]*)[\s,]+({_VALUE})")
+_QUICK_LINE: Final = re.compile(
+    rf"\{{[\s,]*(?:{_FIELD.pattern})(?:[\s,]+(?:{_FIELD.pattern}))*[\s,]*\}}[\s,]*"
+)
+_NAMES: Final = frozenset(("type", "f", "error"))  # a keyword's name, as name_of gives it
+_VALUES: Final = frozenset(("value", "time", "index"))  # read_simple's values
+_BATCH: Final = 1024  # lines whose values are read in one go (more would cost memory)
 
 
 def read_edn_events(
@@ -37,8 +63,31 @@ def read_edn_events(
     bytes for each event. Yields (line, event) for each event. Raises HistoryError for
     one that is malformed, and Reread when a fact guessed proves wrong."""
     facts = Facts(reading)
-    forms = history_forms(lines, budget)
     position = 0
+    lines = iter(lines)
+    quick: list[tuple[int, str, dict[str, Any]]] = []  # (line, text, fields) to finish
+    unread: list[tuple[int, str]] = []  # read quickly, but for the EDN reader after all
+    rest: Iterable[tuple[int, str]] = lines  # from the first line not read quickly
+    for line_no, text in lines:
+        fields = _quick_fields(text, budget)
+        if fields is None:
+            if text.strip(" \t,"):
+                rest = chain([(line_no, text)], lines)
+                break
+            continue  # a blank line
+        quick.append((line_no, text, fields))
+        if len(quick) >= _BATCH:
+            for event in _quick_events(quick, position, facts, path, unread):
+                yield event
+                position += 1
+            quick = []
+            if unread:
+                break
+    for event in _quick_events(quick, position, facts, path, unread):
+        yield event
+        position += 1
+    rest = chain(unread, rest)
+    forms = top_level_forms(rest, budget) if position else history_forms(rest, budget)
     while True:
         try:
             line_no, form = next(forms)
@@ -50,14 +99,64 @@ def read_edn_events(
             form = form.value
         if not isinstance(form, dict):
             raise HistoryError(path, line_no, "bad event: expected an EDN map")
-        yield line_no, facts.take_key(_event(form, position, facts, path, line_no))
+        # The map's keywords' names, looked up quickly as strings (:time as "time").
+        fields = {k.name: v for k, v in form.items() if k.__class__ is Keyword}
+        yield line_no, facts.take_key(_event(fields, position, facts, path, line_no))
         position += 1
     facts.finish()
 
 
-def _event(form: dict[Any, Any], position: int, facts: Facts, path: str, line_no: int) -> Event:
-    # The map's keywords' names, looked up quickly as strings (the keyword :time as "time").
-    fields = {k.name: v for k, v in form.items() if k.__class__ is Keyword}
+def _quick_fields(text: str, budget: int) -> dict[str, Any] | None:
+    """Takes a line. Returns its fields when it is a line read quickly (_QUICK_LINE), each
+    a keyword's name for type, f, error and a keyword process, an int for another
+    process, and for value, time and index their text, still to read; else None."""
+    if "{" not in text or could_exceed(text, budget) or _QUICK_LINE.fullmatch(text) is None:
+        return None
+    found = _FIELD.findall(text)
+    fields: dict[str, Any] = dict(found)
+    if len(fields) != len(found) or not fields.keys() <= _NAMES | _VALUES | {"process"}:
+        return None  # a key twice (the EDN reader refuses it), or another field
+    for name, value in fields.items():
+        keyword = value[0] == ":"
+        if name in _NAMES:
+            if not keyword:
+                return None
+            fields[name] = value[1:]
+        elif name == "process":
+            if value[0] == "[" or value in ("nil", "true", "false"):
+                return None
+            fields[name] = value[1:] if keyword else int(value)
+        elif keyword:
+            return None
+    return fields
+
+
+def _quick_events(
+    quick: list[tuple[int, str, dict[str, Any]]],
+    position: int,
+    facts: Facts,
+    path: str,
+    unread: list[tuple[int, str]],
+) -> Iterator[tuple[int, Event]]:
+    """Takes lines read quickly, the position of the first, the facts and a list. Yields
+    their events, up to the first whose values are not read_simple's; that line and
+    those after it go into `unread`, for the EDN reader."""
+    if not quick or unread:
+        return
+    texts = [fields[name] for _, _, fields in quick for name in _VALUES if name in fields]
+    values = iter(read_simple(texts))
+    for i, (line_no, _, fields) in enumerate(quick):
+        for name in _VALUES:
+            if name in fields:
+                fields[name] = next(values)
+                if fields[name] is NOT_SIMPLE:
+                    unread += [(n, text) for n, text, _ in quick[i:]]
+                    return
+        yield line_no, facts.take_key(_event(fields, position + i, facts, path, line_no))
+
+
+def _event(fields: dict[str, Any], position: int, facts: Facts, path: str, line_no: int) -> Event:
+    # Fields by their keywords' names.
     require(fields, _REQUIRED, path, line_no)
     event: Event = {
         "index": facts.number(fields.get("index"), position, line_no),
