@@ -27,11 +27,12 @@ from collections.abc import Iterable, Iterator
 from itertools import chain
 from typing import Any, Final
 
+import orjson
+
 from history.edn import EdnError, history_forms, top_level_forms
 from history.edn_values import Keyword, Tagged, name_of
 from history.events import Event, HistoryError, check_event, could_exceed, require
 from history.jepsen import Facts, Reading
-from history.jepsen_log import NOT_SIMPLE, read_simple
 
 _REQUIRED: Final = ("type", "process", "f")
 # Fields read above with a meaning of their own; any other keyword field (Jepsen's Kafka
@@ -39,20 +40,28 @@ _REQUIRED: Final = ("type", "process", "f")
 _READ: Final = frozenset(("index", "time", "process", "type", "f", "value", "key", "error"))
 
 # A line read quickly: `{:type :ok, :f :cas, :value [1 4], :process 3, :time 7, :index 9}`,
-# a map of the fields below, each value a keyword, nil, a boolean, an integer of up to 18
-# digits or a vector nesting at most one more, with separators between them (so an atom
-# is never the start of a longer one). Text holding a string, a comment, a tag, a
-# character or a map inside is never such a line.
-_VALUE = (
-    r":[A-Za-z][\w-]*|nil|true|false|-?(?:0|[1-9]\d{0,17})"
-    r"|\[[^\[\]]*(?:\[[^\[\]]*\][^\[\]]*)*\]"
+# a map of these fields, each once: type, f and error a keyword; process a keyword or an
+# integer; value, time and index nil, a boolean, an integer of up to 18 digits, or a vector
+# of those nesting at most one more; separators between any two. Text holding a string, a
+# comment, a tag, a character, a map inside or another field is never such a line.
+_KEYWORD = r":[A-Za-z][\w-]*"
+_INTEGER = r"-?(?:0|[1-9]\d{0,17})"
+_ATOM = rf"(?:nil|true|false|{_INTEGER})"
+_INNER = rf"\[[\s,]*(?:{_ATOM}(?:[\s,]+{_ATOM})*)?[\s,]*\]"
+_SIMPLE = rf"(?:{_ATOM}|\[[\s,]*(?:(?:{_ATOM}|{_INNER})(?:[\s,]+(?:{_ATOM}|{_INNER}))*)?[\s,]*\])"
+_FIELD = (
+    rf"(?::(?:type|f|error)[\s,]+{_KEYWORD}|:process[\s,]+(?:{_KEYWORD}|{_INTEGER})"
+    rf"|:(?:value|time|index)[\s,]+{_SIMPLE})"
 )
-_FIELD: Final = re.compile(rf":(\w[\w-]*)[\s,]+({_VALUE})")
-_QUICK_LINE: Final = re.compile(
-    rf"\{{[\s,]*(?:{_FIELD.pattern})(?:[\s,]+(?:{_FIELD.pattern}))*[\s,]*\}}[\s,]*"
+_QUICK_LINE: Final = re.compile(rf"\{{[\s,]*{_FIELD}(?:[\s,]+{_FIELD})*[\s,]*\}}[\s,]*")
+# Such lines spelled as JSON arrays of names and values: keywords as their names, nil as
+# null, maps and vectors as arrays, separators as commas.
+_KEYWORD_NAME: Final = re.compile(r":([A-Za-z][\w-]*)")
+_SEPARATORS: Final = re.compile(r"[\s,]+")
+_OTHER_BLANKS: Final = "".join(  # what \s matches besides the space (none above U+3000)
+    c for c in map(chr, range(0x3001)) if c != " " and re.fullmatch(r"\s", c)
 )
-_NAMES: Final = frozenset(("type", "f", "error"))  # a keyword's name, as name_of gives it
-_VALUES: Final = frozenset(("value", "time", "index"))  # read_simple's values
+_BRACES: Final = str.maketrans("{}", "[]")
 _BATCH: Final = 1024  # lines whose values are read in one go (more would cost memory)
 
 
@@ -65,17 +74,16 @@ def read_edn_events(
     facts = Facts(reading)
     position = 0
     lines = iter(lines)
-    quick: list[tuple[int, str, dict[str, Any]]] = []  # (line, text, fields) to finish
+    quick: list[tuple[int, str]] = []  # lines to read quickly, a batch at a time
     unread: list[tuple[int, str]] = []  # read quickly, but for the EDN reader after all
     rest: Iterable[tuple[int, str]] = lines  # from the first line not read quickly
     for line_no, text in lines:
-        fields = _quick_fields(text, budget)
-        if fields is None:
+        if could_exceed(text, budget) or _QUICK_LINE.fullmatch(text) is None:
             if text.strip(" \t,"):
                 rest = chain([(line_no, text)], lines)
                 break
             continue  # a blank line
-        quick.append((line_no, text, fields))
+        quick.append((line_no, text))
         if len(quick) >= _BATCH:
             for event in _quick_events(quick, position, facts, path, unread):
                 yield event
@@ -106,57 +114,46 @@ def read_edn_events(
     facts.finish()
 
 
-def _quick_fields(text: str, budget: int) -> dict[str, Any] | None:
-    """Takes a line. Returns its fields when it is a line read quickly (_QUICK_LINE), each
-    a keyword's name for type, f, error and a keyword process, an int for another
-    process, and for value, time and index their text, still to read; else None."""
-    if "{" not in text or could_exceed(text, budget) or _QUICK_LINE.fullmatch(text) is None:
-        return None
-    found = _FIELD.findall(text)
-    fields: dict[str, Any] = dict(found)
-    if len(fields) != len(found) or not fields.keys() <= _NAMES | _VALUES | {"process"}:
-        return None  # a key twice (the EDN reader refuses it), or another field
-    for name, value in fields.items():
-        keyword = value[0] == ":"
-        if name in _NAMES:
-            if not keyword:
-                return None
-            fields[name] = value[1:]
-        elif name == "process":
-            if value[0] == "[" or value in ("nil", "true", "false"):
-                return None
-            fields[name] = value[1:] if keyword else int(value)
-        elif keyword:
-            return None
-    return fields
-
-
 def _quick_events(
-    quick: list[tuple[int, str, dict[str, Any]]],
+    quick: list[tuple[int, str]],
     position: int,
     facts: Facts,
     path: str,
     unread: list[tuple[int, str]],
 ) -> Iterator[tuple[int, Event]]:
-    """Takes lines read quickly, the position of the first, the facts and a list. Yields
-    their events, up to the first whose values are not read_simple's; that line and
-    those after it go into `unread`, for the EDN reader."""
+    """Takes lines read quickly (_QUICK_LINE), the position of the first, the facts and a
+    list. Yields their events, up to the first naming a field twice (which the EDN reader
+    refuses); that line and those after it go into `unread`, for the EDN reader."""
     if not quick or unread:
         return
-    texts = [fields[name] for _, _, fields in quick for name in _VALUES if name in fields]
-    values = iter(read_simple(texts))
-    for i, (line_no, _, fields) in enumerate(quick):
-        for name in _VALUES:
-            if name in fields:
-                fields[name] = next(values)
-                if fields[name] is NOT_SIMPLE:
-                    unread += [(n, text) for n, text, _ in quick[i:]]
-                    return
-        yield line_no, facts.take_key(_event(fields, position + i, facts, path, line_no))
+    text = "[" + ",".join(line for _, line in quick) + "]"
+    # Split at each keyword's name and joined by quotes, each name comes out quoted.
+    text = '"'.join(_KEYWORD_NAME.split(text)).translate(_BRACES)
+    spelled = text.replace(", ", ",").replace(" ", ",")  # as most lines are separated
+    if ",," in spelled or any(blank in spelled for blank in _OTHER_BLANKS):
+        spelled = _SEPARATORS.sub(",", text)
+    # Every nil is an atom after a comma or a bracket (a keyword named nil is quoted).
+    spelled = spelled.replace("[,", "[").replace(",]", "]")
+    spelled = spelled.replace(",nil", ",null").replace("[nil", "[null")
+    for i, (pairs, (line_no, _)) in enumerate(zip(orjson.loads(spelled), quick, strict=True)):
+        names = iter(pairs)
+        fields = dict(zip(names, names, strict=True))
+        if 2 * len(fields) != len(pairs):
+            unread += quick[i:]
+            return
+        event = _event(fields, position + i, facts, path, line_no, known=True)
+        yield line_no, facts.take_key(event)
 
 
-def _event(fields: dict[str, Any], position: int, facts: Facts, path: str, line_no: int) -> Event:
-    # Fields by their keywords' names.
+def _event(
+    fields: dict[str, Any],
+    position: int,
+    facts: Facts,
+    path: str,
+    line_no: int,
+    known: bool = False,
+) -> Event:
+    # Fields by their keywords' names; `known`: every one is among _READ.
     require(fields, _REQUIRED, path, line_no)
     event: Event = {
         "index": facts.number(fields.get("index"), position, line_no),
@@ -172,6 +169,7 @@ def _event(fields: dict[str, Any], position: int, facts: Facts, path: str, line_
         event["key"] = fields["key"]
     if fields.get("error") is not None:
         event["error"] = name_of(fields["error"])
-    for name in fields.keys() - _READ:
-        event[name] = fields[name]
+    if not known:
+        for name in fields.keys() - _READ:
+            event[name] = fields[name]
     return event
