@@ -51,8 +51,6 @@ from collections import deque
 from collections.abc import Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 
-import networkx as nx
-
 from checkers.txn.graph import PROCESS, REALTIME, VIEWS, WR, WW, WW_DEPS_VIEWS, Deps
 
 MAX_STARTS = 16
@@ -192,6 +190,8 @@ def strongly_connected(
 def _kind_components(deps: Deps, component: set[int], kind: CycleKind) -> Iterator[Adjacency]:
     """Yields the strongly connected parts of a component's edges a kind may use, as
     Adjacency, where the kind's required labels all appear."""
+    import networkx as nx  # only where a component has a cycle: a healthy history has none
+
     sub = nx.DiGraph()
     view = deps.views.get(kind.allowed & ~REALTIME, 0)  # the real-time edges the kind reads
     for u in sorted(component):
