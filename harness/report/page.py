@@ -9,11 +9,13 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from checkers.groups import group_lines, share_lines
 from checkers.queue import case_words, effect
 from harness.cluster.config import PROFILES
 from harness.report.counterexamples.cycles import cycle_svg
+from harness.report.counterexamples.viewer import key_anchor
 from harness.report.explain import explain
 from harness.report.groups_section import groups_html
 from harness.report.header import header_html
@@ -68,7 +70,7 @@ def _table(rows: Sequence[Sequence[Any]], head: Sequence[str] | None = None) -> 
 
 def _link(folder: Path, path: Path) -> str:
     rel = path.relative_to(folder).as_posix()
-    return f'<a href="{html.escape(rel)}">{html.escape(rel)}</a>'
+    return f'<a href="{html.escape(quote(rel))}">{html.escape(rel)}</a>'
 
 
 def _anomalies(results: dict[str, Any], drawings: dict[str, list[Path]], folder: Path) -> str:
@@ -98,8 +100,11 @@ def _anomalies(results: dict[str, Any], drawings: dict[str, list[Path]], folder:
             if path.suffix == ".png":
                 parts.append(f'<img src="{html.escape(path.name)}" alt="counterexample {_e(key)}">')
             else:
-                viewer = "compressed time; hover an op for its state, click to pin"
-                parts.append(f"<p>interactive timeline ({viewer}): {_link(folder, path)}</p>")
+                how = "compressed time; hover an op for its states, click to pin"
+                rel = path.relative_to(folder).as_posix()
+                href = f"{quote(rel)}#{key_anchor(failure.get('key'))}"
+                link = f'<a href="{html.escape(href)}">{html.escape(rel)}</a>'
+                parts.append(f"<p>interactive timeline ({how}; every invalid key): {link}</p>")
     return "".join(parts)
 
 
