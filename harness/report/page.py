@@ -45,9 +45,10 @@ VERDICT_COLOURS = {
 STYLE = """
 body{font-family:system-ui,sans-serif;margin:2em;max-width:75em;color:#222}
 h1 .v{padding:.1em .5em;border-radius:.3em;color:#fff}h1 .zip{font-size:.45em}
-table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #ccc;padding:.2em .6em;
+table{border-collapse:collapse;margin:.5em 0;display:block;overflow-x:auto;max-width:100%}
+td,th{border:1px solid #ccc;padding:.2em .6em;
 text-align:left;vertical-align:top;font-size:.9em}img{max-width:100%;border:1px solid #eee}
-svg{max-width:100%;height:auto}
+svg{max-width:100%;height:auto}.cx{overflow-x:auto}.cx img{max-width:none}
 code{font-size:.9em}.fail{color:#d62728}.note{color:#666}pre{white-space:pre-wrap;margin:0 0 .5em}
 #explanation{border-left:.4em solid;padding:.1em 1em;margin:0 0 1em;font-size:1.05em}
 #explanation p{margin:.4em 0}tr.step td.said{padding-left:1.5em}
@@ -97,8 +98,9 @@ def _anomalies(results: dict[str, Any], drawings: dict[str, list[Path]], folder:
         ]
         parts.append(_table(rows))
         for path in drawings.get(key, []):
-            if path.suffix == ".png":
-                parts.append(f'<img src="{html.escape(path.name)}" alt="counterexample {_e(key)}">')
+            if path.suffix == ".png":  # at its own size: text shrunk to fit 800 px is unreadable
+                img = f'<img src="{html.escape(quote(path.name))}" alt="counterexample {_e(key)}">'
+                parts.append(f'<div class="cx">{img}</div>')
             else:
                 how = "compressed time; hover an op for its states, click to pin"
                 rel = path.relative_to(folder).as_posix()

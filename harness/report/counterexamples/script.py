@@ -21,7 +21,7 @@ p { margin: .3em 0; max-width: 70em; }
 #keys a { padding: .1em .5em; border: 1px solid #d0d7de; border-radius: 3px;
           text-decoration: none; color: #0969da; font-family: monospace; }
 #keys a.current { background: #d62728; border-color: #d62728; color: #fff; }
-.caption { fill: #555; font-style: italic; }
+.label.caption { fill: #555; font-style: italic; }
 svg text { font: 12px "DejaVu Sans Mono", "Liberation Mono", Menlo, Consolas, monospace; }
 .label { fill: #fff; pointer-events: none; }
 .label.concurrent { fill: #111; }
@@ -78,7 +78,7 @@ function draw() {
     el("title", {}, band, f.label);
     const text = el("text", {class: "label flabel", x: f.x0 + PAD, y: y + FAULT_H / 2 - 1,
       "dominant-baseline": "central"}, svg, (f.open_left ? "◀ " : "") + f.label);
-    sliding.push({text: text, x0: f.x0, x1: Math.max(f.x1, f.x0 + PAD)});
+    sliding.push({text: text, x0: f.x0, x1: f.x1, overflows: true});
   }
   const boxes = el("g", {}, svg), path = el("g", {}, svg), labels = el("g", {}, svg);
   L.ops.forEach((op, i) => {
@@ -141,14 +141,26 @@ function draw() {
 }
 // The names stay at the left edge of the view; a label whose box starts left of the names
 // column slides right along its box (never past its right end), so it is never cut off.
+// Where even the part of the box in view is too narrow for its label, the label is cut
+// short at its end ("…") to fit that part, or hidden when not a character fits.
 function follow() {
   const left = scroll.scrollLeft;
   names.setAttribute("transform", "translate(" + left + ",0)");
   for (const s of sliding) {
-    const width = s.text.getComputedTextLength();
-    const x = Math.min(Math.max(s.x0, left + NAME_W) + PAD, Math.max(s.x0 + PAD,
-      s.x1 - PAD - width));
-    s.text.setAttribute("x", x);
+    if (s.full === undefined) {
+      s.full = s.text.textContent;
+      s.width = s.text.getComputedTextLength();
+    }
+    // A fault's label may run past its band's end (the layout kept room for it there).
+    const end = s.overflows ? Math.max(s.x1, s.x0 + 2 * PAD + s.width) : s.x1;
+    const start = Math.max(s.x0, left + NAME_W) + PAD, room = end - PAD - start;
+    let text = s.full;
+    if (room < s.width) {
+      const fits = Math.floor(room / (s.width / s.full.length)) - 1;
+      text = fits > 0 ? s.full.slice(0, fits) + "…" : "";
+    }
+    s.text.textContent = text;
+    s.text.setAttribute("x", start);
   }
 }
 scroll.addEventListener("scroll", follow);
