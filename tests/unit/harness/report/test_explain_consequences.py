@@ -69,3 +69,12 @@ def test_a_reused_offset_without_a_lost_send_is_a_problem_of_its_own() -> None:
     assert not any(s.startswith("Following from") for s in said)
     assert any(s.startswith("2 inconsistent-offsets (makes the history invalid)") for s in said)
     assert follows_from_loss(queue | {"lost_records": [], "lost": 0}) == {}
+
+
+def test_the_index_lists_a_consequence_after_its_cause() -> None:
+    from harness.report import index
+
+    queue = _queue([_reused(0, 0, [4, 468])], [])
+    assert index._kinds(queue) == ["1 lost-write", "1 inconsistent-offsets (from the loss)"]
+    alone = _queue([_reused(1, 3, [7, 9])], [])
+    assert index._kinds(alone) == ["1 inconsistent-offsets", "1 lost-write"]
