@@ -219,7 +219,9 @@ function open() {
   L = K.layout;
   pinned = null;
   panel.classList.remove("pinned");
-  for (const k of D.keys) document.getElementById(k.anchor).hidden = k !== K;
+  for (const k of D.keys) {
+    document.querySelector('section[data-anchor="' + k.anchor + '"]').hidden = k !== K;
+  }
   for (const a of document.querySelectorAll("#keys a")) {
     a.classList.toggle("current", a.getAttribute("href") === "#" + K.anchor);
   }
@@ -228,6 +230,7 @@ function open() {
   reset();
 }
 window.addEventListener("hashchange", () => { open(); window.scrollTo(0, 0); });
+window.addEventListener("load", () => window.scrollTo(0, 0));  // the switcher in view
 open();
 })();
 """

@@ -111,12 +111,15 @@ def _notes(failure: dict[str, Any], drawn: dict[str, Any]) -> list[str]:
     return notes
 
 
-def _section(failure: dict[str, Any], drawn: dict[str, Any], anchor: str) -> str:
-    """Returns the heading and sentences of one key's counterexample (hidden until shown)."""
+def _section(failure: dict[str, Any], drawn: dict[str, Any], anchor: str, alone: bool) -> str:
+    """Returns the heading and sentences of one key's counterexample (hidden until shown),
+    with the key's anchor as its id when it is the page's only key (else the switcher's
+    link has it: a browser scrolls to the anchor, and the switcher must stay in view)."""
     op = failure["op"]
     states = " or ".join(failure.get("state_descriptions", [])) or "unknown"
     notes = "".join(f"<p>{html.escape(n)}</p>" for n in _notes(failure, drawn))
-    return f"""<section class="key" id="{anchor}" hidden>
+    named = f'id="{anchor}" ' if alone else ""
+    return f"""<section class="key" {named}data-anchor="{anchor}" hidden>
 <h2>{html.escape(title(failure))}</h2>
 <p>Op {op["index"]} ({html.escape(op.get("text", ""))}) cannot be linearized after the longest
 linearizable prefix of {failure.get("prefix_length", 0)} ops. The state could then only have
@@ -129,7 +132,8 @@ def _switcher(failures: Sequence[dict[str, Any]], anchors: Sequence[str]) -> str
     if len(failures) < 2:
         return ""
     links = "".join(
-        f'<a href="#{a}" title="{html.escape(title(f))}">{html.escape(json.dumps(f["key"]))}</a>'
+        f'<a id="{a}" href="#{a}" title="{html.escape(title(f))}">'
+        f"{html.escape(json.dumps(f['key']))}</a>"
         for f, a in zip(failures, anchors, strict=True)
     )
     return f'<nav id="keys"><b>{len(failures)} invalid keys:</b> {links}</nav>'
@@ -155,7 +159,7 @@ def write_html(
                 "prefix_length": failure.get("prefix_length", 0),
             }
         )
-        sections.append(_section(failure, drawn, anchor))
+        sections.append(_section(failure, drawn, anchor, len(failures) == 1))
     data = {"keys": keys, "box_h": BOX_H, "fault_h": FAULT_H, "pad": PAD, "name_w": NAME_W}
     blob = json.dumps(data).replace("</", "<\\/")  # the blob must not end its script
     legend = "".join(f"<span>{_swatch(k)}{html.escape(t)}</span>" for k, t in LEGEND)

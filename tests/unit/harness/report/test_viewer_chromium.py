@@ -174,7 +174,10 @@ def test_the_switcher_draws_each_invalid_key_and_the_address_names_it(tmp_path: 
     first, second = register_failure(), made_up_failure(30, 2) | {"key": "other"}
     page = write_html([first, second], tmp_path / "viewer.html", WINDOWS)
     drawn = "document.querySelectorAll('rect.box').length"
-    shown = "[...document.querySelectorAll('section.key')].filter(s => !s.hidden).map(s => s.id)"
+    shown = (
+        "[...document.querySelectorAll('section.key')].filter(s => !s.hidden)"
+        ".map(s => s.dataset.anchor)"
+    )
     with Browser(tmp_path / "profile", 800, 900) as browser:
         browser.open(page.as_uri())
         assert browser.evaluate(drawn) == 7
@@ -188,8 +191,10 @@ def test_the_switcher_draws_each_invalid_key_and_the_address_names_it(tmp_path: 
             '"other"'
         )
         assert _hover(browser, 29)["state"].startswith("state after: none")
-        browser.reload()  # the address keeps the key
+        browser.reload()  # the address keeps the key, and the switcher stays in view
         assert browser.evaluate(drawn) == 30
+        top = "document.getElementById('keys').getBoundingClientRect().top"
+        assert browser.evaluate(top) >= 0
 
 
 def test_an_axis_of_times_under_a_millisecond_counts_in_order(tmp_path: Path) -> None:
