@@ -54,8 +54,10 @@ class Cell:
 class Hunt:
     """One bug's hunt: the run options every cell shares, its cells, the queue anomaly
     kinds that show the bug (a run found it when any has a case, of the op outcome given
-    when one is: a torn transaction is a lost write of an op that ended `info`), the
-    seeds the nightly guard runs, and a sentence of what goes wrong."""
+    when one is: a torn transaction is a lost write of an op that ended `info`), or what
+    a fault's stop op must have seen (`reached`, as txn_hunt.reached names it: an
+    answer the coordinator gave a paused client), the seeds the nightly guard runs, and
+    a sentence of what goes wrong."""
 
     bug: str
     what: str
@@ -63,6 +65,7 @@ class Hunt:
     cells: tuple[Cell, ...]
     kinds: tuple[str, ...]
     outcome: str | None
+    seen: str | None
     seed_base: int
     guard_seeds: tuple[int, ...]
 
@@ -87,7 +90,27 @@ HUNTS = {
         ),
         kinds=("lost-write",),
         outcome="info",
+        seen=None,
         seed_base=3800,
+        guard_seeds=(),
+    ),
+    "KAFKA-20785": Hunt(
+        bug="KAFKA-20785",
+        what="under transactions v2 a commit that reaches the coordinator after its "
+        "timeout abort is answered INVALID_TXN_STATE, which clients take as fatal "
+        "(PRODUCER_FENCED, recoverable, under v1)",
+        options=(
+            *("--workload", "queue", "--txn", "--client", "java", "--nemesis", "pause-client"),
+            *("--kafka-config", "safe", "--time-limit", "60"),
+        ),
+        cells=(
+            Cell("4.4.0 Java TV2", ("--kafka-version", "4.4.0"), has_bug=True),
+            Cell("3.9.1 Java TV1", ("--kafka-version", "3.9.1"), has_bug=False),
+        ),
+        kinds=(),
+        outcome=None,
+        seen="paused EndTxn INVALID_TXN_STATE",
+        seed_base=4100,
         guard_seeds=(),
     ),
     "kafka-fsync": Hunt(
@@ -104,6 +127,7 @@ HUNTS = {
         ),
         kinds=("lost-write",),
         outcome=None,
+        seen=None,
         seed_base=4000,
         guard_seeds=(),
     ),
@@ -141,17 +165,21 @@ def judged(hunt: Hunt, folder: Path) -> dict[str, Any]:
     cases = [c for c in cases if hunt.outcome in (None, c.get("outcome"))]
     lines = (folder / "history.jsonl").read_text().splitlines()
     events = [json.loads(line) for line in lines if '"nemesis"' in line]
+    seen = reached(events)
+    if hunt.seen is not None and f"{hunt.seen}=" in seen:
+        count = seen.split(f"{hunt.seen}=")[1].split(";")[0]
+        cases.append({"seen": f"{hunt.seen} x{count}"})
     evidence = ""
     if cases:
         first = cases[0]
-        shown = ("index", "process", "value", "outcome")
+        shown = ("index", "process", "value", "outcome", "seen")
         evidence = ", ".join(f"{k}={first[k]}" for k in shown if k in first)
         evidence = f"{len(cases)} cases; first {evidence}"
     return {
         "verdict": {True: "valid", False: "INVALID"}.get(results.get("valid"), "unknown"),
         "found": bool(cases),
         "evidence": evidence,
-        "reached": reached(events),
+        "reached": seen,
         "folder": str(folder.relative_to(ROOT) if folder.is_relative_to(ROOT) else folder),
     }
 
