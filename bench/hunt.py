@@ -53,21 +53,22 @@ class Cell:
 @dataclasses.dataclass(frozen=True)
 class Hunt:
     """One bug's hunt: the run options every cell shares, its cells, the queue anomaly
-    kinds that show the bug (a run found it when any has a case, of the op outcome given
-    when one is: a torn transaction is a lost write of an op that ended `info`), or what
-    a fault's stop op must have seen (`reached`, as txn_hunt.reached names it: an
-    answer the coordinator gave a paused client), the seeds the nightly guard runs, and
-    a sentence of what goes wrong."""
+    kinds that show the bug with the op outcome a case must have (None: any), so that a
+    run found it when any kind has such a case (a torn transaction is a lost write of an
+    op that ended `info`), or what a fault's stop op must have seen (`seen`, as
+    txn_hunt.reached names it: an answer the coordinator gave a paused client), the
+    seeds the nightly guard runs on the cell that found it, and a sentence of what goes
+    wrong."""
 
     bug: str
     what: str
     options: tuple[str, ...]
     cells: tuple[Cell, ...]
-    kinds: tuple[str, ...]
-    outcome: str | None
+    kinds: tuple[tuple[str, str | None], ...]
     seen: str | None
     seed_base: int
     guard_seeds: tuple[int, ...]
+    guard_cell: str
 
 
 HUNTS = {
@@ -88,11 +89,15 @@ HUNTS = {
             Cell("3.9.1 librdkafka TV1", ("--kafka-version", "3.9.1"), has_bug=True),
             Cell("4.4.0 librdkafka TV1", ("--kafka-version", "4.4.0"), has_bug=True),
         ),
-        kinds=("lost-write",),
-        outcome="info",
+        # A late commit that lands mid-transaction commits what was sent so far: the
+        # client's own read_committed poll then reads it before its commit
+        # (precommitted-read), and if the client's end then fails, the transaction ends
+        # info with part of it committed (a lost write of an info op).
+        kinds=(("precommitted-read", None), ("lost-write", "info")),
         seen=None,
         seed_base=3800,
-        guard_seeds=(),
+        guard_seeds=(3803,),
+        guard_cell="3.9.1 librdkafka TV1",
     ),
     "KAFKA-20785": Hunt(
         bug="KAFKA-20785",
@@ -108,10 +113,10 @@ HUNTS = {
             Cell("3.9.1 Java TV1", ("--kafka-version", "3.9.1"), has_bug=False),
         ),
         kinds=(),
-        outcome=None,
         seen="paused EndTxn INVALID_TXN_STATE",
         seed_base=4100,
-        guard_seeds=(),
+        guard_seeds=(4100,),
+        guard_cell="4.4.0 Java TV2",
     ),
     "kafka-fsync": Hunt(
         bug="kafka-fsync",
@@ -125,11 +130,11 @@ HUNTS = {
             Cell("safe", ("--kafka-config", "safe"), has_bug=True),
             Cell("safe-fsync", ("--kafka-config", "safe-fsync"), has_bug=False),
         ),
-        kinds=("lost-write",),
-        outcome=None,
+        kinds=(("lost-write", None),),
         seen=None,
         seed_base=4000,
         guard_seeds=(),
+        guard_cell="safe",
     ),
 }
 
@@ -161,8 +166,12 @@ def judged(hunt: Hunt, folder: Path) -> dict[str, Any]:
     reached."""
     results = json.loads((folder / "results.json").read_text())
     kinds = results.get("queue", {}).get("kinds", {})
-    cases = [c for kind in hunt.kinds for c in kinds.get(kind, {}).get("cases", [])]
-    cases = [c for c in cases if hunt.outcome in (None, c.get("outcome"))]
+    cases = [
+        c | {"kind": kind}
+        for kind, outcome in hunt.kinds
+        for c in kinds.get(kind, {}).get("cases", [])
+        if outcome in (None, c.get("outcome"))
+    ]
     lines = (folder / "history.jsonl").read_text().splitlines()
     events = [json.loads(line) for line in lines if '"nemesis"' in line]
     seen = reached(events)
@@ -172,7 +181,7 @@ def judged(hunt: Hunt, folder: Path) -> dict[str, Any]:
     evidence = ""
     if cases:
         first = cases[0]
-        shown = ("index", "process", "value", "outcome", "seen")
+        shown = ("kind", "index", "process", "value", "outcome", "seen")
         evidence = ", ".join(f"{k}={first[k]}" for k in shown if k in first)
         evidence = f"{len(cases)} cases; first {evidence}"
     return {
@@ -245,7 +254,9 @@ def hunt_runs(
                 continue
             started = time.monotonic()
             row = run_one(hunt, cell, seed, out, cluster)
-            append(tsv, row)
+            # A run that broke before its workload is no evidence: kept apart, and the
+            # next hunt of the same table runs it again.
+            append(tsv if row["verdict"] != "broken" else out / "broken.tsv", row)
             rows.append(row)
             print(
                 f"{hunt.bug} seed {seed} ({n}/{len(seeds)}) {cell.label}: {row['verdict']}, "
@@ -268,6 +279,9 @@ def main() -> int:
     parser.add_argument("--cells", help="a comma list of cells, as their names say them")
     parser.add_argument("--guard", action="store_true", help="nightly: exit 1 if not found")
     parser.add_argument("--table-only", action="store_true")
+    parser.add_argument(
+        "--rejudge", action="store_true", help="judge the table's runs again (runs none)"
+    )
     args = parser.parse_args()
     if args.list or not args.bug:
         for name, hunt in sorted(HUNTS.items()):
@@ -277,15 +291,29 @@ def main() -> int:
     out = args.out or ROOT / "results" / f"hunt-{hunt.bug}"
     if args.guard:
         return guard(hunt, out / "guard", args.cluster_name)
-    if not args.table_only:
+    if not (args.table_only or args.rejudge):
         out.mkdir(parents=True, exist_ok=True)
         wanted = set(args.cells.split(",")) if args.cells else None
         cells = tuple(c for c in hunt.cells if wanted is None or slug(c) in wanted)
         base = hunt.seed_base if args.seed_base is None else args.seed_base
         hunt_runs(hunt, cells, list(range(base, base + args.runs)), out, args.cluster_name)
+    if args.rejudge:
+        rejudge(hunt, out / "hunt.tsv")
     with (out / "hunt.tsv").open() as f:
         print(table(hunt, list(csv.DictReader(f, delimiter="\t"))))
     return 0
+
+
+def rejudge(hunt: Hunt, tsv: Path) -> None:
+    """Judges every run the table holds again from its folder (after the hunt's kinds
+    changed), keeping its cell, seed and exit."""
+    with tsv.open() as f:
+        rows = list(csv.DictReader(f, delimiter="\t"))
+    tsv.unlink()
+    for row in rows:
+        folder = ROOT / row["folder"] if not row["folder"].startswith("/") else Path(row["folder"])
+        kept = {k: row[k] for k in ("cell", "seed", "exit")}
+        append(tsv, kept | (judged(hunt, folder) if folder.is_dir() else row))
 
 
 def guard(hunt: Hunt, out: Path, cluster: str) -> int:
@@ -295,7 +323,7 @@ def guard(hunt: Hunt, out: Path, cluster: str) -> int:
         print(f"{hunt.bug}: no seeds found it yet, nothing to guard", file=sys.stderr)
         return 1
     out.mkdir(parents=True, exist_ok=True)
-    cell = next(c for c in hunt.cells if c.has_bug)
+    cell = next(c for c in hunt.cells if c.label == hunt.guard_cell)
     for seed in hunt.guard_seeds:
         row = run_one(hunt, cell, seed, out, cluster)
         print(f"{hunt.bug} guard, seed {seed}: {row['verdict']}, found={row['found']}", flush=True)
