@@ -9,7 +9,7 @@ VENV_STAMP := .venv/.installed
 NEMESIS ?= partition-leader
 TIME_LIMIT ?= 60
 
-.PHONY: run test unit integration lint bench bench-guard clean setup debs docker image nightly \
+.PHONY: run test unit integration lint bench bench-guard hunt-guard clean setup debs docker image nightly \
   java-client
 
 setup: debs docker $(VENV_STAMP) image
@@ -44,9 +44,10 @@ run: setup
 
 # The nightly matrix: the Kafka releases of NIGHTLY_VERSIONS (any from 3.9.1 to 4.4.0) x workload x
 # nemesis x Kafka config x store, NIGHTLY_RUNS runs each (NIGHTLY_TIME s of workload),
-# NIGHTLY_JOBS at once, then `analyze` over the results, then the benchmark guard
-# (bench-guard) once the clusters are gone. An invalid run is what the matrix is for, so
-# only analyze and the guard decide the target's exit code (both run either way).
+# NIGHTLY_JOBS at once, then `analyze` over the results, then the known-bug hunts that
+# found their bug (hunt-guard), then the benchmark guard (bench-guard) once the clusters
+# are gone. An invalid run is what the matrix is for, so only analyze and the guards
+# decide the target's exit code (all run either way).
 NIGHTLY_VERSIONS ?= 3.9.1 4.4.0
 NIGHTLY_WORKLOADS ?= kv register
 NIGHTLY_NEMESES ?= partition-leader kill-leader pause-leader
@@ -56,14 +57,24 @@ NIGHTLY_RUNS ?= 2
 NIGHTLY_TIME ?= 30
 NIGHTLY_JOBS ?= 1
 NIGHTLY_RESULTS ?= results
+# The known-bug hunts that found their bug (bench/hunt.py): each runs again on the release
+# and seeds that found it, and fails the nightly if it no longer does.
+NIGHTLY_HUNTS ?= KAFKA-17754 KAFKA-20785
 nightly: setup
 	@$(PY) -m harness matrix --kafka $(NIGHTLY_VERSIONS) --workloads $(NIGHTLY_WORKLOADS) \
 	  --nemeses $(NIGHTLY_NEMESES) --configs $(NIGHTLY_CONFIGS) --stores $(NIGHTLY_STORES) \
 	  --runs $(NIGHTLY_RUNS) --time-limit $(NIGHTLY_TIME) --jobs $(NIGHTLY_JOBS) \
 	  --results $(NIGHTLY_RESULTS) -- $(ARGS) || echo "nightly: matrix exit $$?"
 	@rc=0; $(PY) -m harness analyze $(NIGHTLY_RESULTS) || rc=$$?; \
+	$(MAKE) --no-print-directory hunt-guard || rc=$$?; \
 	$(MAKE) --no-print-directory bench-guard || rc=$$?; \
 	exit $$rc
+
+# Each known bug a hunt found, found again (bench/hunt.py --guard).
+hunt-guard: setup
+	@rc=0; for bug in $(NIGHTLY_HUNTS); do \
+	  $(PY) bench/hunt.py $$bug --guard --out $(NIGHTLY_RESULTS)/hunt-$$bug || rc=1; \
+	done; exit $$rc
 
 lint: $(VENV_STAMP)
 	@$(PY) -m ruff check .

@@ -16,7 +16,7 @@ Porcupine stops at the first invalid key and ours does not, and ours draws nothi
 the time limit; and start-up: `harness check --help` and `harness check` of a 10-op
 history, each less `python -c pass`. Each side runs as a whole process on one core
 (`--jobs 1`; GOMAXPROCS=1), ours through the command line only. Ours writes each invalid
-key's counterexample viewer (HTML, as `harness check` does without --png) into a temporary
+key's counterexample into one viewer (HTML, as `harness check` does without --png) in a temporary
 folder; Porcupine draws nothing. A file on which the two give opposite verdicts is printed
 and fails the run (exit 1).
 

@@ -219,7 +219,7 @@ def _queue(history: History, options: CheckOptions) -> Checked:
     # Transactions of several micro-ops, or one-message ops whose graph may hold a cycle
     # (checkers/queue/acyclic.py): their order to check, as Elle checks every history.
     if result.pop("acyclic", True) is False:
-        from checkers.txn import check_txns, with_transactions  # networkx: only here
+        from checkers.txn import check_txns, with_transactions  # loaded only for transactions
 
         section = check_txns(_transactions(history), options.ww_deps, options.ignore)
         result = with_transactions(result, section, options.ignore)

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds the base image (Debian bookworm, JRE 17, iptables, iproute2, procps)
+# Builds the base image (Debian bookworm, JRE 17, iptables, iproute2, procps, libfaketime)
 # with debootstrap and docker import, because no container registry is reachable.
 # Where one is, HARNESS_BASE_IMAGE=debian:bookworm skips this (see README.md).
 # Usage: compose/bootstrap-base.sh IMAGE_NAME
@@ -22,7 +22,7 @@ root=$(mktemp -d /tmp/harness-base.XXXXXX)
 trap 'rm -rf "$root" "$root.log"' EXIT
 echo "bootstrapping base image $image from $mirror (debootstrap, about a minute)"
 debootstrap --variant=minbase --keyring="$keyring" \
-  --include=openjdk-17-jre-headless,iptables,iproute2,procps,netcat-openbsd \
+  --include=openjdk-17-jre-headless,iptables,iproute2,procps,netcat-openbsd,faketime \
   bookworm "$root" "$mirror" >"$root.log" 2>&1 || { tail -n 20 "$root.log" >&2; exit 1; }
 rm -rf "$root"/var/cache/apt/archives/*.deb "$root"/var/lib/apt/lists/*
 tar -C "$root" -c . | docker import \

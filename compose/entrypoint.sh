@@ -23,6 +23,17 @@ if [ -n "${FAULTFS_DIRS:-}" ] && [ "$(id -u)" = 0 ]; then
   exec /usr/local/bin/faultfs run -user kafka -events /var/log/kafka/faultfs.jsonl $mounts \
     -- "$0" "$@"
 fi
+# With CLOCK_FILE (a cluster made for the clock faults) every JVM here reads its wall
+# clock through libfaketime, offset by the seconds that file holds ("+0" at first); the
+# harness rewrites it to move this node's clock, and libfaketime reads it again within a
+# second. The monotonic clock stays true, as a stepped NTP clock leaves it. Without
+# FAKETIME_FORCE_MONOTONIC_FIX=0 libfaketime stretches the JVM's timed waits (a 0.7 s
+# Object.wait took 3 s) and a broker took minutes to start.
+if [ -n "${CLOCK_FILE:-}" ]; then
+  [ -f "$CLOCK_FILE" ] || echo "+0" >"$CLOCK_FILE"
+  export LD_PRELOAD=/usr/local/lib/libfaketimeMT.so.1 FAKETIME_TIMESTAMP_FILE="$CLOCK_FILE" \
+    FAKETIME_CACHE_DURATION=1 FAKETIME_DONT_FAKE_MONOTONIC=1 FAKETIME_FORCE_MONOTONIC_FIX=0
+fi
 heap=${HEAP_MIB:?HEAP_MIB is not set: the harness sets it when it creates the container}
 cp_libs='/opt/kafka/libs/*'
 log="-Dlog4j.configuration=file:/etc/kafka/log4j.properties -Dkafka.logs.dir=/var/log/kafka"

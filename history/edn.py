@@ -333,6 +333,13 @@ def history_forms(lines: NumberedLines, budget: int) -> Iterator[tuple[int, Any]
         raise reader.fail(after[2], "a history printed as one vector must be alone")
 
 
+def top_level_forms(lines: NumberedLines, budget: int) -> Iterator[tuple[int, Any]]:
+    """Takes numbered lines and a budget in bytes. Yields (line, form) for each top-level
+    form, as history_forms reads those after a history's first (a vector among them is
+    one form, never a history printed as one vector)."""
+    return _Reader(lines, budget).forms()
+
+
 def _elements(reader: _Reader, opener: str, opened_on: int) -> Iterator[tuple[int, Any]]:
     """Yields each element of the vector or list `opener` opened on line opened_on."""
     closer = _CLOSERS[opener]

@@ -1,6 +1,12 @@
 """The reader of Jepsen's history.edn: a map per event, one per line or all in one vector,
 read event by event (history.edn.history_forms).
 
+A line that is one flat map of an op's usual fields, each a keyword or a value made of
+vectors, nil, booleans and small integers (as a register's or a queue's history mostly
+is), is read a batch at a time through JSON, as the text log's values are
+(history.jepsen_log.read_simple); from the first other line on, every form is the EDN
+reader's. Both give the same event.
+
 It reads what Jepsen's analysis reads: events numbered by their :index, or all by their
 position when the indexes do not increase (history.jepsen), and a process that goes on
 after an info (history.pairing), each with a warning.
@@ -16,18 +22,47 @@ fields are kept under their names.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Iterator
+from itertools import chain
 from typing import Any, Final
 
-from history.edn import EdnError, history_forms
+import orjson
+
+from history.edn import EdnError, history_forms, top_level_forms
 from history.edn_values import Keyword, Tagged, name_of
-from history.events import Event, HistoryError, check_event, require
+from history.events import Event, HistoryError, check_event, could_exceed, require
 from history.jepsen import Facts, Reading
 
 _REQUIRED: Final = ("type", "process", "f")
 # Fields read above with a meaning of their own; any other keyword field (Jepsen's Kafka
 # ops carry :rebalance-log and :seek-to-beginning?) is kept under its name, as JSON's are.
 _READ: Final = frozenset(("index", "time", "process", "type", "f", "value", "key", "error"))
+
+# A line read quickly: `{:type :ok, :f :cas, :value [1 4], :process 3, :time 7, :index 9}`,
+# a map of these fields, each once: type, f and error a keyword; process a keyword or an
+# integer; value, time and index nil, a boolean, an integer of up to 18 digits, or a vector
+# of those nesting at most one more; separators between any two. Text holding a string, a
+# comment, a tag, a character, a map inside or another field is never such a line.
+_KEYWORD = r":[A-Za-z][\w-]*"
+_INTEGER = r"-?(?:0|[1-9]\d{0,17})"
+_ATOM = rf"(?:nil|true|false|{_INTEGER})"
+_INNER = rf"\[[\s,]*(?:{_ATOM}(?:[\s,]+{_ATOM})*)?[\s,]*\]"
+_SIMPLE = rf"(?:{_ATOM}|\[[\s,]*(?:(?:{_ATOM}|{_INNER})(?:[\s,]+(?:{_ATOM}|{_INNER}))*)?[\s,]*\])"
+_FIELD = (
+    rf"(?::(?:type|f|error)[\s,]+{_KEYWORD}|:process[\s,]+(?:{_KEYWORD}|{_INTEGER})"
+    rf"|:(?:value|time|index)[\s,]+{_SIMPLE})"
+)
+_QUICK_LINE: Final = re.compile(rf"\{{[\s,]*{_FIELD}(?:[\s,]+{_FIELD})*[\s,]*\}}[\s,]*")
+# Such lines spelled as JSON arrays of names and values: keywords as their names, nil as
+# null, maps and vectors as arrays, separators as commas.
+_KEYWORD_NAME: Final = re.compile(r":([A-Za-z][\w-]*)")
+_SEPARATORS: Final = re.compile(r"[\s,]+")
+_OTHER_BLANKS: Final = "".join(  # what \s matches besides the space (none above U+3000)
+    c for c in map(chr, range(0x3001)) if c != " " and re.fullmatch(r"\s", c)
+)
+_BRACES: Final = str.maketrans("{}", "[]")
+_BATCH: Final = 1024  # lines whose values are read in one go (more would cost memory)
 
 
 def read_edn_events(
@@ -37,8 +72,30 @@ def read_edn_events(
     bytes for each event. Yields (line, event) for each event. Raises HistoryError for
     one that is malformed, and Reread when a fact guessed proves wrong."""
     facts = Facts(reading)
-    forms = history_forms(lines, budget)
     position = 0
+    lines = iter(lines)
+    quick: list[tuple[int, str]] = []  # lines to read quickly, a batch at a time
+    unread: list[tuple[int, str]] = []  # read quickly, but for the EDN reader after all
+    rest: Iterable[tuple[int, str]] = lines  # from the first line not read quickly
+    for line_no, text in lines:
+        if could_exceed(text, budget) or _QUICK_LINE.fullmatch(text) is None:
+            if text.strip(" \t,"):
+                rest = chain([(line_no, text)], lines)
+                break
+            continue  # a blank line
+        quick.append((line_no, text))
+        if len(quick) >= _BATCH:
+            for event in _quick_events(quick, position, facts, path, unread):
+                yield event
+                position += 1
+            quick = []
+            if unread:
+                break
+    for event in _quick_events(quick, position, facts, path, unread):
+        yield event
+        position += 1
+    rest = chain(unread, rest)
+    forms = top_level_forms(rest, budget) if position else history_forms(rest, budget)
     while True:
         try:
             line_no, form = next(forms)
@@ -50,14 +107,53 @@ def read_edn_events(
             form = form.value
         if not isinstance(form, dict):
             raise HistoryError(path, line_no, "bad event: expected an EDN map")
-        yield line_no, facts.take_key(_event(form, position, facts, path, line_no))
+        # The map's keywords' names, looked up quickly as strings (:time as "time").
+        fields = {k.name: v for k, v in form.items() if k.__class__ is Keyword}
+        yield line_no, facts.take_key(_event(fields, position, facts, path, line_no))
         position += 1
     facts.finish()
 
 
-def _event(form: dict[Any, Any], position: int, facts: Facts, path: str, line_no: int) -> Event:
-    # The map's keywords' names, looked up quickly as strings (the keyword :time as "time").
-    fields = {k.name: v for k, v in form.items() if k.__class__ is Keyword}
+def _quick_events(
+    quick: list[tuple[int, str]],
+    position: int,
+    facts: Facts,
+    path: str,
+    unread: list[tuple[int, str]],
+) -> Iterator[tuple[int, Event]]:
+    """Takes lines read quickly (_QUICK_LINE), the position of the first, the facts and a
+    list. Yields their events, up to the first naming a field twice (which the EDN reader
+    refuses); that line and those after it go into `unread`, for the EDN reader."""
+    if not quick or unread:
+        return
+    text = "[" + ",".join(line for _, line in quick) + "]"
+    # Split at each keyword's name and joined by quotes, each name comes out quoted.
+    text = '"'.join(_KEYWORD_NAME.split(text)).translate(_BRACES)
+    spelled = text.replace(", ", ",").replace(" ", ",")  # as most lines are separated
+    if ",," in spelled or any(blank in spelled for blank in _OTHER_BLANKS):
+        spelled = _SEPARATORS.sub(",", text)
+    # Every nil is an atom after a comma or a bracket (a keyword named nil is quoted).
+    spelled = spelled.replace("[,", "[").replace(",]", "]")
+    spelled = spelled.replace(",nil", ",null").replace("[nil", "[null")
+    for i, (pairs, (line_no, _)) in enumerate(zip(orjson.loads(spelled), quick, strict=True)):
+        names = iter(pairs)
+        fields = dict(zip(names, names, strict=True))
+        if 2 * len(fields) != len(pairs):
+            unread += quick[i:]
+            return
+        event = _event(fields, position + i, facts, path, line_no, known=True)
+        yield line_no, facts.take_key(event)
+
+
+def _event(
+    fields: dict[str, Any],
+    position: int,
+    facts: Facts,
+    path: str,
+    line_no: int,
+    known: bool = False,
+) -> Event:
+    # Fields by their keywords' names; `known`: every one is among _READ.
     require(fields, _REQUIRED, path, line_no)
     event: Event = {
         "index": facts.number(fields.get("index"), position, line_no),
@@ -73,6 +169,7 @@ def _event(form: dict[Any, Any], position: int, facts: Facts, path: str, line_no
         event["key"] = fields["key"]
     if fields.get("error") is not None:
         event["error"] = name_of(fields["error"])
-    for name in fields.keys() - _READ:
-        event[name] = fields[name]
+    if not known:
+        for name in fields.keys() - _READ:
+            event[name] = fields[name]
     return event

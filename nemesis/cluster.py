@@ -160,6 +160,16 @@ class PowerSwitch(Protocol):
 
 
 @runtime_checkable
+class Clocks(Protocol):
+    """An optional ability: each node's wall clock, as its processes read it, set apart
+    from the true time (libfaketime), while its monotonic clock stays true."""
+
+    def set_clock_offset(self, node: str, seconds: int) -> None:
+        """Sets node's wall clock `seconds` from the true time (0: right again)."""
+        ...
+
+
+@runtime_checkable
 class Disks(Protocol):
     """An optional ability: a node stopped as an operator stops it, and its files read
     and written while it is down (the file corruption faults)."""

@@ -97,6 +97,13 @@ and started again (log segments; offset and time indexes; leader-epoch, recovery
 and other checkpoints; on KRaft the metadata log and its snapshots), only ever on a
 minority of the nodes holding each."""
 
+CLOCK_FAULTS: tuple[str, ...] = tuple(
+    f"{verb}-clock-{t}" for verb in ("bump", "strobe") for t in TARGETS
+)
+"""Faults of nemesis.clock: the wall clock of the targets jumps ahead or behind, or flips
+between wrong and right. They need libfaketime in every node, which a run asking for
+one of them sets up."""
+
 COMPOSED_FAULTS: tuple[str, ...] = ("partition-power-loss", "pause-power-loss")
 """Faults of nemesis.composed: Jepsen's NATS suite's part-kill and pause-kill for Kafka,
 a minority that misses writes while the replicas that have them lose power."""
@@ -124,6 +131,7 @@ NEMESES: tuple[str, ...] = (
     *CORRUPT_FAULTS,
     *COMPOSED_FAULTS,
     *PROXY_FAULTS,
+    *CLOCK_FAULTS,
 )
 """Every fault the harness can inject, by the name `--nemesis` takes."""
 
@@ -133,6 +141,8 @@ GROUP_FAULTS: tuple[str, ...] = (
     GROUP_CUT,
     "power-loss-coordinator",
     "partition-client-group-coordinator",
+    "bump-clock-coordinator",
+    "strobe-clock-coordinator",
 )
 """The faults aimed at the run's consumer or share group: they need a run with one."""
 
@@ -149,7 +159,8 @@ IN_ALL: tuple[str, ...] = (
 )
 """What `--nemesis all` can mean: the network faults, kills and pauses of a leader, a
 random broker and the active controller, isr-shrink and the group faults. Faults that
-change how every node runs (power loss needs faultfs, the proxy faults faultproxy) and
+change how every node runs (power loss needs faultfs, the proxy faults faultproxy, the
+clock faults libfaketime) and
 the kills and pauses of several nodes at once are named one by one."""
 
 ONLY_ON: dict[str, str] = {

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from nemesis.client import ClientPause, CoordinatorCut
+from nemesis.clock import ClockFault
 from nemesis.cluster import Cluster
 from nemesis.composed import COMPOSED
 from nemesis.coordinator import coordinator_cut
@@ -22,6 +23,7 @@ from nemesis.isr import IsrShrink
 from nemesis.late import LateDelivery
 from nemesis.names import (
     CLIENT_FAULTS,
+    CLOCK_FAULTS,
     CORRUPT_FAULTS,
     GROUP_CUT,
     GROUP_FAULTS,
@@ -144,6 +146,8 @@ def _nemesis(name: str, topic: str, rng: random.Random, group: str | None) -> Ne
         return IsrShrink(topic, rng)
     if name in POWER_FAULTS:
         return PowerLoss(name, topic, rng, group)
+    if name in CLOCK_FAULTS:
+        return ClockFault(name, topic, rng, group)
     if name in COMPOSED:
         return COMPOSED[name](topic, rng)
     if name in PROCESS_FAULTS:

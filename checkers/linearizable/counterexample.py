@@ -77,10 +77,7 @@ def failure(
     key: Hashable, outcome: Outcome, ops: Sequence[Op], model: Model, time_limit: float | None
 ) -> dict[str, Any]:
     """Takes a key, its search outcome (not valid) and its ops. Returns the failure report."""
-    from checkers.linearizable.graph import (  # networkx: only for failures
-        counterexample_graph,
-        to_json,
-    )
+    from checkers.linearizable.graph import counterexample_graph
 
     if outcome.valid == "unknown":
         return _unknown(key, outcome, time_limit)
@@ -116,7 +113,7 @@ def failure(
         "concurrent": [said(op) for op in concurrent],
         "message": why if isinstance(why, str) else why.message,
         "configurations": outcome.configs,
-        "graph": to_json(graph),
+        "graph": graph,
     }
     if spelled(model):  # what respelled needs to say it all again in EDN's spelling
         report["spelling"] = spelling

@@ -1,6 +1,9 @@
-"""Graphs over operations, with networkx: real-time precedence, counterexamples, cycles.
+"""Real-time order over operations, for a counterexample: the ops concurrent with the one
+that could not be linearized, and the graph a counterexample shows, as plain data.
 
-Nodes are op indexes carrying the Op as attribute `op`; an edge a -> b means a precedes b.
+An edge a -> b means a returned before b was invoked (crashed ops never return). Plain
+dicts, not networkx: importing networkx took a fifth of `harness check`'s CPU time on
+Porcupine's etcd logs, for graphs of a few dozen ops.
 """
 
 from __future__ import annotations
@@ -10,8 +13,6 @@ import math
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-import networkx as nx
-
 from history import Op
 
 
@@ -19,20 +20,19 @@ def _ret(op: Op) -> float:
     return math.inf if op.ret is None else op.ret
 
 
-def precedence_graph(ops: Iterable[Op]) -> nx.DiGraph:
-    """Takes ops. Returns the DiGraph with an edge a -> b iff a returned before b was invoked
-    (crashed ops never return). Quadratic: meant for a neighbourhood, not a whole history."""
-    graph = nx.DiGraph()
+def precedence(ops: Iterable[Op]) -> dict[int, dict[int, str]]:
+    """Takes ops. Returns, per op index in the order given, the ops it precedes in real
+    time (an edge a -> b iff a returned before b was invoked), each of kind "real-time".
+    Quadratic: meant for a neighbourhood, not a whole history."""
     ops = list(ops)
-    for op in ops:
-        graph.add_node(op.index, op=op)
+    edges: dict[int, dict[int, str]] = {op.index: {} for op in ops}
     by_ret = sorted(ops, key=_ret)
     for b in ops:
         for a in by_ret:
             if _ret(a) >= b.call:
                 break
-            graph.add_edge(a.index, b.index, kind="real-time")
-    return graph
+            edges[a.index][b.index] = "real-time"
+    return edges
 
 
 def overlapping(ops: Sequence[Op], target: Op) -> list[Op]:
@@ -47,44 +47,27 @@ def overlapping(ops: Sequence[Op], target: Op) -> list[Op]:
 
 def concurrent_with(ops: Sequence[Op], target: Op) -> list[Op]:
     """Takes ops and one of them. Returns the ops neither before nor after it in real time,
-    sorted by invoke time."""
-    graph = precedence_graph([*overlapping(ops, target), target])
-    related = nx.ancestors(graph, target.index) | nx.descendants(graph, target.index)
-    found = [graph.nodes[n]["op"] for n in graph if n != target.index and n not in related]
-    return sorted(found, key=lambda op: (op.call, op.index))
+    sorted by invoke time: those overlapping it (real-time order is an interval order, so
+    an op overlapping the target is neither before nor after it through any other)."""
+    return sorted(overlapping(ops, target), key=lambda op: (op.call, op.index))
 
 
-def counterexample_graph(prefix: Sequence[Op], failing: Op, concurrent: Sequence[Op]) -> nx.DiGraph:
+def counterexample_graph(
+    prefix: Sequence[Op], failing: Op, concurrent: Sequence[Op]
+) -> dict[str, Any]:
     """Takes the tail of the longest linearizable prefix, the op that could not follow it and
     the ops concurrent with that op. Returns their real-time precedence graph plus the
-    prefix's linearization order as edges of kind "linearized"."""
+    prefix's linearization order as edges of kind "linearized", as plain data: its nodes
+    (index and role: prefix, concurrent or failing) and edges ([from, to, kind])."""
     members = {op.index: op for op in (*prefix, failing, *concurrent)}
-    graph = precedence_graph(members.values())
-    for op in prefix:
-        graph.nodes[op.index]["role"] = "prefix"
-    for op in concurrent:
-        graph.nodes[op.index].setdefault("role", "concurrent")
-    graph.nodes[failing.index]["role"] = "failing"
+    edges = precedence(members.values())
     for a, b in itertools.pairwise(prefix):
-        if not graph.has_edge(a.index, b.index):
-            graph.add_edge(a.index, b.index, kind="linearized")
-    return graph
-
-
-def cycles(graph: nx.DiGraph, limit: int = 10, length: int | None = 8) -> list[list[Any]]:
-    """Takes a DiGraph. Returns up to `limit` of its simple cycles of at most `length`
-    nodes, each a list of nodes."""
-    found: list[list[Any]] = []
-    for cycle in nx.simple_cycles(graph, length_bound=length):
-        found.append(list(cycle))
-        if len(found) >= limit:
-            break
-    return found
-
-
-def to_json(graph: nx.DiGraph) -> dict[str, Any]:
-    """Takes a counterexample graph. Returns its nodes (with roles) and edges as plain data."""
+        edges[a.index].setdefault(b.index, "linearized")
+    roles = {op.index: "prefix" for op in prefix}
+    for op in concurrent:
+        roles.setdefault(op.index, "concurrent")
+    roles[failing.index] = "failing"
     return {
-        "nodes": [{"index": n, "role": graph.nodes[n].get("role", "")} for n in graph],
-        "edges": [[a, b, graph.edges[a, b].get("kind", "")] for a, b in graph.edges],
+        "nodes": [{"index": n, "role": roles[n]} for n in edges],
+        "edges": [[a, b, kind] for a, out in edges.items() for b, kind in out.items()],
     }

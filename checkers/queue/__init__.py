@@ -8,7 +8,7 @@ report draws from the records.
 
 from checkers.queue.cases import inconsistent_offset_cases, index_observations
 from checkers.queue.checker import QueueStream, check, check_read, explain, reject_malformed
-from checkers.queue.explain import case_words
+from checkers.queue.explain import case_words, follows_from_loss
 from checkers.queue.halves import load_queue_halves
 from checkers.queue.lag import (
     LagPoint,
@@ -59,6 +59,7 @@ __all__ = [
     "check_read",
     "effect",
     "explain",
+    "follows_from_loss",
     "inconsistent_offset_cases",
     "index_observations",
     "lag_points",

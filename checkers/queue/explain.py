@@ -1,6 +1,7 @@
 """The queue checker's explanation: a summary line, the losses judged both ways, the
 policy's choices (how consumers read, the kinds ignored), one line per anomaly kind found
-with its count and effect and one for the kinds not found, then the first few cases of
+with its count and effect (a kind that follows from the lost writes said under them, not
+as a problem of its own) and one for the kinds not found, then the first few cases of
 each kind in words, rendered from the result alone.
 """
 
@@ -12,6 +13,12 @@ from typing import Any
 from checkers.queue.policy import effect
 
 CASES_SHOWN = 3
+REUSED = "inconsistent-offsets"
+"""An offset that held a lost send and later another: the log was cut back (a truncation
+after an unclean election or a power cut) and the offsets written again."""
+MOVED_BACK = ("poll-skip", "nonmonotonic-poll")
+"""A consumer's offsets jumping on a partition whose log was cut back under it: the offsets
+it had read, or that others saw values at, are gone or hold other values."""
 
 Case = dict[str, Any]
 
@@ -34,10 +41,12 @@ def explain(result: dict[str, Any]) -> list[str]:
             f"{t['unknown']} unknown ({t['info_committed']} of them read, so committed)"
         )
     kinds = result["kinds"]
+    following = follows_from_loss(result)
     for kind, found in kinds.items():
         if found["count"]:
             said = effect(kind, invalidating=found["invalidating"], ignored=found["ignored"])
-            lines.append(f"{kind}: {found['count']} ({said})")
+            cause = f"; {following[kind]}" if kind in following else ""
+            lines.append(f"{kind}: {found['count']} ({said}{cause})")
     clean = sum(1 for found in kinds.values() if not found["count"])
     if clean:
         lines.append(
@@ -46,6 +55,32 @@ def explain(result: dict[str, Any]) -> list[str]:
     for kind, found in kinds.items():
         lines.extend(f"  {kind}: {case_words(kind, c)}" for c in found["cases"][:CASES_SHOWN])
     return lines
+
+
+def follows_from_loss(result: dict[str, Any]) -> dict[str, str]:
+    """Takes a queue checker result. Returns, for each anomaly kind found whose every kept
+    case follows from the lost writes, why in a few words: inconsistent offsets that each
+    held a lost send (the offset written again after the log was cut back), and poll-skips
+    and nonmonotonic polls only on partitions that lost sends (a consumer's offsets moving
+    over a log cut back under it). {} when nothing was lost."""
+    kinds = result.get("kinds", {})
+    records = result.get("lost_records")
+    if records is None:  # an older result: messages are unique, their partitions in the cases
+        lost_cases = kinds.get("lost-write", {}).get("cases") or []
+        records = [[c.get("partition"), c.get("value")] for c in lost_cases]
+    lost = {v for _, v in records} | set(result.get("lost_messages") or [])
+    if not lost:
+        return {}
+    partitions = {str(p) for p, _ in records}
+    found: dict[str, str] = {}
+    reused = kinds.get(REUSED, {}).get("cases") or []
+    if reused and all(any(v in lost for v in c.get("values") or []) for c in reused):
+        found[REUSED] = "each held a lost send, then another: the log was cut back, written again"
+    for kind in MOVED_BACK:
+        cases = kinds.get(kind, {}).get("cases") or []
+        if cases and all(str(c.get("partition")) in partitions for c in cases):
+            found[kind] = "only on partitions that lost sends: their logs were cut back"
+    return found
 
 
 def case_words(kind: str, case: Case) -> str:

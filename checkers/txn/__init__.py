@@ -3,8 +3,8 @@ graph over transactions from each partition's version order and the polls' reads
 cycles by kind (G0, G1c and their variants), and the anomalies one read shows (G1a).
 
 The face of the family: the check, its merge into the queue checker's result, and the
-transactions' reading. The check brings networkx, so it is loaded when first asked for
-(a history without transactions, the common case, never pays for it).
+transactions' reading. The check is loaded when first asked for (a history without
+transactions, the common case, never pays for it).
 """
 
 import importlib

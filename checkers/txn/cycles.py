@@ -48,10 +48,8 @@ another found in the same component implies is not searched there (find_cycles).
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Collection, Iterator
+from collections.abc import Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-
-import networkx as nx
 
 from checkers.txn.graph import PROCESS, REALTIME, VIEWS, WR, WW, WW_DEPS_VIEWS, Deps
 
@@ -132,9 +130,7 @@ def find_cycles(
     kinds it implies (IMPLIED) are not searched, as Elle's cycle-cases-in-scc skips "a
     type we've already implied"."""
     found = {kind.name: Found() for kind in kinds}
-    for component in nx.strongly_connected_components(deps.graph):
-        if len(component) < 2:
-            continue
+    for component in strongly_connected(deps.succ, deps.ops):
         implied: set[str] = set()
         for kind in kinds:
             if kind.name in implied:
@@ -150,16 +146,58 @@ def find_cycles(
     return found
 
 
+def strongly_connected(
+    succ: Mapping[int, Mapping[int, int]], first: Iterable[int] = ()
+) -> Iterator[set[int]]:
+    """Takes the edges out of each node and the nodes to start from first (then every
+    node with an edge out). Yields each strongly connected component of two nodes or more
+    (Tarjan's algorithm, its depth-first search kept on a list, not Python's stack)."""
+    order: dict[int, int] = {}  # each node's place in the search
+    low: dict[int, int] = {}  # the lowest place it reaches within its component
+    stack: list[int] = []
+    on_stack: set[int] = set()
+    for root in (*first, *succ):
+        if root in order:
+            continue
+        order[root] = low[root] = len(order)
+        stack.append(root)
+        on_stack.add(root)
+        path = [(root, iter(succ.get(root, ())))]
+        while path:
+            node, out = path[-1]
+            for nxt in out:
+                if nxt not in order:
+                    order[nxt] = low[nxt] = len(order)
+                    stack.append(nxt)
+                    on_stack.add(nxt)
+                    path.append((nxt, iter(succ.get(nxt, ()))))
+                    break
+                if nxt in on_stack and order[nxt] < low[node]:
+                    low[node] = order[nxt]
+            else:  # every edge out of node followed
+                path.pop()
+                if path and low[node] < low[path[-1][0]]:
+                    low[path[-1][0]] = low[node]
+                if low[node] == order[node]:
+                    component = {node}
+                    while (member := stack.pop()) != node:
+                        component.add(member)
+                    on_stack.difference_update(component)
+                    if len(component) > 1:
+                        yield component
+
+
 def _kind_components(deps: Deps, component: set[int], kind: CycleKind) -> Iterator[Adjacency]:
     """Yields the strongly connected parts of a component's edges a kind may use, as
     Adjacency, where the kind's required labels all appear."""
-    graph = deps.graph
+    import networkx as nx  # only where a component has a cycle: a healthy history has none
+
     sub = nx.DiGraph()
     view = deps.views.get(kind.allowed & ~REALTIME, 0)  # the real-time edges the kind reads
-    for u in component:
-        for v, data in graph.succ[u].items():
-            bits = data["rels"] & kind.allowed
-            if bits & REALTIME and not data["rels"] & view:
+    for u in sorted(component):
+        for v, rels in deps.succ.get(u, {}).items():
+            bits = rels & kind.allowed
+            if bits & REALTIME and not rels & view:
                 bits &= ~REALTIME  # another view's: an edge this kind may use explains it
             if bits and v in component:
                 sub.add_edge(u, v, used=bits & -bits)

@@ -32,7 +32,7 @@ from typing import Any, NamedTuple
 from checkers.queue.reader import Message, QueueHistory, Send
 from checkers.txn import words
 from checkers.txn.reader import TxnOp
-from checkers.txn.versions import VersionOrder, Writers, landed_at, reads
+from checkers.txn.versions import Read, VersionOrder, Writers, landed_at
 
 Case = dict[str, Any]
 SKIPPED_SHOWN = 3
@@ -48,12 +48,13 @@ class Skipped(NamedTuple):
 
 
 def aborted_read_cases(
-    history: QueueHistory, writer_of: Writers, ops: dict[int, TxnOp]
+    history: QueueHistory, writer_of: Writers, ops: dict[int, TxnOp], records: list[Read]
 ) -> list[Case]:
-    """Takes a QueueHistory, its Writers and every transaction by index. Returns each
-    record an ok poll received whose writer failed (G1a)."""
+    """Takes a QueueHistory, its Writers, every transaction by index and every record
+    polled (versions.reads). Returns each record an ok poll received whose writer failed
+    (G1a)."""
     cases = []
-    for poll, p, offset, m in reads(history):
+    for poll, p, offset, m in records:
         writer = writer_of.get((p, m))
         if poll.outcome != "ok" or writer is None or writer.outcome != "fail":
             continue
@@ -70,17 +71,20 @@ def aborted_read_cases(
     return cases
 
 
-def precommitted_read_cases(history: QueueHistory, ops: dict[int, TxnOp]) -> list[Case]:
-    """Takes a QueueHistory and every transaction by index. Returns, for each op that
-    polled a message it sent itself, the first such record."""
-    pollers = {poll.index for poll, *_ in reads(history)}
+def precommitted_read_cases(
+    history: QueueHistory, ops: dict[int, TxnOp], records: list[Read]
+) -> list[Case]:
+    """Takes a QueueHistory, every transaction by index and every record polled
+    (versions.reads). Returns, for each op that polled a message it sent itself, the first
+    such record."""
+    pollers = {poll.index for poll, _, _, _ in records}
     own: dict[int, set[tuple[int, Message]]] = {}
     for s in history.sends:
         if s.index in pollers:
             own.setdefault(s.index, set()).add((s.partition, s.value))
     cases = []
     reported: set[int] = set()
-    for poll, p, offset, m in reads(history):
+    for poll, p, offset, m in records:
         if poll.index in reported or (p, m) not in own.get(poll.index, ()):
             continue
         reported.add(poll.index)

@@ -49,6 +49,7 @@ from harness.cluster.layout import (
 )
 from harness.cluster.network import create_network
 from harness.cluster.node_setup import (
+    CLOCK_FILE,
     DATA_DIRS,
     new_cluster_id,
     node_command,
@@ -391,6 +392,15 @@ class DockerCluster(ClusterQueries, ProxyControl):
         lost = faultfs.cut(self._container(node))
         self._kill_container(node)
         return lost
+
+    def set_clock_offset(self, node: str, seconds: int) -> None:
+        """Sets node's wall clock, as its JVM reads it (libfaketime), `seconds` from the
+        true time; 0 puts it right. libfaketime reads the offset again within a second."""
+        if not self.spec.faketime:
+            raise ClusterError(f"cluster {self.spec.name} has no fake clocks (no clock fault)")
+        code, out = self.exec(node, ["sh", "-c", f"echo {seconds:+d} > {CLOCK_FILE}"])
+        if code != 0:
+            raise ClusterError(f"{node}: its clock could not be set: {out.strip()}")
 
     def _kill_container(self, node: str) -> None:
         try:

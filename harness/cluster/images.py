@@ -28,7 +28,10 @@ from harness.cluster.labels import HARNESS_LABEL
 from harness.cluster.releases import DEFAULT_VERSION
 
 NODE_IMAGE_REPO = "harness-kafka"
-DEFAULT_BASE_IMAGE = "harness-base:bookworm"
+DEFAULT_BASE_IMAGE = "harness-base:bookworm-2"
+"""The bootstrapped base (compose/bootstrap-base.sh). Its tag's number goes up whenever
+the packages it is bootstrapped with change, so an engine holding an older base
+bootstraps the new one (2: libfaketime, for the clock faults)."""
 INPUTS_LABEL = "kafka-harness.inputs"
 # Everything the image is built from besides its release's jars; a change to any of
 # them rebuilds it (the jars' folder has a stamp holding the digest of their pom).

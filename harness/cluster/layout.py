@@ -76,6 +76,9 @@ class ClusterSpec:
     faultproxy: bool = False
     """Every broker is reached through faultproxy, the in-path proxy that can hold,
     cut or delay chosen connections' requests (the late-delivery and client faults)."""
+    faketime: bool = False
+    """Every node's JVM reads its wall clock through libfaketime, offset by a number of
+    seconds the harness sets per node (the clock faults); without it no clock moves."""
 
     def __post_init__(self) -> None:
         problems = [

@@ -24,6 +24,11 @@ metadata log too; ZooKeeper's dataDir, its snapshots and transaction log): the
 directories a cluster made with faultfs puts the power-loss layer under."""
 
 
+CLOCK_FILE = "/tmp/harness-clock"
+"""The file whose offset ("+12", "-300": seconds) libfaketime adds to a node's wall clock,
+in a cluster made with faketime (compose/entrypoint.sh)."""
+
+
 def new_cluster_id() -> str:
     """Returns a fresh KRaft cluster id (a random UUID, base64url without padding, as
     `kafka-storage random-uuid` prints it). Like Kafka's Uuid.randomUuid it never starts
@@ -80,8 +85,10 @@ def node_command(spec: ClusterSpec, node: Node) -> list[str]:
 def node_env(spec: ClusterSpec, node: Node, cluster_id: str) -> dict[str, str]:
     """Returns node's environment: its heap, on KRaft the cluster id and storage format
     arguments of the first start, with faultfs the directories to put it under, and
-    with faultproxy (brokers only) the proxy's arguments."""
+    with faultproxy (brokers only) the proxy's arguments, with faketime the clock file."""
     env = node_environment(node.role)
+    if spec.faketime:
+        env["CLOCK_FILE"] = CLOCK_FILE
     if spec.faultfs:
         env["FAULTFS_DIRS"] = DATA_DIRS[node.role]
     if spec.faultproxy and node.role in BROKER_ROLES:

@@ -252,11 +252,11 @@ def draw_counterexamples(
 ) -> list[str]:
     """Takes a linearizability result, a folder (None: no drawing, for standard input with
     no --out), the history's file name, its fault windows and whether to draw PNGs; writes
-    each invalid key's viewer (and PNG) into the folder, named after the history too when
-    given (the next history checked there must not draw over it), and returns the files
-    written. A drawing that fails, or is not made, adds a warning: the verdict stands. The
-    viewer alone costs a millisecond; a PNG a tenth of a second and matplotlib's import,
-    more than checking a small history."""
+    one viewer of every invalid key (and with png a PNG per key) into the folder, named
+    after the history too when given (the next history checked there must not draw over
+    it), and returns the files written. A drawing that fails, or is not made, adds a
+    warning: the verdict stands. The viewer alone costs a millisecond; a PNG a tenth of
+    a second and matplotlib's import, more than checking a small history."""
     failures = result.get("failures", [])
     if not any(f.get("valid") is False for f in failures):
         return []
@@ -266,21 +266,26 @@ def draw_counterexamples(
             "(give --out DIR for them)"
         )
         return []
-    if png:
-        from harness.report.counterexamples.timeline import render_counterexample as draw
-    else:
-        from harness.report.counterexamples.viewer import write_viewer as draw
+    from harness.report.counterexamples.viewer import file_stem, invalid, write_viewer
 
     written: list[str] = []
-    for failure in failures:
-        try:
-            drawn = draw(failure, out_dir, history, faults)
-            written += [str(p) for p in drawn]
-        except Exception as err:  # the drawing is a convenience, the verdict is the point
-            key = short(failure.get("key"), 40)
-            warnings.append(
-                f"could not draw the counterexample of key {key} in {out_dir}: {one_line(err)}"
-            )
+    if png:
+        from harness.report.counterexamples.timeline import draw_png
+
+        for failure in invalid(failures):
+            try:
+                out_dir.mkdir(parents=True, exist_ok=True)
+                drawn = draw_png(failure, out_dir / f"{file_stem(failure['key'], history)}.png")
+                written.append(str(drawn))
+            except Exception as err:  # the drawing is a convenience, the verdict is the point
+                key = short(failure.get("key"), 40)
+                warnings.append(
+                    f"could not draw the counterexample of key {key} in {out_dir}: {one_line(err)}"
+                )
+    try:
+        written += [str(p) for p in write_viewer(failures, out_dir, history, faults)]
+    except Exception as err:  # nor is the viewer
+        warnings.append(f"could not write the counterexample viewer in {out_dir}: {one_line(err)}")
     return written
 
 

@@ -23,6 +23,7 @@ from harness.exit_codes import EXIT_BAD_INPUT, EXIT_INTERRUPTED, EXIT_INVALID
 from harness.progress import StatusLine
 from harness.spec import DEFAULT_NEMESIS, TestSpec, default_name
 from nemesis.names import (
+    CLOCK_FAULTS,
     GROUP_FAULTS,
     IN_ALL,
     LOSES_POWER,
@@ -124,6 +125,8 @@ def spec_from_args(args: argparse.Namespace, seed: int) -> TestSpec:
     faultfs = cluster.faultfs or any(n in LOSES_POWER for n in nemesis)
     # Late delivery, slow links and the client faults are faultproxy's rules.
     faultproxy = cluster.faultproxy or any(n in PROXY_FAULTS for n in nemesis)
+    # A clock fault moves what libfaketime tells each node's JVM.
+    faketime = any(n in CLOCK_FAULTS for n in nemesis)
     nats = options_of(args, NatsOptions)
     if nats.kv_reads != "leader" and not (on_nats and args.workload == "kv"):
         raise ValueError("--nats-kv-reads is the kv workload's on NATS: it needs --db nats")
@@ -135,7 +138,9 @@ def spec_from_args(args: argparse.Namespace, seed: int) -> TestSpec:
         TestSpec,
         name=name,
         nemesis=nemesis,
-        cluster=dataclasses.replace(cluster, faultfs=faultfs, faultproxy=faultproxy),
+        cluster=dataclasses.replace(
+            cluster, faultfs=faultfs, faultproxy=faultproxy, faketime=faketime
+        ),
         seed=seed,
         queue=queue,
         share=share,

@@ -63,6 +63,8 @@ def _sentences(results: Section, spec: Section, cases_listed: bool) -> list[str]
     if isinstance(queue, dict) and "error" not in queue:
         if queue.get("lost"):
             said += lost_sentences(queue, results.get("lost-acks"), results, spec)
+            if not cases_listed:
+                said += consequence_sentences(queue)
         if not cases_listed:
             said += anomaly_sentences(queue)
     if isinstance(replicas := results.get("replicas"), dict) and replicas.get("valid") is False:
@@ -326,9 +328,10 @@ def anomaly_sentences(queue: Section) -> list[str]:
             f"Transactions: {txns.get('committed')} committed, {txns.get('aborted')} "
             f"aborted, {txns.get('unknown')} unknown."
         )
+    following = _following(queue)  # said under the loss, by consequence_sentences
     for kind, found in queue.get("kinds", {}).items():
         count = found.get("count", 0)
-        if not count or (kind == "lost-write" and queue.get("lost")):
+        if not count or (kind == "lost-write" and queue.get("lost")) or kind in following:
             continue
         said_of = effect(
             kind, invalidating=bool(found.get("invalidating")), ignored=bool(found.get("ignored"))
@@ -337,6 +340,37 @@ def anomaly_sentences(queue: Section) -> list[str]:
         case = f"; the first: {_case_words(kind, first[0])}" if first else ""
         said.append(f"{count} {kind} ({said_of}){case}.")
     return said
+
+
+def consequence_sentences(queue: Section) -> list[str]:
+    """Takes the queue section of a run that lost sends. Returns one sentence naming the
+    anomaly kinds that follow from that loss (checkers.queue.follows_from_loss), with
+    their counts, why and a first case, so they read as consequences of the loss and not
+    as problems of their own; [] when none does."""
+    following = _following(queue)
+    if not following:
+        return []
+    from checkers.queue import effect
+
+    parts = []
+    for kind, why in following.items():
+        found = queue["kinds"][kind]
+        said_of = effect(
+            kind, invalidating=bool(found.get("invalidating")), ignored=bool(found.get("ignored"))
+        )
+        first = found.get("cases") or []
+        case = f"; the first: {_case_words(kind, first[0])}" if first else ""
+        parts.append(f"{found.get('count', 0)} {kind} ({said_of}: {why}{case})")
+    return ["Following from the same loss, not separate problems: " + "; and ".join(parts) + "."]
+
+
+def _following(queue: Section) -> dict[str, str]:
+    from checkers.queue import follows_from_loss
+
+    try:
+        return follows_from_loss(queue)
+    except Exception:  # an older results.json's shape: the kinds are said one by one
+        return {}
 
 
 def _case_words(kind: str, case: Any) -> str:

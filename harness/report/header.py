@@ -13,6 +13,10 @@ from typing import Any
 
 INDEX_FROM_RUN = Path("..") / ".." / "index.html"
 """A run folder is <results>/<test name>/<time> (harness.results.new_run_folder)."""
+FROM_LATEST = """<script>/* Opened from disk as results/latest/report.html, where latest links the
+run folder, a browser resolves ../../ above the results folder: the index is ../ there. */
+if (location.protocol === "file:" && /\\/latest\\/[^/]*$/.test(location.pathname))
+  document.getElementById("all-runs").href = "../index.html";</script>"""
 
 
 def header_html(folder: Path, test: dict[str, Any], results: dict[str, Any]) -> str:
@@ -22,8 +26,10 @@ def header_html(folder: Path, test: dict[str, Any], results: dict[str, Any]) -> 
     facts = [html.escape(fact) for fact in header_facts(test, results)]
     root = folder.parent.parent  # `run` links root/latest before the index is first written
     if (root / "index.html").exists() or (root / "latest").is_symlink():
-        facts.append(f'<a href="{INDEX_FROM_RUN.as_posix()}">all runs</a>')
+        facts.append(f'<a id="all-runs" href="{INDEX_FROM_RUN.as_posix()}">all runs</a>')
     line = f'<p class="header">{" · ".join(facts)}</p>'
+    if "all-runs" in line:
+        line += FROM_LATEST
     command = test.get("command")
     if isinstance(command, str) and command:
         line += f'<pre class="rerun">{html.escape(command)}</pre>'

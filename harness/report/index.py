@@ -83,9 +83,23 @@ def _kinds(queue: Any) -> list[str]:
         for kind, about in sorted(kinds.items())
         if isinstance(about, dict) and isinstance(about.get("count"), int) and about["count"]
     ]
-    bad = [f"{about['count']} {kind}" for kind, about in found if about.get("invalidating")]
+    following = _following(queue)  # after the lost writes they follow from, said so
+    bad = [(kind, about) for kind, about in found if about.get("invalidating")]
+    causes = [f"{about['count']} {kind}" for kind, about in bad if kind not in following]
+    causes += [
+        f"{about['count']} {kind} (from the loss)" for kind, about in bad if kind in following
+    ]
     allowed = [f"{about['count']} {kind}" for kind, about in found if not about.get("invalidating")]
-    return bad + ([f"allowed: {', '.join(allowed)}"] if allowed else [])
+    return causes + ([f"allowed: {', '.join(allowed)}"] if allowed else [])
+
+
+def _following(queue: dict[str, Any]) -> dict[str, str]:
+    from checkers.queue import follows_from_loss  # a queue run's only
+
+    try:
+        return follows_from_loss(queue)
+    except Exception:  # an older results.json's shape: its kinds are listed alike
+        return {}
 
 
 def _lost(results: dict[str, Any]) -> str:

@@ -374,12 +374,24 @@ def errors_in(value: Any) -> str:
     return "; ".join(found)
 
 
+STOPPED_409 = "Docker 409: the container is not running (its rules were not flushed)"
+"""Expected, not an error: a heal that flushes the rules of a node another fault stopped
+(a killed or powered-off node has no network to heal; it starts with clean rules)."""
+
+
 def short_error(text: str) -> str:
     """Takes an error's text. Returns it short: Docker's 409 on a stopped container in
     words, anything else cut to a few lines."""
     if "409" in text and "is not running" in text:
-        return "Docker 409: the container is not running (its rules were not flushed)"
+        return STOPPED_409
     return text if len(text) <= _ERROR_CHARS else text[:_ERROR_CHARS] + "..."
+
+
+def only_expected(error: str) -> bool:
+    """Takes a row's errors in one line (errors_in). Returns whether each is STOPPED_409,
+    bare or after a node's or a part's name: what the table shows as a note, not in red."""
+    parts = [part.strip() for part in error.split("; ") if part.strip()]
+    return bool(parts) and all(part.endswith(STOPPED_409) for part in parts)
 
 
 def _revived(revived: Any) -> str:

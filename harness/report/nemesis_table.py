@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from harness.report.nemesis_story import Row, estimated_invokes, story
+from harness.report.nemesis_story import Row, estimated_invokes, only_expected, story
 
 
 def time_zero(test: dict[str, Any]) -> datetime | None:
@@ -59,7 +59,7 @@ def _story_row(row: Row, t0: datetime | None) -> str:
         f"<td>{_h(span)}</td>",
         *(f"<td>{w}</td>" for w in wall),
         f'<td class="said">{_h(row.words)}{marked}</td>',
-        f'<td class="fail">{_h(row.error)}</td>',
+        f'<td class="{"note" if only_expected(row.error) else "fail"}">{_h(row.error)}</td>',
         f"<td><details><summary>JSON</summary><pre>{_h(raw)}</pre></details></td>",
     ]
     kind = ' class="step"' if row.stop is None else ""

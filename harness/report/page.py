@@ -9,11 +9,13 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from checkers.groups import group_lines, share_lines
-from checkers.queue import case_words, effect
+from checkers.queue import case_words, effect, follows_from_loss
 from harness.cluster.config import PROFILES
 from harness.report.counterexamples.cycles import cycle_svg
+from harness.report.counterexamples.viewer import key_anchor
 from harness.report.explain import explain
 from harness.report.groups_section import groups_html
 from harness.report.header import header_html
@@ -43,10 +45,11 @@ VERDICT_COLOURS = {
 STYLE = """
 body{font-family:system-ui,sans-serif;margin:2em;max-width:75em;color:#222}
 h1 .v{padding:.1em .5em;border-radius:.3em;color:#fff}h1 .zip{font-size:.45em}
-table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #ccc;padding:.2em .6em;
+table{border-collapse:collapse;margin:.5em 0;display:block;overflow-x:auto;max-width:100%}
+td,th{border:1px solid #ccc;padding:.2em .6em;
 text-align:left;vertical-align:top;font-size:.9em}img{max-width:100%;border:1px solid #eee}
-svg{max-width:100%;height:auto}
-code{font-size:.9em}.fail{color:#d62728}pre{white-space:pre-wrap;margin:0 0 .5em}
+svg{max-width:100%;height:auto}.cx{overflow-x:auto}.cx img{max-width:none}
+code{font-size:.9em}.fail{color:#d62728}.note{color:#666}pre{white-space:pre-wrap;margin:0 0 .5em}
 #explanation{border-left:.4em solid;padding:.1em 1em;margin:0 0 1em;font-size:1.05em}
 #explanation p{margin:.4em 0}tr.step td.said{padding-left:1.5em}
 mark{background:#fff3b0}details pre{max-height:20em;overflow:auto;font-size:.8em}
@@ -68,7 +71,7 @@ def _table(rows: Sequence[Sequence[Any]], head: Sequence[str] | None = None) -> 
 
 def _link(folder: Path, path: Path) -> str:
     rel = path.relative_to(folder).as_posix()
-    return f'<a href="{html.escape(rel)}">{html.escape(rel)}</a>'
+    return f'<a href="{html.escape(quote(rel))}">{html.escape(rel)}</a>'
 
 
 def _anomalies(results: dict[str, Any], drawings: dict[str, list[Path]], folder: Path) -> str:
@@ -95,11 +98,15 @@ def _anomalies(results: dict[str, Any], drawings: dict[str, list[Path]], folder:
         ]
         parts.append(_table(rows))
         for path in drawings.get(key, []):
-            if path.suffix == ".png":
-                parts.append(f'<img src="{html.escape(path.name)}" alt="counterexample {_e(key)}">')
+            if path.suffix == ".png":  # at its own size: text shrunk to fit 800 px is unreadable
+                img = f'<img src="{html.escape(quote(path.name))}" alt="counterexample {_e(key)}">'
+                parts.append(f'<div class="cx">{img}</div>')
             else:
-                viewer = "compressed time; hover an op for its state, click to pin"
-                parts.append(f"<p>interactive timeline ({viewer}): {_link(folder, path)}</p>")
+                how = "compressed time; hover an op for its states, click to pin"
+                rel = path.relative_to(folder).as_posix()
+                href = f"{quote(rel)}#{key_anchor(failure.get('key'))}"
+                link = f'<a href="{html.escape(href)}">{html.escape(rel)}</a>'
+                parts.append(f"<p>interactive timeline ({how}; every invalid key): {link}</p>")
     return "".join(parts)
 
 
@@ -119,13 +126,15 @@ def queue_lines(queue: dict[str, Any]) -> list[str]:
         )
     kinds = queue.get("kinds", {})
     found = {kind: entry for kind, entry in kinds.items() if entry.get("count")}
+    following = _following(queue)
     for kind, entry in found.items():
         said = effect(
             kind,
             invalidating=bool(entry.get("invalidating")),
             ignored=bool(entry.get("ignored")),
         )
-        lines.append(f"{kind}: {entry['count']} ({said})")
+        cause = f"; follows from the lost writes: {following[kind]}" if kind in following else ""
+        lines.append(f"{kind}: {entry['count']} ({said}{cause})")
     if len(kinds) > len(found):
         other = "other " if found else ""
         lines.append(f"no case of the {len(kinds) - len(found)} {other}anomaly kinds")
@@ -178,12 +187,18 @@ def _cases(queue: dict[str, Any]) -> str:
     """Returns the first cases of each kind found, in the checker's words, a dependency
     cycle also drawn; "" when none was found."""
     rows = []
+    following = _following(queue)
     for kind, found in queue.get("kinds", {}).items():
         cases = found.get("cases", [])
+        allowed = not found.get("invalidating")  # G0 under Kafka: found, and not a fault
+        said = f"{kind} (allowed)" if allowed else kind
+        if kind in following:  # a consequence, said under its cause
+            said += " (follows from the lost writes)"
+        cell = "<td>" if allowed else "<td class=fail>"
         for case in cases[:CASES_SHOWN]:
             words = f"<pre>{_e(_case_words(kind, case))}</pre>"
-            drawing = cycle_svg(case) if isinstance(case, dict) else None
-            rows.append(f"<tr><td>{_e(kind)}</td><td>{words}{drawing or ''}</td></tr>")
+            drawing = cycle_svg(case, allowed=allowed) if isinstance(case, dict) else None
+            rows.append(f"<tr>{cell}{_e(said)}</td><td>{words}{drawing or ''}</td></tr>")
         if (more := found.get("count", len(cases)) - min(len(cases), CASES_SHOWN)) > 0:
             kept = "" if len(cases) >= found["count"] else f", the first {len(cases)}"
             rows.append(
@@ -192,6 +207,14 @@ def _cases(queue: dict[str, Any]) -> str:
     if not rows:
         return ""
     return "<table><tr><th>anomaly</th><th>case</th></tr>" + "".join(rows) + "</table>"
+
+
+def _following(queue: dict[str, Any]) -> dict[str, str]:
+    # The kinds that follow from the lost writes; none for a section of an older shape.
+    try:
+        return follows_from_loss(queue)
+    except Exception:
+        return {}
 
 
 def _case_words(kind: str, case: Any) -> str:

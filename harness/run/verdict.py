@@ -117,7 +117,7 @@ def write_outputs(
     windows = results.get("nemesis", {}).get("windows", [])
     end = 0.0
     try:
-        from harness.report.counterexamples.timeline import render_counterexample
+        from harness.report.counterexamples.timeline import render_counterexamples
         from harness.report.plots.axes import run_end
         from harness.report.plots.marks import anomaly_marks
         from harness.report.plots.perf import latency_plot, rate_plot
@@ -132,9 +132,8 @@ def write_outputs(
         latency_plot(samples, windows, folder / "latency.png", end, marks)
         recovered = results.get("recovery", {}).get("partitions", [])
         rate_plot(samples, windows, folder / "rate.png", recovered, end, marks)
-        for failure in results.get("linearizable", {}).get("failures", []):
-            drawn = render_counterexample(failure, folder, windows=windows)
-            drawings[str(failure.get("key"))] = drawn
+        failures = results.get("linearizable", {}).get("failures", [])
+        drawings = render_counterexamples(failures, folder, windows=windows)
         queue = results.get("queue")
         if reading.queue is not None and isinstance(queue, dict) and "error" not in queue:
             _queue_plots(folder, reading.queue, checked.lag, queue, windows, end, unplotted)

@@ -12,6 +12,9 @@ import math
 from typing import Any
 
 EDGE_COLOURS = {"ww": "#d62728", "wr": "#1f77b4", "process": "#2ca02c", "realtime": "#7f7f7f"}
+ALLOWED_COLOUR = "#8a8a8a"
+"""Every edge of a cycle whose kind the run allows (G0 under Kafka): grey, dashed, since
+red is kept for what makes a history invalid."""
 NODE_W, NODE_H = 150, 34
 SIDE = 220.0
 """The distance between neighbouring transactions on the ring, in pixels."""
@@ -23,9 +26,10 @@ CHAR_W = 6.6
 LABEL_GAP = 8.0
 
 
-def cycle_svg(case: dict[str, Any]) -> str | None:
-    """Takes a cycle case. Returns it as an <svg> element, or None when the case holds no
-    steps to draw (a read kind's case, or an older results.json)."""
+def cycle_svg(case: dict[str, Any], *, allowed: bool = False) -> str | None:
+    """Takes a cycle case and whether its kind is allowed (counts nothing against the
+    run). Returns it as an <svg> element, its edges grey and dashed when allowed, or None
+    when the case holds no steps to draw (a read kind's case, or an older results.json)."""
     steps = case.get("steps")
     indexes = case.get("indexes")
     if not isinstance(steps, list) or not isinstance(indexes, list) or not steps:
@@ -45,10 +49,13 @@ def cycle_svg(case: dict[str, Any]) -> str | None:
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{width:.0f}" height="{height:.0f}" '
         f'viewBox="0 0 {width:.0f} {height:.0f}" role="img" aria-label="dependency cycle">',
         _arrowheads(),
+        '<g stroke-dasharray="6 4" opacity=".8" class="allowed">' if allowed else "<g>",
     ]
     for step in steps:
         if step.get("from") in place and step.get("to") in place:
-            parts.append(_edge(step, centres[place[step["from"]]], centres[place[step["to"]]]))
+            ends = centres[place[step["from"]]], centres[place[step["to"]]]
+            parts.append(_edge(step, *ends, allowed=allowed))
+    parts.append("</g>")  # the edges: the transactions' boxes stay solid
     for (x, y), index, process in zip(centres, indexes, processes, strict=False):
         parts.append(_node(x, y, index, process))
     parts.append("</svg>")
@@ -62,10 +69,11 @@ def _on_ring(i: int, n: int, radius: float, cx: float, cy: float) -> tuple[float
 
 
 def _arrowheads() -> str:
+    colours = {**EDGE_COLOURS, "allowed": ALLOWED_COLOUR}
     markers = "".join(
         f'<marker id="head-{kind}" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="7" '
         f'markerHeight="7" orient="auto"><path d="M0,0 L10,5 L0,10 z" fill="{colour}"/></marker>'
-        for kind, colour in EDGE_COLOURS.items()
+        for kind, colour in colours.items()
     )
     return f"<defs>{markers}</defs>"
 
@@ -80,9 +88,11 @@ def _node(x: float, y: float, index: Any, process: Any) -> str:
     )
 
 
-def _edge(step: dict[str, Any], start: tuple[float, float], end: tuple[float, float]) -> str:
+def _edge(
+    step: dict[str, Any], start: tuple[float, float], end: tuple[float, float], *, allowed: bool
+) -> str:
     kind = str(step.get("type"))
-    colour = EDGE_COLOURS.get(kind, "#333")
+    colour = ALLOWED_COLOUR if allowed else EDGE_COLOURS.get(kind, "#333")
     (x0, y0), (x1, y1) = _clipped(start, end), _clipped(end, start)
     dx, dy = x1 - x0, y1 - y0
     length = math.hypot(dx, dy) or 1.0
@@ -93,7 +103,7 @@ def _edge(step: dict[str, Any], start: tuple[float, float], end: tuple[float, fl
     # A label below its arrow moves down by its height: text stands on its baseline.
     lx, ly = mx + LABEL_GAP * nx, my + LABEL_GAP * ny + (12 if ny > 0.3 else 0)
     anchor = "start" if nx > 0.3 else "end" if nx < -0.3 else "middle"
-    head = f"head-{kind}" if kind in EDGE_COLOURS else "head-ww"
+    head = "head-allowed" if allowed else f"head-{kind}" if kind in EDGE_COLOURS else "head-ww"
     return (
         f'<path d="M{x0:.1f},{y0:.1f} Q{cx:.1f},{cy:.1f} {x1:.1f},{y1:.1f}" fill="none" '
         f'stroke="{colour}" stroke-width="2" marker-end="url(#{head})"/>'

@@ -1,7 +1,9 @@
 """Lays out a counterexample's timeline in pixels: compressed time, lanes, linearization, faults.
 
 Each distinct call or return time gets a slot, in order; a slot sits just far enough right
-of the earlier ones that every op's label fits inside its box, so no two labels overlap.
+of the earlier ones that every op's label fits inside its box, so no two labels overlap
+(Porcupine's visualization/index.js places its boxes by the same left-to-right scan). The
+axis counts the slots instead of seconds when every time is under ORDER_BELOW_NS.
 """
 
 from __future__ import annotations
@@ -24,7 +26,8 @@ FIRST_TICK = 36  # from that column to the first slot: room for half its time's 
 LANE_H = 30
 BOX_H = 22
 FAULT_H = 20
-AXIS_H = 34
+AXIS_H = 50  # the ticks' labels, then the line that says what the axis counts
+ORDER_BELOW_NS = 1_000_000  # every time under 1 ms: not a clock (a test's, or op indices)
 PROCESS = re.compile(r"^process \S+ ")
 OPEN_TAIL = 60  # how far past the last slot a crashed op's box runs
 
@@ -161,15 +164,34 @@ def quiet_note(windows: Sequence[dict[str, Any]], start_ns: int) -> str:
     )
 
 
+def by_order(times: Sequence[int]) -> bool:
+    """Returns whether the axis counts the slots rather than seconds: when every time is
+    under ORDER_BELOW_NS, where seconds to three places would all read 0.000."""
+    return times[-1] < ORDER_BELOW_NS
+
+
+def axis_caption(times: Sequence[int]) -> str:
+    """Returns the line under the axis that says what it counts."""
+    if by_order(times):
+        return (
+            "calls and returns in order, 1 for the first: every time here is under 1 ms, "
+            "too close to tell apart in seconds"
+        )
+    return "test seconds, compressed: each call or return has a slot, in order; not to scale"
+
+
 def ticks(times: Sequence[int], xs: Sequence[float]) -> list[dict[str, Any]]:
-    """Returns a tick per slot, labelled in test seconds where the label has room."""
+    """Returns a tick per slot, labelled where the label has room: in test seconds, or by
+    the slot's place in order when by_order."""
     found: list[dict[str, Any]] = []
     last_end = float("-inf")
-    for t, x in zip(times, xs, strict=True):
-        label = f"{t / 1e9:.3f}"
+    ordered = by_order(times)
+    for n, (t, x) in enumerate(zip(times, xs, strict=True), 1):
+        label = str(n) if ordered else f"{t / 1e9:.3f}"
         half = text_px(label) / 2
         room = x - half >= last_end + PAD
-        found.append({"x": x, "label": label if room else None, "title": f"{t / 1e9:.6f} s"})
+        said = f"{n} of {len(times)}, at {t} ns" if ordered else f"{t / 1e9:.6f} s"
+        found.append({"x": x, "label": label if room else None, "title": said})
         if room:
             last_end = x + half
     return found
@@ -194,12 +216,14 @@ def lin_points(prefix: Sequence[Op], place: dict[int, dict[str, Any]]) -> list[d
 
 def layout(failure: dict[str, Any], windows: Sequence[dict[str, Any]]) -> dict[str, Any]:
     """Takes an invalid key's failure report and the run's fault windows. Returns what the
-    viewer draws, in px: each op's box and label with its times and the state after it,
-    the linearization points in order, the fault bands, the axis ticks and the size."""
+    viewer draws, in px: each op's box and label with its times and the states before and
+    after it, the linearization points in order, the fault bands, the axis ticks and what
+    they count, and the size."""
     ops, total = select_ops(failure)
     times = slots(ops)
     xs = slot_positions(ops, times)
     at = {t: x for t, x in zip(times, xs, strict=True)}
+    slot_of = {t: n for n, t in enumerate(times, 1)}
     crashed_ends = [at[o["call"]] + text_px(label_of(o)) + 2 * PAD for o in ops if o["ret"] is None]
     right = max([xs[-1] + OPEN_TAIL, *crashed_ends])
     bands = fault_bands(windows, times, xs, right)
@@ -212,7 +236,9 @@ def layout(failure: dict[str, Any], windows: Sequence[dict[str, Any]]) -> dict[s
         names.append({"name": name, "y": y + BOX_H / 2})
         for op in lane:
             x1 = right if op["ret"] is None else at[op["ret"]]
-            drawn.append({"x0": at[op["call"]], "x1": x1, "y": y, **_described(op, failure)})
+            slot = {"call_n": slot_of[op["call"]], "ret_n": slot_of.get(op["ret"])}
+            box = {"x0": at[op["call"]], "x1": x1, "y": y, **slot}
+            drawn.append(box | _described(op, failure))
     place = {o["index"]: o for o in drawn}
     return {
         "ops": drawn,
@@ -222,6 +248,8 @@ def layout(failure: dict[str, Any], windows: Sequence[dict[str, Any]]) -> dict[s
         "faults": bands,
         "fault_note": None if bands else quiet_note(windows, times[0]),
         "ticks": ticks(times, xs),
+        "axis": "order" if by_order(times) else "seconds",
+        "axis_caption": axis_caption(times),
         "axis_y": top + len(names) * LANE_H,
         "width": right + PAD,
         "height": top + len(names) * LANE_H + AXIS_H,
@@ -230,16 +258,33 @@ def layout(failure: dict[str, Any], windows: Sequence[dict[str, Any]]) -> dict[s
     }
 
 
+def state_before(k: int, failure: dict[str, Any]) -> str | None:
+    """Takes the place of an op in the report's tail of the prefix. Returns the state the
+    op was applied to: the state after the op before it, the model's initial state for
+    the prefix's first op, or None when the report did not keep it (Porcupine's tooltip
+    says "Previous state" and "New state": visualization/index.js)."""
+    states = failure.get("prefix_states") or []
+    tail = failure.get("longest_prefix", [])
+    if k > 0:
+        return states[k - 1] if k - 1 < len(states) else None
+    whole = failure.get("prefix_length", len(tail)) == len(tail)
+    return "the model's initial state" if whole else None
+
+
 def _described(op: Op, failure: dict[str, Any]) -> dict[str, Any]:
     """Returns what the viewer says of an op: its label and text, its role, its times in
-    test seconds and, for an op of the prefix, its place in it and the state after it."""
+    test seconds and, for an op of the prefix, its place in it and the states before and
+    after it; for the failing op, the states it could have been applied to."""
     tail = failure.get("longest_prefix", [])
     k = next((n for n, o in enumerate(tail) if o["index"] == op["index"]), None)
     states = failure.get("prefix_states") or []
+    before: str | None = None
     if op["index"] == failure["op"]["index"]:
         role = "failing"
+        before = " or ".join(failure.get("state_descriptions", [])) or None
     else:
         role = "concurrent" if k is None else "prefix"
+        before = None if k is None else state_before(k, failure)
     return {
         "index": op["index"],
         "label": label_of(op),
@@ -251,5 +296,6 @@ def _described(op: Op, failure: dict[str, Any]) -> dict[str, Any]:
         "ret_s": None if op["ret"] is None else round(op["ret"] / 1e9, 6),
         # its place in the whole prefix, of which the report keeps the tail
         "lin": None if k is None else failure.get("prefix_length", len(tail)) - len(tail) + k + 1,
+        "before": before,
         "state": states[k] if k is not None and k < len(states) else None,
     }

@@ -1,5 +1,5 @@
-"""Draws a linearizability counterexample as a small timeline PNG beside its interactive
-viewer (viewer.py), for a run's report, which shows the PNG.
+"""Draws each linearizability counterexample as a small timeline PNG beside the
+interactive viewer of them all (viewer.py), for a run's report, which shows the PNGs.
 
 Both on compressed time, a lane per process. The PNG shows the ops; the viewer (one
 self-contained HTML file) adds the prefix's linearization, states on hover, the faults.
@@ -18,7 +18,7 @@ import matplotlib.pyplot as plt
 from matplotlib.patches import Rectangle
 
 from harness.report.counterexamples.layout import BOX_H, NAME_W, PAD, layout
-from harness.report.counterexamples.viewer import file_stem, title, write_html
+from harness.report.counterexamples.viewer import file_stem, invalid, title, write_viewer
 
 COLOURS = {"failing": "#d62728", "prefix": "#1f77b4", "concurrent": "#7f7f7f"}
 PX_PER_INCH = 100  # the PNG is drawn at the viewer's pixel layout, one px per px
@@ -83,7 +83,7 @@ def draw_png(failure: dict[str, Any], path: Path) -> Path:
         ax.plot([tick["x"], tick["x"]], [axis_y, axis_y + 4], color="black", linewidth=0.8)
         if tick["label"]:
             ax.text(tick["x"], axis_y + 14, tick["label"], fontsize=LABEL_PT - 1, ha="center")
-    said = "test seconds, compressed: gaps squeezed, order kept"
+    said = drawn["axis_caption"]
     if crashed:
         said += "; hatched: crashed, may take effect later or never"
     ax.text(NAME_W, axis_y + 30, said, fontsize=LABEL_PT - 1)
@@ -92,21 +92,21 @@ def draw_png(failure: dict[str, Any], path: Path) -> Path:
     return path
 
 
-def render_counterexample(
-    failure: dict[str, Any],
+def render_counterexamples(
+    failures: Sequence[dict[str, Any]],
     out_dir: Path,
     history: str | None = None,
     windows: Sequence[dict[str, Any]] = (),
-) -> list[Path]:
-    """Takes an invalid key's failure report, a folder, the history's file name when
-    drawings of other histories may share the folder, and the run's fault windows. Writes
-    the timeline as PNG and the interactive viewer as HTML there, named after both
-    (file_stem), and returns both paths; returns [] for a key that is not invalid."""
-    if failure.get("valid") is not False:
-        return []
+) -> dict[str, list[Path]]:
+    """Takes a linearizability result's failure reports, a folder, the history's file name
+    when drawings of other histories may share the folder, and the run's fault windows.
+    Writes a timeline PNG per invalid key (named file_stem(key, history)) and the one
+    interactive viewer of them all there. Returns each invalid key's drawings, by the
+    key's text: its PNG, then the viewer (viewer.key_anchor opens it on the key)."""
+    found = invalid(failures)
     out_dir.mkdir(parents=True, exist_ok=True)
-    stem = file_stem(failure["key"], history)
-    return [
-        draw_png(failure, out_dir / f"{stem}.png"),
-        write_html(failure, out_dir / f"{stem}.html", windows),
-    ]
+    viewer = write_viewer(found, out_dir, history, windows)
+    return {
+        str(f["key"]): [draw_png(f, out_dir / f"{file_stem(f['key'], history)}.png"), *viewer]
+        for f in found
+    }

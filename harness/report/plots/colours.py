@@ -6,13 +6,16 @@ hue: network faults blue to purple, kills brown, pauses pink, isr-shrink olive, 
 coordinators' faults gold to teal, power loss grey (of brokers) and slate (of the
 metadata quorum), darker the more nodes it takes, file corruption khaki, the composed
 power-loss scenarios indigo; late delivery teal, slow links periwinkle, the client faults
-lavender. None is the red, green or orange that mean lost, ok and info in the plots. A
+lavender, clock bumps steel blue and strobes mauve, darker the further down the targets'
+list. None is the red, green or orange that mean lost, ok and info in the plots. A
 renamed fault (kill-random) keeps its new name's colour.
 """
 
 from __future__ import annotations
 
-from nemesis.names import RENAMED
+import colorsys
+
+from nemesis.names import RENAMED, TARGETS
 
 FAULT_COLOURS: dict[str, str] = {
     "partition-leader": "#1f77b4",
@@ -87,6 +90,21 @@ FAULT_COLOURS: dict[str, str] = {
     "partition-client-group-coordinator": "#8073ac",
     "pause-client": "#d8b5e6",
 }
+
+
+def _shades(verb: str, hue: float, saturation: float) -> dict[str, str]:
+    """Returns a colour for each target of a clock fault: one hue, from light to dark."""
+    shades = {}
+    for i, target in enumerate(TARGETS):
+        value = 0.92 - 0.6 * i / (len(TARGETS) - 1)
+        r, g, b = colorsys.hsv_to_rgb(hue, saturation, value)
+        shades[f"{verb}-clock-{target}"] = (
+            f"#{round(r * 255):02x}{round(g * 255):02x}{round(b * 255):02x}"
+        )
+    return shades
+
+
+FAULT_COLOURS |= _shades("bump", 0.58, 0.45) | _shades("strobe", 0.86, 0.3)
 OTHER_FAULT = "#7f7f7f"
 """A fault the table does not name: one recorded elsewhere, or by an older harness."""
 

@@ -35,7 +35,7 @@ from tests.support.fake_cluster import FakeCluster
 
 def test_parse_none_all_and_lists() -> None:
     assert parse_nemeses("none") == ()
-    assert len(NEMESES) == 71
+    assert len(NEMESES) == 99
     zookeeper, kraft = parse_nemeses("all"), parse_nemeses("all", "kraft")
     # The group faults need a run's group; power, proxy and many-node faults are named.
     groupless = set(IN_ALL) - set(GROUP_FAULTS)
@@ -98,7 +98,8 @@ def test_every_nemesis_name_has_its_fault_and_every_fault_its_name() -> None:
     power = [f"power-loss-{t}" for t in PICKS]
     proxied = (*LATE, "slow-leader", "slow-network", *CLIENT_FAULTS)
     disk = (*CORRUPT_FAULTS, *COMPOSED)
-    named = (*CUTS, *verbs, ISR_FAULT, "partition-coordinator", *power, *disk, *proxied)
+    clocks = [f"{verb}-clock-{t}" for verb in ("bump", "strobe") for t in PICKS]
+    named = (*CUTS, *verbs, ISR_FAULT, "partition-coordinator", *power, *disk, *proxied, *clocks)
     assert named == NEMESES
     assert tuple(PICKS) == TARGETS
     assert tuple(f"{how}-{files}" for files in FILE_GROUPS for how in CORRUPTIONS) == CORRUPT_FAULTS

@@ -296,17 +296,27 @@ def test_parallel_keys_give_the_same_result(monkeypatch: pytest.MonkeyPatch) -> 
     assert [f["key"] for f in parallel["failures"]] == [0, 3]
 
 
-def test_precedence_graph_and_cycles() -> None:
+def test_precedence_and_the_counterexample_graph() -> None:
     h = History()
     a = h.ok(0, "write", 1, 0, 10)
     b = h.ok(1, "write", 2, 5, 20)
     c = h.ok(0, "read", 2, 30, 40)
-    g = graph.precedence_graph(h.ops)
-    assert set(g.edges) == {(a.index, c.index), (b.index, c.index)}
+    d = h.info(2, "write", 3, 35)
+    edges = graph.precedence(h.ops)
+    pairs = {(u, v) for u, out in edges.items() for v in out}
+    assert pairs == {(a.index, c.index), (b.index, c.index), (a.index, d.index), (b.index, d.index)}
     assert graph.concurrent_with(h.ops, a) == [b]
-    assert graph.cycles(g) == []
-    g.add_edge(c.index, a.index)
-    assert graph.cycles(g) == [[a.index, c.index]] or graph.cycles(g) == [[c.index, a.index]]
+    assert graph.concurrent_with(h.ops, c) == [d]
+    shown = graph.counterexample_graph([b, a], c, [d])
+    assert shown["nodes"] == [
+        {"index": b.index, "role": "prefix"},
+        {"index": a.index, "role": "prefix"},
+        {"index": c.index, "role": "failing"},
+        {"index": d.index, "role": "concurrent"},
+    ]
+    assert [b.index, a.index, "linearized"] in shown["edges"]
+    assert [a.index, c.index, "real-time"] in shown["edges"]
+    assert len(shown["edges"]) == 5
 
 
 def test_a_malformed_op_is_refused_before_any_search() -> None:

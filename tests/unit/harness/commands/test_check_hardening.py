@@ -170,10 +170,10 @@ def test_a_drawing_that_fails_is_a_warning_and_the_verdict_stands(
     monkeypatch.setattr(viewer, "write_viewer", no_drawing)
     code, out, err = run(capsys, str(history_file(tmp_path, STALE_READ)))
     assert (code, out.split()[0]) == (1, "INVALID")
-    assert "could not draw the counterexample of key None" in one_line(err)
+    assert "could not write the counterexample viewer in" in one_line(err)
 
 
-# --- drawings: one file per key, whatever the key ---------------------------------
+# --- drawings: a PNG per key, whatever the key, and one viewer of them all ---------
 
 
 def test_drawings_of_different_keys_never_share_a_file(tmp_path: Path) -> None:
@@ -194,7 +194,10 @@ def test_every_invalid_key_is_drawn(tmp_path: Path, capsys: pytest.CaptureFixtur
     path.write_text("".join(json.dumps(e) + "\n" for e in events))
     code, out, _ = run(capsys, str(path), "--json", "--jobs", "1", "--png")
     drawn = json.loads(out)["counterexamples"]
-    assert (code, len(drawn), len(set(drawn))) == (1, 6, 6)
+    assert (code, len(drawn), len(set(drawn))) == (1, 4, 4)  # a PNG per key, one viewer
+    [page] = [Path(p) for p in drawn if p.endswith(".html")]
+    anchors = {viewer.key_anchor(key) for key in (1, "1", "k" * 300)}
+    assert len(anchors) == 3 and all(f'id="{a}"' in page.read_text() for a in anchors)
 
 
 # --- jobs: bounded, and an interrupt is answered once ----------------------------

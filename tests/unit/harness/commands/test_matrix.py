@@ -39,10 +39,11 @@ def test_parse_kafka_takes_the_release_default_or_a_named_mode() -> None:
 
 def test_plan_leaves_out_faults_that_do_not_apply() -> None:
     jobs = _acceptance()
-    # 71 faults: 5 aim at the group; of the other 66, 54 + the 2 composed + 6 corruptions
-    # apply on ZooKeeper, and 55 + 2 + 8 (the metadata log's too) on KRaft; 2 workloads,
-    # 5 rounds; and the 5 group faults on both releases for queue only (kv joins no group).
-    assert len(jobs) == ((54 + 2 + 6) + (55 + 2 + 8)) * 2 * 5 + 5 * 2 * 5
+    # 99 faults: 7 aim at the group; of the other 92, 54 + the 2 composed + 6 corruptions
+    # + 26 clock faults apply on ZooKeeper, and 55 + 2 + 8 (the metadata log's too) + 26 on
+    # KRaft; 2 workloads, 5 rounds; and the 7 group faults on both releases for queue only
+    # (kv joins no group).
+    assert len(jobs) == ((54 + 2 + 6 + 26) + (55 + 2 + 8 + 26)) * 2 * 5 + 7 * 2 * 5
     on = {(j.kafka, j.nemesis) for j in jobs}
     assert (KRAFT, "partition-zookeeper") not in on and (ZK, "partition-zookeeper") in on
     for quorum_fault in ("partition-controller-quorum", "partition-brokers-from-controllers"):

@@ -29,8 +29,8 @@ def test_a_two_transaction_cycle_has_two_boxes_and_two_labelled_arrows(tmp_path:
     assert svg is not None
     root = ET.fromstring(svg)
     boxes = root.findall(f"{SVG}rect")
-    arrows = root.findall(f"{SVG}path")
-    texts = [t.text for t in root.findall(f"{SVG}text")]
+    arrows = root.findall(f"{SVG}g/{SVG}path")  # the edges' group; the arrowheads are defs
+    texts = [t.text for t in root.iter(f"{SVG}text")]
     assert len(boxes) == 2 and len(arrows) == 2
     boxed = zip(case["indexes"], case["processes"], strict=True)
     assert {f"T{i} (process {p})" for i, p in boxed} <= set(texts)
@@ -65,3 +65,16 @@ def test_the_report_draws_each_cycle_case_beside_its_words(tmp_path: Path) -> No
     assert result["kinds"]["G0"]["count"] == 1 and len(svgs) == len(cycles) >= 1
     for svg in svgs:
         ET.fromstring(svg)
+
+
+def test_an_allowed_cycle_is_drawn_grey_and_dashed_never_red(tmp_path: Path) -> None:
+    result = check_history(load(str(written(tmp_path, opposite_orders()))), "queue")
+    assert result["kinds"]["G0"]["invalidating"] is False  # Kafka isolates no writes
+    allowed = cycle_svg(_g0_case(tmp_path), allowed=True)
+    error = cycle_svg(_g0_case(tmp_path))
+    assert allowed is not None and error is not None
+    assert "#d62728" in error and 'stroke="#d62728"' not in allowed
+    assert 'stroke-dasharray="6 4"' in allowed and "stroke-dasharray" not in error
+    page = write_report(tmp_path, {"spec": {"name": "t"}}, {"valid": True, "queue": result}, {})
+    text = page.read_text()
+    assert "<td>G0 (allowed)</td>" in text and 'stroke="#d62728"' not in text

@@ -36,7 +36,7 @@ def test_a_run_under_a_results_root_links_back_and_shows_its_rerun(tmp_path: Pat
     assert "all runs" not in header_html(folder, TEST, RESULTS)
     (tmp_path / "latest").symlink_to(folder.relative_to(tmp_path))
     said = header_html(folder, TEST, RESULTS)
-    assert '<a href="../../index.html">all runs</a>' in said
+    assert '<a id="all-runs" href="../../index.html">all runs</a>' in said
     rerun = "harness run --workload queue --txn --client java --seed 42"
     assert f'<pre class="rerun">{rerun}</pre>' in said
 

@@ -3,6 +3,7 @@ faults in words, errors in their own column, truncation lines kept and parsed.""
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime
 
 from harness.report.nemesis_story import (
@@ -198,3 +199,19 @@ def test_a_power_cut_says_who_lost_power_and_what_each_lost() -> None:
         "n2 3487 B in 5 files, n1 3487 B in 5 files, n3 uncounted"
     )
     assert rows[1].words == "n2, n1 and n3 powered on"
+
+
+def test_an_expected_docker_409_is_a_note_and_another_error_is_red() -> None:
+    healed = {"healed": ["n1"], "unreachable": {"n1": CONFLICT}}
+    broken = {"healed": [], "unreachable": {"n1": "connection refused", "n2": CONFLICT}}
+    ops = [
+        {"time": 20.4, "f": "stop-partition-leader", "value": healed, "error": None},
+        {"time": 30.4, "f": "stop-partition-leader", "value": broken, "error": None},
+    ]
+    table = story_table({"ops": ops}, [20.0, 30.0], None)
+    cells = re.findall(r'<td class="(note|fail)">([^<]*)</td>', table)
+    assert cells[0] == (
+        "note",
+        "n1: Docker 409: the container is not running (its rules were not flushed)",
+    )
+    assert cells[1][0] == "fail" and "connection refused" in cells[1][1]

@@ -13,7 +13,7 @@ from matplotlib.figure import Figure
 from checkers.linearizable.checker import check
 from checkers.linearizable.models import MODELS
 from harness.report.counterexamples import timeline
-from harness.report.counterexamples.timeline import render_counterexample
+from harness.report.counterexamples.timeline import render_counterexamples
 from history import Op
 
 
@@ -31,22 +31,38 @@ def _failure() -> dict[str, object]:
 
 
 def test_renders_png_and_html(tmp_path: Path) -> None:
-    paths = render_counterexample(_failure(), tmp_path / "out")
-    assert [p.suffix for p in paths] == [".png", ".html"]
-    png, page = paths
+    drawn = render_counterexamples([_failure()], tmp_path / "out")
+    assert [p.name[-4:] for p in drawn["k 1"]] == [".png", "html"]
+    png, page = drawn["k 1"]
+    assert page.name == "counterexamples.html"
     assert png.stat().st_size > 1000
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     text = page.read_text(encoding="utf-8")
     assert text.startswith("<!DOCTYPE html>") and "<script src" not in text  # no network
     blob = text.split('<script type="application/json" id="data">')[1].split("</script>")[0]
-    ops = {op["index"]: op for op in json.loads(blob)["layout"]["ops"]}
+    ops = {op["index"]: op for op in json.loads(blob)["keys"][0]["layout"]["ops"]}
     assert ops[3]["label"] == "3: read 4" and ops[3]["role"] == "failing"
     assert ops[2]["ret_s"] is None and "crashed" in text
 
 
 def test_nothing_to_draw_for_an_unknown_key(tmp_path: Path) -> None:
     failure = {"key": "k", "valid": "unknown", "cause": "timeout"}
-    assert render_counterexample(failure, tmp_path) == []
+    assert render_counterexamples([failure], tmp_path) == {}
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_every_invalid_key_has_its_png_and_shares_one_viewer(tmp_path: Path) -> None:
+    other = _failure() | {"key": 2}
+    unknown = {"key": "u", "valid": "unknown", "cause": "timeout"}
+    drawn = render_counterexamples([_failure(), unknown, other], tmp_path)
+    assert sorted(drawn) == ["2", "k 1"]
+    assert drawn["k 1"][0] != drawn["2"][0] and drawn["k 1"][1] == drawn["2"][1]
+    text = drawn["2"][1].read_text(encoding="utf-8")
+    blob = text.split('<script type="application/json" id="data">')[1].split("</script>")[0]
+    assert [k["title"] for k in json.loads(blob)["keys"]] == [
+        'key "k 1": read 4 but value is 2',
+        "key 2: read 4 but value is 2",
+    ]
 
 
 def test_the_png_draws_the_failing_op_red_on_compressed_time(

@@ -1,6 +1,8 @@
 """The counterexample viewer in headless Chromium, at 1400 and 800 px: no two labels
-overlap (read from the DOM's boxes), hovering an op shows its times and the state after
-it, a click pins it until a second click, and the failing op is red, a crashed op hatched."""
+overlap (read from the DOM's boxes), hovering an op shows its times and the states before
+and after it, a click pins it until a second click, the failing op is red, a crashed op
+hatched, no label is cut off at the left however scrolled, and the switcher draws each
+invalid key of the page."""
 
 from __future__ import annotations
 
@@ -11,7 +13,8 @@ from typing import Any
 
 import pytest
 
-from harness.report.counterexamples.timeline import write_html
+from harness.report.counterexamples.layout import NAME_W
+from harness.report.counterexamples.viewer import key_anchor, write_html
 from tests.support.browser import Browser, chromium
 from tests.support.viewer_cases import WINDOWS, made_up_failure, register_failure
 
@@ -55,7 +58,8 @@ def _hover(browser: Browser, index: int, event: str = "mouseover") -> dict[str, 
         document.querySelector('rect.box[data-index="{index}"]')
           .dispatchEvent(new MouseEvent("{event}", {{bubbles: true}}));
         const text = id => document.getElementById(id).textContent;
-        return {{what: text("what"), times: text("times"), state: text("state"),
+        return {{what: text("what"), times: text("times"), before: text("before"),
+                 state: text("state"),
                  pinned: document.getElementById("panel").classList.contains("pinned")}};
         }})()"""
     )
@@ -66,7 +70,7 @@ def _hover(browser: Browser, index: int, event: str = "mouseover") -> dict[str, 
 @pytest.mark.parametrize("size", [7, 30, 300])
 def test_no_two_labels_overlap(tmp_path: Path, width: int, size: int) -> None:
     failure = register_failure() if size == 7 else made_up_failure(size, size)
-    page = write_html(failure, tmp_path / "viewer.html", WINDOWS)
+    page = write_html([failure], tmp_path / "viewer.html", WINDOWS)
     with Browser(tmp_path / "profile", width, 900) as browser:
         browser.open(page.as_uri())
         labels = _labels(browser)
@@ -81,24 +85,30 @@ def test_no_two_labels_overlap(tmp_path: Path, width: int, size: int) -> None:
 def test_hover_shows_the_state_and_a_click_pins_it_until_clicked_again(
     tmp_path: Path, width: int
 ) -> None:
-    page = write_html(register_failure(), tmp_path / "viewer.html", WINDOWS)
+    page = write_html([register_failure()], tmp_path / "viewer.html", WINDOWS)
     with Browser(tmp_path / "profile", width, 900) as browser:
         browser.open(page.as_uri())
         hovered = _hover(browser, 5)
         assert "write 4" in hovered["what"]
         assert hovered["times"] == "called at 12.004 s, returned at 12.005 s (1.0 ms)"
-        assert hovered["state"] == "linearized 5 of 5; state after it: 4"
+        assert hovered["before"] == "state before: 2"
+        assert hovered["state"] == "state after: 4 (linearized 5 of 5)"
+        first = _hover(browser, 0)
+        assert first["before"] == "state before: the model's initial state"
         failing = _hover(browser, 6)
-        assert failing["state"].startswith("cannot be linearized: read 2 but value is 4")
+        assert failing["before"] == "state before: 4 or 3"
+        assert (
+            failing["state"] == "state after: none, it cannot be linearized: read 2 but value is 4"
+        )
         crashed = _hover(browser, 3)
         assert "never returned: crashed" in crashed["times"]
 
         pinned = _hover(browser, 2, "click")
         assert pinned["pinned"] and "pinned" in pinned["what"]
-        assert pinned["state"] == "linearized 3 of 5; state after it: 2"
+        assert pinned["state"] == "state after: 2 (linearized 3 of 5)"
         _hover(browser, 0)  # another op's state shows while the mouse is on it ...
         after = _hover(browser, 0, "mouseout")  # ... and the pinned op's when it leaves
-        assert after["state"] == "linearized 3 of 5; state after it: 2" and after["pinned"]
+        assert after["state"] == "state after: 2 (linearized 3 of 5)" and after["pinned"]
 
         unpinned = _hover(browser, 2, "click")
         assert not unpinned["pinned"] and unpinned["state"] == ""
@@ -106,7 +116,7 @@ def test_hover_shows_the_state_and_a_click_pins_it_until_clicked_again(
 
 
 def test_the_failing_op_is_red_and_a_crashed_op_hatched(tmp_path: Path) -> None:
-    page = write_html(register_failure(), tmp_path / "viewer.html", WINDOWS)
+    page = write_html([register_failure()], tmp_path / "viewer.html", WINDOWS)
     with Browser(tmp_path / "profile", 1400, 900) as browser:
         browser.open(page.as_uri())
         fills = browser.evaluate(
@@ -118,3 +128,87 @@ def test_the_failing_op_is_red_and_a_crashed_op_hatched(tmp_path: Path) -> None:
     assert dict(fills)["6"] == "#d62728"
     assert dict(fills)["3"].startswith("url(#hatch-")
     assert faults == 2 and points == 5
+
+
+# Scrolls the chart to x, waits a frame, and returns the labels shown that start left of
+# the names column's right edge (behind it) while their box reaches past that edge.
+SCROLLED = """new Promise(done => {
+  const scroll = document.getElementById("scroll");
+  scroll.scrollLeft = %d;
+  requestAnimationFrame(() => requestAnimationFrame(() => {
+    const edge = scroll.getBoundingClientRect().left + %d;
+    const cut = [];
+    for (const t of document.querySelectorAll("text.oplabel, text.flabel")) {
+      const r = t.getBoundingClientRect();
+      if (r.width === 0) continue;
+      const index = t.dataset.index;
+      const rect = index === undefined ? null
+        : document.querySelector('rect.box[data-index="' + index + '"]');
+      const right = rect ? rect.getBoundingClientRect().right : r.right;
+      if (right > edge + 1 && r.left < edge - 0.5) cut.push(t.textContent);
+    }
+    done(JSON.stringify({cut: cut, left: scroll.scrollLeft}));
+  }));
+})"""
+
+
+@pytest.mark.parametrize("width", [1400, 800])
+def test_no_label_is_cut_off_at_the_left_however_scrolled(tmp_path: Path, width: int) -> None:
+    page = write_html([made_up_failure(60, 7)], tmp_path / "viewer.html", WINDOWS)
+    with Browser(tmp_path / "profile", width, 900) as browser:
+        browser.open(page.as_uri())
+        wide = browser.evaluate("document.getElementById('chart').getAttribute('width')")
+        assert float(wide) > 2 * width  # the chart scrolls
+        for x in (0, 300, 1000, 2500):
+            answer = browser.call(
+                "Runtime.evaluate",
+                expression=SCROLLED % (x, NAME_W),
+                awaitPromise=True,
+                returnByValue=True,
+            )
+            seen = json.loads(answer["result"]["value"])
+            assert seen["cut"] == [], (x, seen)
+
+
+def test_the_switcher_draws_each_invalid_key_and_the_address_names_it(tmp_path: Path) -> None:
+    first, second = register_failure(), made_up_failure(30, 2) | {"key": "other"}
+    page = write_html([first, second], tmp_path / "viewer.html", WINDOWS)
+    drawn = "document.querySelectorAll('rect.box').length"
+    shown = (
+        "[...document.querySelectorAll('section.key')].filter(s => !s.hidden)"
+        ".map(s => s.dataset.anchor)"
+    )
+    with Browser(tmp_path / "profile", 800, 900) as browser:
+        browser.open(page.as_uri())
+        assert browser.evaluate(drawn) == 7
+        assert browser.evaluate(shown) == [key_anchor("k")]
+        links = browser.evaluate("[...document.querySelectorAll('#keys a')].map(a => a.href)")
+        assert [link.split("#")[1] for link in links] == [key_anchor("k"), key_anchor("other")]
+        browser.open(links[1])
+        assert browser.evaluate(drawn) == 30
+        assert browser.evaluate(shown) == [key_anchor("other")]
+        assert browser.evaluate("document.querySelector('#keys a.current').textContent") == (
+            '"other"'
+        )
+        assert _hover(browser, 29)["state"].startswith("state after: none")
+        browser.reload()  # the address keeps the key, and the switcher stays in view
+        assert browser.evaluate(drawn) == 30
+        top = "document.getElementById('keys').getBoundingClientRect().top"
+        assert browser.evaluate(top) >= 0
+
+
+def test_an_axis_of_times_under_a_millisecond_counts_in_order(tmp_path: Path) -> None:
+    failure = register_failure()
+    for op in [failure["op"], *failure["longest_prefix"], *failure["concurrent"]]:
+        op["call"] //= 1_000_000  # ms to ns: every time is now under 13 µs
+        op["ret"] = None if op["ret"] is None else op["ret"] // 1_000_000
+    page = write_html([failure], tmp_path / "viewer.html", WINDOWS)
+    with Browser(tmp_path / "profile", 800, 900) as browser:
+        browser.open(page.as_uri())
+        ticks = browser.evaluate(
+            "[...document.querySelectorAll('text.tick')].map(t => t.textContent)"
+        )
+        caption = browser.evaluate("document.querySelector('text.caption').textContent")
+        assert ticks[0] == "1" and all(t.isdigit() for t in ticks)
+        assert caption.startswith("calls and returns in order") and "under 1 ms" in caption
+        assert _hover(browser, 5)["times"] == "called at 9 in order, returned at 10 in order"

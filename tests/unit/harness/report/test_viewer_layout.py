@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from harness.report.counterexamples.layout import BOX_H, FAULT_H, MAX_OPS, PAD, layout, text_px
-from harness.report.counterexamples.timeline import write_html
+from harness.report.counterexamples.viewer import write_html
 from tests.support.viewer_cases import WINDOWS, made_up_failure, register_failure
 
 Box = tuple[float, float, float, float]  # left, top, right, bottom
@@ -117,8 +117,32 @@ def test_a_big_counterexample_is_capped_near_the_failing_op_and_says_so(tmp_path
     drawn = layout(failure, WINDOWS)
     assert (drawn["shown"], drawn["total"]) == (MAX_OPS, 300)
     assert any(o["role"] == "failing" for o in drawn["ops"])
-    page = write_html(failure, tmp_path / "viewer.html", WINDOWS).read_text()
+    page = write_html([failure], tmp_path / "viewer.html", WINDOWS).read_text()
     assert f"Showing {MAX_OPS} of 300 ops" in page
     assert "<script src" not in page and "http" not in page.replace(
         "http://www.w3.org/2000/svg", ""
     )
+
+
+def test_each_op_of_the_prefix_carries_the_state_before_it() -> None:
+    failure = register_failure()
+    ops = {o["index"]: o for o in layout(failure, WINDOWS)["ops"]}
+    order = [o["index"] for o in failure["longest_prefix"]]
+    assert ops[order[0]]["before"] == "the model's initial state"
+    for earlier, later in pairwise(order):
+        assert ops[later]["before"] == ops[earlier]["state"]
+    assert ops[failure["op"]["index"]]["before"] == "4 or 3"  # what the prefix may leave
+    cut = failure | {"prefix_length": 9}  # the report kept the prefix's tail only
+    assert layout(cut, WINDOWS)["ops"][0]["before"] is None
+
+
+def test_times_under_a_millisecond_are_counted_in_order() -> None:
+    assert layout(register_failure(), WINDOWS)["axis"] == "seconds"
+    failure = register_failure()
+    for op in [failure["op"], *failure["longest_prefix"], *failure["concurrent"]]:
+        op["call"] //= 1_000_000
+        op["ret"] = None if op["ret"] is None else op["ret"] // 1_000_000
+    drawn = layout(failure, WINDOWS)
+    assert drawn["axis"] == "order" and "under 1 ms" in drawn["axis_caption"]
+    labels = [int(t["label"]) for t in drawn["ticks"] if t["label"]]
+    assert labels == sorted(labels) and labels[0] == 1

@@ -7,6 +7,7 @@ import json
 import re
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote
 
 import pytest
 
@@ -68,7 +69,8 @@ def test_a_stale_read_gives_invalid_results_and_a_complete_report(tmp_path: Path
     assert "INVALID" in page and "get 1 but value is 2" in page.replace("&#x27;", "'")
     served_only = zip_url(tmp_path)  # the run as a zip: harness serve makes it, no file is
     for ref in re.findall(r'(?:href|src)="([^"]+)"', page):
-        assert ref == served_only or (tmp_path / ref).exists(), f"report links to missing {ref}"
+        target = tmp_path / unquote(ref.split("#")[0])
+        assert ref == served_only or target.exists(), f"report links to missing {ref}"
     assert json.loads((tmp_path / "results.json").read_text())["valid"] is False
     lines = summary_lines(results, report)
     assert lines[0] == "verdict: INVALID"

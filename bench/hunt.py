@@ -1,0 +1,337 @@
+"""Known Kafka bugs as the harness's proof (issue 40): each hunt runs the smallest workload,
+faults and settings that should expose one bug, on a release (or setting) that has it and
+on one that does not, with the same seeds, and says in how many runs the checker found it.
+
+A hunt's cells differ only in what the bug depends on (the release, the client, a broker
+setting); the seeds are the same in every cell, so a cell without the bug runs exactly
+the schedules that found it in the other. One line per run goes to OUT/hunt.tsv as it
+ends (a hunt run again goes on where it stopped); the table says per cell: runs, found,
+first folder that found it. `--guard` is the nightly regression cell: the bug's cell
+only, with the seeds that found it (HUNTS' `guard_seeds`), failing (exit 1) when none of
+them finds it any more, so a change of the harness that loses the ability is caught.
+
+Sources: KAFKA-17754 (Jepsen's 2024 report of a late EndTxn that lands in the producer's
+next transaction; KIP-890 part 2, transactions v2, is the fix, spoken only by the Java
+client of 4.0 and later against a 4.0+ cluster); redpanda-data/kafka-fsync (acknowledged
+writes gone when every replica loses power under Kafka's default flush settings).
+Usage: .venv/bin/python bench/hunt.py BUG [--runs 5] [--seed-base N] [--out DIR]
+           [--cluster-name NAME] [--cells LABEL,...]
+       .venv/bin/python bench/hunt.py BUG --guard
+       .venv/bin/python bench/hunt.py BUG --table-only [--out DIR]
+       .venv/bin/python bench/hunt.py --list
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import dataclasses
+import json
+import subprocess
+import sys
+import time
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+from txn_hunt import reached
+
+ROOT = Path(__file__).resolve().parents[1]
+FIELDS = ("cell", "seed", "exit", "verdict", "found", "evidence", "reached", "folder")
+
+
+@dataclasses.dataclass(frozen=True)
+class Cell:
+    """One side of a hunt: a label, the run options it adds, and whether the bug should
+    be there."""
+
+    label: str
+    options: tuple[str, ...]
+    has_bug: bool
+
+
+@dataclasses.dataclass(frozen=True)
+class Hunt:
+    """One bug's hunt: the run options every cell shares, its cells, the queue anomaly
+    kinds that show the bug with the op outcome a case must have (None: any), so that a
+    run found it when any kind has such a case (a torn transaction is a lost write of an
+    op that ended `info`), or what a fault's stop op must have seen (`seen`, as
+    txn_hunt.reached names it: an answer the coordinator gave a paused client), the
+    seeds the nightly guard runs on the cell that found it, and a sentence of what goes
+    wrong."""
+
+    bug: str
+    what: str
+    options: tuple[str, ...]
+    cells: tuple[Cell, ...]
+    kinds: tuple[tuple[str, str | None], ...]
+    seen: str | None
+    seed_base: int
+    guard_seeds: tuple[int, ...]
+    guard_cell: str
+
+
+HUNTS = {
+    "KAFKA-17754": Hunt(
+        bug="KAFKA-17754",
+        what="a late EndTxn(commit) lands in the producer's next transaction and commits "
+        "part of it: a transaction that ended info has some sends read, others never",
+        options=(
+            *("--workload", "queue", "--txn"),
+            *("--nemesis", "late-produce,late-end-txn", "--kafka-config", "safe"),
+            *("--abort-p", "0.1", "--isolation-level", "read_committed", "--time-limit", "60"),
+        ),
+        # The fix is transactions v2, which only the Java client of 4.0+ speaks against a
+        # 4.0+ cluster: librdkafka runs TV1 on every release (confluentinc/librdkafka#5423).
+        cells=(
+            Cell("3.9.1 Java TV1", ("--kafka-version", "3.9.1", "--client", "java"), True),
+            Cell("4.4.0 Java TV2", ("--kafka-version", "4.4.0", "--client", "java"), False),
+            Cell("3.9.1 librdkafka TV1", ("--kafka-version", "3.9.1"), has_bug=True),
+            Cell("4.4.0 librdkafka TV1", ("--kafka-version", "4.4.0"), has_bug=True),
+        ),
+        # A late commit that lands mid-transaction commits what was sent so far: the
+        # client's own read_committed poll then reads it before its commit
+        # (precommitted-read), and if the client's end then fails, the transaction ends
+        # info with part of it committed (a lost write of an info op).
+        kinds=(("precommitted-read", None), ("lost-write", "info")),
+        seen=None,
+        seed_base=3800,
+        guard_seeds=(3803,),
+        guard_cell="3.9.1 librdkafka TV1",
+    ),
+    "KAFKA-20785": Hunt(
+        bug="KAFKA-20785",
+        what="under transactions v2 a commit that reaches the coordinator after its "
+        "timeout abort is answered INVALID_TXN_STATE, which clients take as fatal "
+        "(PRODUCER_FENCED, recoverable, under v1)",
+        options=(
+            *("--workload", "queue", "--txn", "--client", "java", "--nemesis", "pause-client"),
+            *("--kafka-config", "safe", "--time-limit", "60"),
+        ),
+        cells=(
+            Cell("4.4.0 Java TV2", ("--kafka-version", "4.4.0"), has_bug=True),
+            Cell("3.9.1 Java TV1", ("--kafka-version", "3.9.1"), has_bug=False),
+        ),
+        kinds=(),
+        seen="paused EndTxn INVALID_TXN_STATE",
+        seed_base=4100,
+        guard_seeds=(4100,),
+        guard_cell="4.4.0 Java TV2",
+    ),
+    "kafka-fsync": Hunt(
+        bug="kafka-fsync",
+        what="every acknowledged write since the last fsync is lost when all in-sync "
+        "replicas lose power at once (Kafka's default flush: documented, not a bug)",
+        options=(
+            *("--workload", "queue", "--nemesis", "power-loss-brokers"),
+            *("--kafka-version", "4.4.0", "--time-limit", "40"),
+        ),
+        cells=(
+            Cell("safe", ("--kafka-config", "safe"), has_bug=True),
+            Cell("safe-fsync", ("--kafka-config", "safe-fsync"), has_bug=False),
+        ),
+        kinds=(("lost-write", None),),
+        seen=None,
+        seed_base=4000,
+        guard_seeds=(),
+        guard_cell="safe",
+    ),
+}
+
+
+def slug(cell: Cell) -> str:
+    """Returns a cell's label as a test name's part: "3.9.1-Java-TV1"."""
+    return cell.label.replace(" ", "-").replace("(", "").replace(")", "")
+
+
+def run_one(hunt: Hunt, cell: Cell, seed: int, out: Path, cluster: str) -> dict[str, Any]:
+    """Runs one test of a hunt's cell; returns its line of the table."""
+    name = f"{hunt.bug}-{slug(cell)}"
+    argv = [
+        *(sys.executable, "-m", "harness", "run", *hunt.options, *cell.options),
+        *("--seed", str(seed), "--name", name, "--results", str(out)),
+        *("--cluster-name", cluster),
+    ]
+    done = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, check=False)
+    row: dict[str, Any] = {"cell": cell.label, "seed": seed, "exit": done.returncode}
+    folders = sorted((out / name).glob("*/results.json"), key=lambda p: p.stat().st_mtime)
+    if not folders or not (folders[-1].parent / "history.jsonl").exists():
+        return row | {"verdict": "broken", "found": False, "folder": done.stderr[-200:]}
+    return row | judged(hunt, folders[-1].parent)
+
+
+def judged(hunt: Hunt, folder: Path) -> dict[str, Any]:
+    """Takes a run's folder. Returns its verdict, whether it found the hunt's bug, the
+    first case that shows it (op index, process, value, outcome) and what its faults
+    reached."""
+    results = json.loads((folder / "results.json").read_text())
+    kinds = results.get("queue", {}).get("kinds", {})
+    cases = [
+        c | {"kind": kind}
+        for kind, outcome in hunt.kinds
+        for c in kinds.get(kind, {}).get("cases", [])
+        if outcome in (None, c.get("outcome"))
+    ]
+    lines = (folder / "history.jsonl").read_text().splitlines()
+    events = [json.loads(line) for line in lines if '"nemesis"' in line]
+    seen = reached(events)
+    if hunt.seen is not None and f"{hunt.seen}=" in seen:
+        count = seen.split(f"{hunt.seen}=")[1].split(";")[0]
+        cases.append({"seen": f"{hunt.seen} x{count}"})
+    evidence = ""
+    if cases:
+        first = cases[0]
+        shown = ("kind", "index", "process", "value", "outcome", "seen")
+        evidence = ", ".join(f"{k}={first[k]}" for k in shown if k in first)
+        evidence = f"{len(cases)} cases; first {evidence}"
+    return {
+        "verdict": {True: "valid", False: "INVALID"}.get(results.get("valid"), "unknown"),
+        "found": bool(cases),
+        "evidence": evidence,
+        "reached": seen,
+        "folder": str(folder.relative_to(ROOT) if folder.is_relative_to(ROOT) else folder),
+    }
+
+
+def table(hunt: Hunt, rows: list[dict[str, str]]) -> str:
+    """Returns the hunt's per-cell summary as a Markdown table."""
+    by_cell: dict[str, list[dict[str, str]]] = defaultdict(list)
+    for row in rows:
+        by_cell[row["cell"]].append(row)
+    lines = [
+        "| cell | has the bug | runs | found in | invalid | seeds | first run that found it "
+        "| faults reached (sum) |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    for cell in hunt.cells:
+        runs = [r for r in by_cell.get(cell.label, []) if r["verdict"] != "broken"]
+        found = [r for r in runs if r["found"] == "True"]
+        sums: dict[str, int] = defaultdict(int)
+        for run in runs:
+            for item in filter(None, (run.get("reached") or "").split("; ")):
+                what, count = item.rsplit("=", 1)
+                sums[what] += int(count)
+        reach = ", ".join(f"{k} {n}" for k, n in sorted(sums.items())) or "-"
+        seeds = ", ".join(sorted({r["seed"] for r in runs}))
+        first = f"{found[0]['folder']} ({found[0]['evidence']})" if found else "-"
+        invalid = sum(r["verdict"] == "INVALID" for r in runs)
+        lines.append(
+            f"| {cell.label} | {'yes' if cell.has_bug else 'no'} | {len(runs)} | {len(found)} "
+            f"| {invalid} | {seeds} | {first} | {reach} |"
+        )
+    return "\n".join(lines)
+
+
+def already_run(tsv: Path) -> set[tuple[str, str]]:
+    """Returns the (cell, seed) of every run the hunt's table holds."""
+    if not tsv.exists():
+        return set()
+    with tsv.open() as f:
+        return {(r["cell"], r["seed"]) for r in csv.DictReader(f, delimiter="\t")}
+
+
+def append(tsv: Path, row: dict[str, Any]) -> None:
+    """Adds a run's line to the table file, with the header when the file is new."""
+    new = not tsv.exists()
+    with tsv.open("a", newline="") as f:
+        writer = csv.DictWriter(f, FIELDS, delimiter="\t")
+        if new:
+            writer.writeheader()
+        writer.writerow(row)
+
+
+def hunt_runs(
+    hunt: Hunt, cells: tuple[Cell, ...], seeds: list[int], out: Path, cluster: str
+) -> list[dict[str, Any]]:
+    """Runs every seed on every cell, seeds outermost (a hunt cut short has each cell the
+    same number of times), skipping runs the table already holds. Returns the new rows."""
+    tsv = out / "hunt.tsv"
+    done = already_run(tsv)
+    rows = []
+    for n, seed in enumerate(seeds, start=1):
+        for cell in cells:
+            if (cell.label, str(seed)) in done:
+                continue
+            started = time.monotonic()
+            row = run_one(hunt, cell, seed, out, cluster)
+            # A run that broke before its workload is no evidence: kept apart, and the
+            # next hunt of the same table runs it again.
+            append(tsv if row["verdict"] != "broken" else out / "broken.tsv", row)
+            rows.append(row)
+            print(
+                f"{hunt.bug} seed {seed} ({n}/{len(seeds)}) {cell.label}: {row['verdict']}, "
+                f"{'found' if row['found'] else 'not found'} ({time.monotonic() - started:.0f} s)",
+                flush=True,
+            )
+    return rows
+
+
+def main() -> int:
+    """Runs a hunt (or its guard, or prints its table); returns 0, or 1 when the guard
+    did not find the bug."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("bug", nargs="?", choices=sorted(HUNTS))
+    parser.add_argument("--list", action="store_true", help="name each hunt and what it finds")
+    parser.add_argument("--runs", type=int, default=5, help="seeds per cell (default 5)")
+    parser.add_argument("--seed-base", type=int, help="the first seed (default: the hunt's)")
+    parser.add_argument("--out", type=Path, help="default results/hunt-BUG")
+    parser.add_argument("--cluster-name", default="hunt")
+    parser.add_argument("--cells", help="a comma list of cells, as their names say them")
+    parser.add_argument("--guard", action="store_true", help="nightly: exit 1 if not found")
+    parser.add_argument("--table-only", action="store_true")
+    parser.add_argument(
+        "--rejudge", action="store_true", help="judge the table's runs again (runs none)"
+    )
+    args = parser.parse_args()
+    if args.list or not args.bug:
+        for name, hunt in sorted(HUNTS.items()):
+            print(f"{name}: {hunt.what}")
+        return 0
+    hunt = HUNTS[args.bug]
+    out = args.out or ROOT / "results" / f"hunt-{hunt.bug}"
+    if args.guard:
+        return guard(hunt, out / "guard", args.cluster_name)
+    if not (args.table_only or args.rejudge):
+        out.mkdir(parents=True, exist_ok=True)
+        wanted = set(args.cells.split(",")) if args.cells else None
+        cells = tuple(c for c in hunt.cells if wanted is None or slug(c) in wanted)
+        base = hunt.seed_base if args.seed_base is None else args.seed_base
+        hunt_runs(hunt, cells, list(range(base, base + args.runs)), out, args.cluster_name)
+    if args.rejudge:
+        rejudge(hunt, out / "hunt.tsv")
+    with (out / "hunt.tsv").open() as f:
+        print(table(hunt, list(csv.DictReader(f, delimiter="\t"))))
+    return 0
+
+
+def rejudge(hunt: Hunt, tsv: Path) -> None:
+    """Judges every run the table holds again from its folder (after the hunt's kinds
+    changed), keeping its cell, seed and exit."""
+    with tsv.open() as f:
+        rows = list(csv.DictReader(f, delimiter="\t"))
+    tsv.unlink()
+    for row in rows:
+        folder = ROOT / row["folder"] if not row["folder"].startswith("/") else Path(row["folder"])
+        kept = {k: row[k] for k in ("cell", "seed", "exit")}
+        append(tsv, kept | (judged(hunt, folder) if folder.is_dir() else row))
+
+
+def guard(hunt: Hunt, out: Path, cluster: str) -> int:
+    """Runs the bug's cell on the seeds that found it, one after another, until one finds
+    it. Returns 0 when one did, 1 when none did (or the hunt has no such seeds yet)."""
+    if not hunt.guard_seeds:
+        print(f"{hunt.bug}: no seeds found it yet, nothing to guard", file=sys.stderr)
+        return 1
+    out.mkdir(parents=True, exist_ok=True)
+    cell = next(c for c in hunt.cells if c.label == hunt.guard_cell)
+    for seed in hunt.guard_seeds:
+        row = run_one(hunt, cell, seed, out, cluster)
+        print(f"{hunt.bug} guard, seed {seed}: {row['verdict']}, found={row['found']}", flush=True)
+        if row["found"]:
+            return 0
+    print(f"{hunt.bug}: not found on {cell.label} with seeds {hunt.guard_seeds}", file=sys.stderr)
+    return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
