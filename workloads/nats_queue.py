@@ -1,8 +1,10 @@
 """The queue workload on NATS JetStream: one R-replica file-backed stream is the one
 partition (key 0), sends are publishes acknowledged by the stream (the stream sequence is
 the offset), and each process reads the whole stream in order with an ordered consumer;
-after healing, one drain reads the stream from its first message to its last. The
-history has the queue workload's shape, so the queue checker reads it unchanged.
+after healing, one drain per server reads the stream through that server from its first
+message to its last (Jepsen's final fetches run on every node's client: the lost-acks
+view says what each node's drain lacked). The history has the queue workload's shape,
+so the queue checker reads it unchanged.
 
 Jepsen's NATS queue test (jepsen-io/nats src/jepsen/nats/queue.clj) publishes with acks
 and drains at the end; here every process also reads while the faults go on, as the
@@ -27,7 +29,9 @@ from collections.abc import Iterator
 from nats.aio.msg import Msg
 from nats.aio.subscription import Subscription
 from nats.errors import TimeoutError as NatsTimeout
+from nats.js import JetStreamContext
 from nats.js.api import DeliverPolicy
+from nats.js.errors import NotFoundError
 
 from kvstore.topic import TopicAdmin
 from workloads.core import Client, Context, OpDict, Workload, fail, info, ok
@@ -47,6 +51,8 @@ HEARTBEAT_S = 1.0
 SUBSCRIBE_TIMEOUT_S = 5.0
 STREAM_WAIT_S = 30.0
 """How long stream creation waits for every replica to be current."""
+STREAM_NOT_FOUND = 10059
+"""JetStream's error code for a stream that does not exist (JSStreamNotFoundErr)."""
 
 
 def subject(stream: str) -> str:
@@ -114,7 +120,8 @@ class NatsQueueClient:
             if f == "poll":
                 return self._loop.run(self._poll(), SUBSCRIBE_TIMEOUT_S + 1)
             if f == "drain":
-                return self._loop.run(self._drain(), self._catch_up_s + 1)
+                drain = self._drain_through(op["server"]) if "server" in op else self._drain()
+                return self._loop.run(drain, self._catch_up_s + CONNECT_TIMEOUT_S + 1)
         except Exception as err:  # sorted into fail or info by what the error proves
             said = f"{type(err).__name__}: {err}"
             rule = "publish" if f == "send" else "fetch"
@@ -144,14 +151,14 @@ class NatsQueueClient:
         self._last_read = int(records[-1][0])
         return ok({str(PARTITION): records})
 
-    async def _subscribe(self, after: int = 0) -> Subscription:
-        """Returns an ordered consumer of the stream from the message after sequence
-        `after` (0: from the first)."""
+    async def _subscribe(self, after: int = 0, js: JetStreamContext | None = None) -> Subscription:
+        """Returns an ordered consumer of the stream (through js, else this process's own
+        connection) from the message after sequence `after` (0: from the first)."""
         if after == 0:
             start: dict[str, object] = {"deliver_policy": DeliverPolicy.ALL}
         else:
             start = {"deliver_policy": DeliverPolicy.BY_START_SEQUENCE, "opt_start_seq": after + 1}
-        return await self._js.subscribe(
+        return await (js or self._js).subscribe(
             subject(self._stream),
             stream=self._stream,
             ordered_consumer=True,
@@ -159,14 +166,32 @@ class NatsQueueClient:
             **start,  # type: ignore[arg-type]
         )
 
-    async def _drain(self) -> OpDict:
+    async def _drain_through(self, server: str) -> OpDict:
+        """Drains the stream through one server: a connection to it alone."""
+        nc = await connect(server, f"drain-{server}")
+        try:
+            return await self._drain(nc.jetstream(timeout=SUBSCRIBE_TIMEOUT_S))
+        finally:
+            with contextlib.suppress(Exception):  # closing is best effort
+                await nc.close()
+
+    async def _drain(self, js: JetStreamContext | None = None) -> OpDict:
         """Reads the stream from its first message to the last it holds now with an
-        ordered consumer of its own; fail when it cannot get there in time."""
-        state = (await self._js.stream_info(self._stream)).state
+        ordered consumer of its own (through js, else this process's connection); fail
+        when it cannot get there in time. A stream JetStream says does not exist (10059:
+        the meta group, whose leader answers, has no such stream, as after a power cut
+        lost its creation) is read as holding nothing: every acknowledged publish is
+        lost, and the drain says why."""
+        try:
+            state = (await (js or self._js).stream_info(self._stream)).state
+        except NotFoundError as err:
+            if err.err_code != STREAM_NOT_FOUND:
+                raise
+            return ok([]) | {"last-seq": 0, "stream": "not found"}
         last = int(state.last_seq)
         if state.messages == 0:
             return ok([]) | {"last-seq": last}
-        reader = await self._subscribe()
+        reader = await self._subscribe(js=js)
         records: list[list[int | str]] = []
         deadline = time.monotonic() + self._catch_up_s
         try:
@@ -206,7 +231,13 @@ def open_client(ctx: Context, client_id: str) -> Client:
 
 
 def _final_reads(ctx: Context) -> list[OpDict]:
-    return [{"f": "drain", "key": PARTITION, "value": None}]
+    """Returns one drain per server, through that server: ctx.bootstrap lists the
+    servers' URLs in node order (n1 first: NatsDb.bootstrap_servers)."""
+    servers = ctx.bootstrap.split(",")
+    return [
+        {"f": "drain", "key": PARTITION, "value": None, "node": f"n{i}", "server": url}
+        for i, url in enumerate(servers, start=1)
+    ]
 
 
 NATS_QUEUE = Workload(

@@ -52,6 +52,7 @@ from typing import Any
 
 from checkers import lost_acks
 from checkers.fork_pool import forked_beside
+from checkers.queue import breakout
 from checkers.queue.acyclic import acyclic
 from checkers.queue.cases import (
     Case,
@@ -389,7 +390,9 @@ def lost_acks_view(history: QueueHistory) -> dict[str, Any]:
     """Takes a QueueHistory. Returns checkers.lost_acks's result on it seen as a set: each
     send a write of its message to its partition, and the last ok drain of each partition
     a read of that partition returning its messages (final if invoked after every send to
-    the partition settled)."""
+    the partition settled); with "breakout", its lost writes split per writer into prefix,
+    middle and postfix (checkers.queue.breakout), and "breakout_by_node" the same for
+    what each node's drain lacks when drains name their node."""
     started = time.monotonic()
     # Each Send is a lost_acks.Attempt, keyed by the partition as the reader normalised it,
     # as the drains are: a send naming partition "0" and a drain naming 0 are of one.
@@ -398,9 +401,9 @@ def lost_acks_view(history: QueueHistory) -> dict[str, Any]:
         (s.partition, lost_acks.settled_at(s.outcome, s.invoked, s.acked)) for s in sends
     )
     drains = sorted(history.drains.values(), key=lambda d: d.index)  # invoke order
+    final = [d for d in drains if lost_acks.is_final(d.invoked, d.partition, settled)]
     reads = [
-        lost_acks.FinalRead(d.partition, tuple(messages(d.records)), d.completion)
-        for d in drains
-        if lost_acks.is_final(d.invoked, d.partition, settled)
+        lost_acks.FinalRead(d.partition, tuple(messages(d.records)), d.completion) for d in final
     ]
-    return lost_acks.judge(sends, reads, len(sends) + len(drains), started)
+    view = lost_acks.judge(sends, reads, len(sends) + len(drains), started)
+    return view | breakout.sections(sends, final, history.node_drains)

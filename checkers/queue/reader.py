@@ -163,6 +163,7 @@ class QueueReader(QueueValues):
         self.sends: list[Send] = []
         self.consumer_ops: list[Poll | Reposition] = []
         self.drains: dict[int, Drain] = {}
+        self.node_drains: dict[str, Drain] = {}
         self.holdings = Holdings(self)
         self.txn_ops = 0
         self.claims: list[Claim] = []
@@ -221,12 +222,14 @@ class QueueReader(QueueValues):
             self.oddity,
             self.oddities,
             self.claims,
+            dict(sorted(self.node_drains.items())),
         )
         # The history owns the records now: this reader and its holdings are a cycle, which
         # only the collector frees (never, once gc.freeze has run), and must not keep a
         # million records alive until then, nor the last op's events (one line may hold
         # a million records, parsed: 156 MiB for a 20 MB poll).
         self.sends, self.consumer_ops, self.drains, self.claims = [], [], {}, []
+        self.node_drains = {}
         self.lines = ({}, 0, None, 0)
         return read
 
@@ -386,7 +389,11 @@ class QueueReader(QueueValues):
             invoked=invoke["time"],
             time=ok["time"],
             records=self.records(ok, ok.get("value")),
+            node=str(invoke["node"]) if invoke.get("node") is not None else None,
         )
+        earlier = self.node_drains.get(drain.node) if drain.node is not None else None
+        if drain.node is not None and (earlier is None or earlier.completion < drain.completion):
+            self.node_drains[drain.node] = drain
         if partition not in self.drains or self.drains[partition].completion < drain.completion:
             self.drains[partition] = drain
 

@@ -181,7 +181,8 @@ class Reposition:
 @dataclass(frozen=True, slots=True)
 class Drain:
     """One ok final read of a partition: every record from the beginning to the high
-    watermark; its invoke's and completion's indexes and times (ns), and its process."""
+    watermark; its invoke's and completion's indexes and times (ns), its process, and the
+    node it read through when it names one (NATS drains one per server)."""
 
     index: int
     completion: int
@@ -190,6 +191,7 @@ class Drain:
     invoked: int
     time: int
     records: Records
+    node: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -214,6 +216,8 @@ class QueueHistory:
     claims: list[Claim] = field(default_factory=list)
     """Offsets info sends' completions gave, in invoke order: true once the op is proven
     committed."""
+    node_drains: dict[str, Drain] = field(default_factory=dict)
+    """The last ok drain through each node, for drains that name one."""
 
 
 Observation = tuple[int, int, Message, str, int]

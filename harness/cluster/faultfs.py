@@ -52,15 +52,16 @@ def end(container: Container, signal: str) -> str | None:
     return None
 
 
-def last_event(container: Container) -> dict[str, Any]:
-    """Returns the last event faultfs recorded in a node, or {"error": ...}."""
+def last_event(container: Container, events: str = EVENTS) -> dict[str, Any]:
+    """Returns the last event faultfs recorded in a node's events file, or
+    {"error": ...}."""
     try:
-        stream, _ = container.get_archive(EVENTS)
+        stream, _ = container.get_archive(events)
         with tarfile.open(fileobj=io.BytesIO(b"".join(stream))) as tar:
             member = tar.extractfile(tar.getmembers()[0])
             lines = member.read().decode(errors="replace").splitlines() if member else []
     except (APIError, NotFound, tarfile.TarError, IndexError) as err:
-        return {"error": f"{EVENTS}: {err}"}
+        return {"error": f"{events}: {err}"}
     for line in reversed(lines):
         try:
             event = json.loads(line)
@@ -68,34 +69,35 @@ def last_event(container: Container) -> dict[str, Any]:
             continue
         if isinstance(event, dict):
             return event
-    return {"error": f"{EVENTS}: no event recorded"}
+    return {"error": f"{events}: no event recorded"}
 
 
-def cut(container: Container) -> dict[str, Any]:
-    """Cuts a node's power. Returns faultfs's record of it (what each mount lost), or
-    {"error": ...} when there is none: the caller's SIGKILL then cuts the power, and
-    what the layer held dies with it uncounted."""
+def cut(container: Container, events: str = EVENTS) -> dict[str, Any]:
+    """Cuts a node's power (its layer records events in the file events). Returns
+    faultfs's record of it (what each mount lost), or {"error": ...} when there is none:
+    the caller's SIGKILL then cuts the power, and what the layer held dies with it
+    uncounted."""
     problem = end(container, CUT_SIGNAL)
     if problem is not None:
         return {"error": problem}
-    event = last_event(container)
+    event = last_event(container, events)
     if "error" not in event and event.get("event") != "power-cut":
         return {"error": f"the node's last event is {event.get('event')!r}, not a power cut"}
     return event
 
 
-def signal_jvm(container: Container, signal: str) -> str | None:
-    """Sends signal (STOP or CONT) to every process under a node's layer, leaving the
-    faultfs daemon running. Returns None, or why it could not.
+def signal_jvm(container: Container, signal: str, user: str = JVM_USER) -> str | None:
+    """Sends signal (STOP or CONT) to every process under a node's layer (they run as
+    user), leaving the faultfs daemon running. Returns None, or why it could not.
 
     A pause on faultfs: the cgroup freezer cannot freeze a container whose FUSE daemon
     serves the JVM beside it (runc: "unable to freeze"; a JVM thread waiting on the
     daemon does not freeze once the daemon is frozen), so the JVM alone is stopped, as
     Jepsen pauses a process (jepsen/src/jepsen/nemesis.clj, hammer-time: SIGSTOP)."""
     try:
-        result = container.exec_run(["pkill", f"-{signal}", "-u", JVM_USER], user="root")
+        result = container.exec_run(["pkill", f"-{signal}", "-u", user], user="root")
     except APIError as err:
         return f"SIG{signal}: {err}"
     if result.exit_code != 0:
-        return f"SIG{signal}: no process of {JVM_USER} (pkill exit {result.exit_code})"
+        return f"SIG{signal}: no process of {user} (pkill exit {result.exit_code})"
     return None

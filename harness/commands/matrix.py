@@ -1,5 +1,7 @@
 """`harness matrix`: runs `harness run` over every Kafka release x workload x store x
-fault x config, a few runs at once, each run on a fresh cluster of its own.
+fault x config, a few runs at once, each run on a fresh cluster of its own; with `--db
+nats`, over nats-server releases x workload x fault x sync profile (`--configs default
+always`).
 
 The plan is round by round (round r uses seed base+r), so a matrix cut short leaves
 whole rounds behind; a fault that does not apply to a release's metadata mode is left
@@ -44,7 +46,14 @@ from harness.exit_codes import (
 )
 from nemesis.names import EXPAND_FAULTS, GROUP_FAULTS, IN_ALL, ISR_SHRINK, NEMESES, ONLY_ON
 from workloads.argtypes import positive
-from workloads.names import STORES, WORKLOAD_NAMES
+from workloads.names import (
+    DATABASES,
+    DEFAULT_NATS_VERSION,
+    NATS_SYNCS,
+    NATS_VERSIONS,
+    STORES,
+    WORKLOAD_NAMES,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,10 +70,30 @@ class Kafka:
 
 
 @dataclass(frozen=True, slots=True)
-class Job:
-    """One `harness run` of the matrix."""
+class Nats:
+    """A nats-server release (`--db nats`); its configs are sync profiles."""
 
-    kafka: Kafka
+    version: str
+
+    @property
+    def metadata(self) -> str:
+        """Returns "nats": the faults that need ZooKeeper or KRaft are left out."""
+        return "nats"
+
+    @property
+    def label(self) -> str:
+        """Returns e.g. nats-2.12.1."""
+        return f"nats-{self.version}"
+
+
+System = Kafka | Nats
+
+
+@dataclass(frozen=True, slots=True)
+class Job:
+    """One `harness run` of the matrix (`kafka`: the system under test, Kafka or NATS)."""
+
+    kafka: System
     workload: str
     store: str
     nemesis: str
@@ -82,11 +111,16 @@ class Job:
 
     def argv(self, results: str, cluster: str, extra: Sequence[str]) -> list[str]:
         """Returns the command line of this run on cluster, writing under results."""
+        if isinstance(self.kafka, Nats):
+            system = ["--db", "nats", "--nats-version", self.kafka.version]
+            system += ["--nats-sync", self.config]
+        else:
+            system = ["--kafka-version", self.kafka.version, "--metadata", self.kafka.metadata]
+            system += ["--kafka-config", self.config]
         return [
-            sys.executable, "-m", "harness", "run",
-            "--kafka-version", self.kafka.version, "--metadata", self.kafka.metadata,
+            sys.executable, "-m", "harness", "run", *system,
             "--workload", self.workload, "--store", self.store, "--nemesis", self.nemesis,
-            "--kafka-config", self.config, "--time-limit", f"{self.time_limit:g}",
+            "--time-limit", f"{self.time_limit:g}",
             "--seed", str(self.seed), "--results", results, "--cluster-name", cluster,
             *extra,
         ]  # fmt: skip
@@ -111,8 +145,19 @@ GROWING_WORKLOADS = ("queue", "share")
 """The workloads whose topic add-partitions can grow (a queue's, one partition per key)."""
 
 
+def config_fits(system: System, config: str) -> bool:
+    """Returns whether a system runs a config: a Kafka profile its release can run (eligible
+    leader replicas need 4.0), or on NATS a sync profile."""
+    if isinstance(system, Nats):
+        return config in NATS_SYNCS
+    return (
+        config in PROFILES
+        and profile_problem(PROFILES[config], system.version, system.metadata) is None
+    )
+
+
 def plan(
-    kafkas: Sequence[Kafka],
+    kafkas: Sequence[System],
     workloads: Sequence[str],
     stores: Sequence[str],
     nemeses: Sequence[str],
@@ -138,7 +183,7 @@ def plan(
         if ONLY_ON.get(n, kafka.metadata) == kafka.metadata
         and (n not in GROUP_FAULTS or w in GROUPED_WORKLOADS)
         and (n not in EXPAND_FAULTS or w in GROWING_WORKLOADS)
-        and profile_problem(PROFILES[c], kafka.version, kafka.metadata) is None
+        and config_fits(kafka, c)
     ]
 
 
@@ -178,7 +223,7 @@ def runnable(jobs: Sequence[Job], extra: Sequence[str]) -> tuple[list[Job], list
     """Takes the planned jobs and the options every run gets. Returns the jobs `harness run`
     accepts, and one line per reason it refuses the others, naming their releases."""
     parser = run_parser()
-    seen: dict[tuple[Kafka, str, str, str, str], str | None] = {}
+    seen: dict[tuple[System, str, str, str, str], str | None] = {}
     kept: list[Job] = []
     refused: dict[str, list[str]] = {}
     for job in jobs:
@@ -325,9 +370,22 @@ def _time_limits(args: argparse.Namespace) -> Callable[[str], float]:
     return lambda nemesis: overrides.get(nemesis, args.time_limit)
 
 
+def _systems(args: argparse.Namespace) -> list[System]:
+    """Returns the releases the matrix runs, of its --db; raises ValueError for a config
+    that is not of that db."""
+    configs = NATS_SYNCS if args.db == "nats" else tuple(PROFILES)
+    if wrong := [c for c in args.configs if c not in configs]:
+        raise ValueError(f"--configs {' '.join(wrong)}: --db {args.db} takes {', '.join(configs)}")
+    if args.db == "nats":
+        return [Nats(v) for v in args.nats_versions]
+    return [parse_kafka(k) for k in args.kafka]
+
+
 def _command(args: argparse.Namespace) -> int:
+    if args.configs is None:
+        args.configs = ["default"] if args.db == "nats" else ["safe"]
     try:
-        kafkas = [parse_kafka(k) for k in args.kafka]
+        kafkas = _systems(args)
         limits = _time_limits(args)
     except ValueError as err:
         print(f"harness matrix: {err}", file=sys.stderr)
@@ -369,6 +427,22 @@ def add_parser(sub: Any) -> None:
         help=f"releases (3.9.1 to 4.4.0; default {' '.join(MATRIX_DEFAULT)}), each with a "
         f"metadata mode ({'|'.join(METADATA_MODES)}; default: the release's own)",
     )
+    p.add_argument(
+        "--db",
+        choices=DATABASES,
+        default="kafka",
+        help="the system under test (default kafka): with nats, --nats-versions are the "
+        "releases and --configs the sync profiles (default, always)",
+    )
+    p.add_argument(
+        "--nats-versions",
+        nargs="+",
+        choices=NATS_VERSIONS,
+        default=[DEFAULT_NATS_VERSION],
+        metavar="VERSION",
+        help=f"nats-server releases with --db nats ({', '.join(NATS_VERSIONS)}; "
+        f"default {DEFAULT_NATS_VERSION})",
+    )
     p.add_argument("--workloads", nargs="+", choices=sorted(WORKLOAD_NAMES), default=["kv"])
     p.add_argument("--stores", nargs="+", choices=list(STORES), default=["linearizable"])
     p.add_argument(
@@ -380,7 +454,13 @@ def add_parser(sub: Any) -> None:
         "--workloads queue with `-- --sub-via subscribe`, or share (power loss, the proxy "
         "faults and the faults of several nodes at once are named one by one)",
     )
-    p.add_argument("--configs", nargs="+", choices=sorted(PROFILES), default=["safe"])
+    p.add_argument(
+        "--configs",
+        nargs="+",
+        choices=sorted({*PROFILES, *NATS_SYNCS}),
+        default=None,
+        help="Kafka profiles (default safe), or with --db nats sync profiles (default: default)",
+    )
     p.add_argument("--runs", type=positive(int), default=1, help="rounds (default 1)")
     p.add_argument(
         "--first-round",

@@ -133,8 +133,6 @@ def spec_from_args(args: argparse.Namespace, seed: int) -> TestSpec:
     if nats.kv_reads != "leader" and not (on_nats and args.workload == "kv"):
         raise ValueError("--nats-kv-reads is the kv workload's on NATS: it needs --db nats")
     if on_nats:
-        if faultfs:
-            raise ValueError("--faultfs (and the power faults) are Kafka's for now, not --db nats")
         # Raises SpecError for a server count or release no NATS cluster can have.
         NatsSpec(name=cluster.name, servers=cluster.brokers, version=nats.version, sync=nats.sync)
     return options_of(
@@ -157,9 +155,10 @@ NATS_FAULTS = frozenset(
     n
     for n in (*NETWORK_FAULTS, *PROCESS_FAULTS)
     if n not in ONLY_ON and n in IN_ALL and n not in GROUP_FAULTS
-)
+) | frozenset(f"power-loss-{t}" for t in ("one", "leader", "minority", "majority", "all"))
 """The faults --db nats takes: the partitions, flaky-leader, kills and pauses (a leader is
-the stream's, an active controller the meta group's leader)."""
+the stream's, an active controller the meta group's leader), and power cuts of one
+server, the stream's leader, a minority, a majority or all (on faultfs)."""
 
 
 def _nats_problem(

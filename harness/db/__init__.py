@@ -23,6 +23,7 @@ def open_db(spec: TestSpec, client: docker.DockerClient) -> Database:
             servers=spec.cluster.brokers,
             version=spec.nats.version,
             sync=spec.nats.sync,
+            faultfs=spec.cluster.faultfs,
         )
         return NatsDb(shape, client)
     return KafkaDb(spec.cluster, client)

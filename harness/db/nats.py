@@ -79,6 +79,7 @@ class NatsDb(NatsCluster):
             "nats_version": self.spec.version,
             "sync": self.spec.sync,
             "servers": self.spec.servers,
+            "faultfs": self.spec.faultfs,
             "nats_py": metadata.version("nats-py"),
         }
         views = self.jetstream_views()
@@ -91,7 +92,8 @@ class NatsDb(NatsCluster):
         """Takes its facts and the seconds it took to come up. Returns run.log's line."""
         return (
             f"cluster {self.spec.name} up in {seconds:.1f} s: NATS {facts['nats_version']}, "
-            f"{facts['servers']} servers, sync {facts['sync']}, servers {self.bootstrap_servers}"
+            f"{facts['servers']} servers, sync {facts['sync']}"
+            f"{', faultfs' if facts.get('faultfs') else ''}, servers {self.bootstrap_servers}"
         )
 
     # ---- the nodes, as the nemeses name them -------------------------------------------
@@ -118,7 +120,8 @@ class NatsDb(NatsCluster):
 
     @property
     def bootstrap_servers(self) -> str:
-        """Returns the comma list of the servers' client URLs, for nats-py."""
+        """Returns the comma list of the servers' client URLs, for nats-py, in node order
+        (n1 first: the queue workload names its per-server drains by place)."""
         return ",".join(self.client_urls)
 
     def broker_id(self, node: str) -> int:

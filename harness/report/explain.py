@@ -255,8 +255,10 @@ def _at(row: Row) -> str:
 
 
 def config_sentence(spec: Section) -> str:
-    """Takes the spec. Returns whether its Kafka configuration and producers allow an
-    acknowledged send to be lost."""
+    """Takes the spec. Returns whether its Kafka configuration and producers (or its
+    NATS sync profile) allow an acknowledged send to be lost."""
+    if spec.get("db") == "nats":
+        return nats_sentence(spec)
     name = spec.get("kafka_config")
     from harness.cluster.config import PROFILES
 
@@ -459,3 +461,24 @@ def _duration(ns: float) -> str:
     if ms < 1:
         return f"{ms:.2f} ms"
     return f"{ms:.1f} ms" if ms < 1000 else f"{ms / 1000:.2f} s"
+
+
+def nats_sentence(spec: Section) -> str:
+    """Takes a NATS run's spec. Returns whether its sync profile and faults allow an
+    acknowledged publish to be lost. NATS documents the default's window
+    (nats-io/nats.docs nats-concepts/jetstream/README.md, "Syncing data to disk"): a
+    publish is acknowledged once a quorum holds it and fsynced within sync_interval (2
+    minutes), so servers that lose power together before it may lose it."""
+    nemeses = spec.get("nemesis") or ()
+    if spec.get("nats_sync") != "always" and any(n in POWERS_OFF_A_MAJORITY for n in nemeses):
+        return (
+            "Expected under NATS's default sync_interval (2 minutes), and documented: "
+            "JetStream acknowledges a publish once a quorum of the stream's replicas hold "
+            "it and fsyncs it within sync_interval, so a majority that loses power before "
+            "then can lose it (nats-server#7564); sync_interval: always should not."
+        )
+    return (
+        f"Not allowed under NATS's sync profile {spec.get('nats_sync', 'default')} with "
+        "these faults: every acknowledged publish is held by a quorum that never lost "
+        "an unsynced write, so this is a bug in NATS, the client or the harness."
+    )

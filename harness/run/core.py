@@ -347,9 +347,17 @@ def _write_unchecked(folder: Path, results: dict[str, Any]) -> None:
     LOG.warning("verdict %s, not checked: %s", run_verdict(results), results)
 
 
+def _checked_what(run: TestRun) -> str:
+    """Returns what the check reads, for the status line: the keys, or on NATS the queue's
+    one stream (its --keys does not apply)."""
+    if run.spec.db == "nats" and run.workload.model == "queue":
+        return "the stream"
+    return f"{run.spec.keys} keys"
+
+
 def _check_and_report(run: TestRun) -> RunOutcome:
     line, folder = run.line, run.folder
-    line.update(f"checking {run.spec.keys} keys")
+    line.update(f"checking {_checked_what(run)}")
     try:
         history = load(folder / HISTORY)
     except HistoryError as err:

@@ -73,7 +73,8 @@ class Recorder:
 
 
 def _fields(op: OpDict) -> OpDict:
-    return {k: op[k] for k in ("f", "key", "value") if k in op}
+    # "node": the server an op reads through, when it names one (a NATS queue's drains).
+    return {k: op[k] for k in ("f", "key", "value", "node") if k in op}
 
 
 class Pacer:

@@ -78,9 +78,16 @@ class QueueHistoryBuilder:
         return index
 
     def drain(
-        self, process: int, partition: int, records: list[tuple[int, Any]], outcome: str = "ok"
+        self,
+        process: int,
+        partition: int,
+        records: list[tuple[int, Any]],
+        outcome: str = "ok",
+        node: str | None = None,
     ) -> int:
-        index = self.event(process, "invoke", "drain", None, key=partition)
+        """A final drain; one given a node reads through it (the NATS queue's)."""
+        through = {} if node is None else {"node": node}
+        index = self.event(process, "invoke", "drain", None, key=partition, **through)
         value = [list(r) for r in records] if outcome == "ok" else None
         self.event(process, outcome, "drain", value, key=partition)
         return index

@@ -6,6 +6,12 @@ The node operations mirror DockerCluster's and Jepsen's NATS db (jepsen-io/nats
 src/jepsen/nats/db.clj: kill is SIGKILL of nats-server, pause stops it, start runs it
 again on the data it left); here each container runs nats-server alone, so the
 container's kill, pause and start are the server's.
+
+With faultfs (NatsSpec.faultfs) the container starts as root and `faultfs run` puts the
+power-loss layer under the JetStream store and runs nats-server beneath it, as the Kafka
+nodes do (harness/cluster/faultfs.py): a kill is then a crash the OS outlives, a power
+cut loses every write since each file's last fsync, and a pause stops nats-server alone
+(the cgroup freezer cannot freeze a container whose FUSE daemon serves it).
 """
 
 from __future__ import annotations
@@ -17,13 +23,14 @@ import re
 import tarfile
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import docker
 from docker.errors import APIError, ImageNotFound, NotFound
 from docker.models.containers import Container
 
 from harness import signals
-from harness.cluster import resources
+from harness.cluster import faultfs, resources
 from harness.cluster.docker_cluster import tar_files
 from harness.cluster.engine import docker_client
 from harness.cluster.errors import ClusterError, ClusterExists, ClusterRefused
@@ -31,12 +38,15 @@ from harness.cluster.labels import (
     CHECKOUT,
     CHECKOUT_LABEL,
     CLUSTER_LABEL,
+    FAULTFS_LABEL,
     HARNESS_LABEL,
     NODE_LABEL,
 )
 from harness.cluster.nats import monitor
 from harness.cluster.nats.config import (
     CONFIG_PATH,
+    FAULTFS_EVENTS,
+    SERVER_USER,
     STORE_DIR,
     NatsSpec,
     Server,
@@ -58,6 +68,8 @@ MEMORY_MIB = 512
 """A server's memory ceiling; Go's collector is told to keep under GO_MEMORY_MIB."""
 GO_MEMORY_MIB = 400
 PIDS = 1024
+SERVER_BINARY = "/usr/local/bin/nats-server"
+LAYER_BINARY = "/usr/local/bin/faultfs"
 
 
 class NatsCluster:
@@ -67,6 +79,8 @@ class NatsCluster:
         self.spec = spec
         self._client = client or docker_client()
         self._servers: dict[str, Server] = {}
+        self._stopped: set[str] = set()
+        """The faultfs nodes paused by SIGSTOP (faultfs.signal_jvm): running to Docker."""
 
     # ---- naming and lookup -------------------------------------------------------------
 
@@ -87,6 +101,7 @@ class NatsCluster:
             SYSTEM_LABEL: "nats",
             NATS_VERSION_LABEL: self.spec.version,
             SYNC_LABEL: self.spec.sync,
+            FAULTFS_LABEL: "1" if self.spec.faultfs else "0",
         }
         if server is not None:
             labels |= {NODE_LABEL: server.name, ROLE_LABEL: "nats", ADDRESS_LABEL: server.address}
@@ -144,6 +159,7 @@ class NatsCluster:
                 servers=len(servers),
                 version=labels[NATS_VERSION_LABEL],
                 sync=labels[SYNC_LABEL],
+                faultfs=labels.get(FAULTFS_LABEL) == "1",
             )
         return bool(found)
 
@@ -189,8 +205,10 @@ class NatsCluster:
 
     def _create_container(self, server: Server, image: str, machine: resources.Machine) -> None:
         api = self._client.api
+        layered = self.spec.faultfs
         host_config = api.create_host_config(
-            cap_add=["NET_ADMIN"],
+            cap_add=["NET_ADMIN", *(faultfs.CAPABILITIES if layered else [])],
+            devices=faultfs.DEVICES if layered else None,
             init=True,
             mem_limit=MEMORY_MIB * resources.MIB,
             memswap_limit=MEMORY_MIB * resources.MIB,
@@ -211,6 +229,8 @@ class NatsCluster:
                 hostname=server.name,
                 labels=self._labels(server),
                 environment={"GOMEMLIMIT": f"{GO_MEMORY_MIB}MiB"},
+                entrypoint=self._entrypoint(),
+                user=faultfs.USER if layered else None,
                 host_config=host_config,
                 networking_config=networking,
             )
@@ -222,6 +242,14 @@ class NatsCluster:
             server, list(self._servers.values()), self.spec.profile, self.spec.name
         )
         api.put_archive(created["Id"], "/", tar_files({CONFIG_PATH: conf}))
+
+    def _entrypoint(self) -> list[str]:
+        """Returns the container's command: nats-server, beneath faultfs when layered."""
+        server = [SERVER_BINARY, "--config", CONFIG_PATH]
+        if not self.spec.faultfs:
+            return server
+        layer = [LAYER_BINARY, "run", "-user", SERVER_USER, "-events", FAULTFS_EVENTS]
+        return [*layer, "-mount", STORE_DIR, "--", *server]
 
     def down(self) -> int:
         """Removes the cluster's containers and network; returns how many containers
@@ -246,34 +274,73 @@ class NatsCluster:
         return int(result.exit_code), output.decode(errors="replace")
 
     def kill(self, node: str) -> None:
-        """Kills node's nats-server with SIGKILL: no shutdown, no final fsync."""
+        """Kills node's nats-server with SIGKILL: no shutdown, no final fsync. On faultfs
+        the layer outlives the server, as the OS outlives a crashed process, and writes
+        back what it held before the node stops."""
+        if self.spec.faultfs:
+            faultfs.end(self._container(node), faultfs.CRASH_SIGNAL)
+        self._kill_container(node)
+
+    def power_off(self, node: str) -> dict[str, Any]:
+        """Cuts node's power: nats-server dies at once and every write since each file's
+        last fsync is lost (faultfs's cut), and the container stops. Returns what the
+        layer lost, or {"error": ...} when it could not say: then a SIGKILL cuts the
+        power, and what the layer held dies with it."""
+        if not self.spec.faultfs:
+            raise ClusterError(f"cluster {self.spec.name} has no power-loss layer (faultfs)")
+        lost = faultfs.cut(self._container(node), FAULTFS_EVENTS)
+        self._kill_container(node)
+        return lost
+
+    def _kill_container(self, node: str) -> None:
         try:
             self._container(node).kill(signal="SIGKILL")
         except APIError as err:
             if "is not running" not in str(err):
                 raise
+        self._stopped.discard(node)
 
     def start(self, node: str) -> None:
         """Starts node again (after a kill), on the data and address it had."""
         self._container(node).start()
 
     def pause(self, node: str) -> None:
-        """Freezes node's nats-server (the cgroup freezer: SIGSTOP's effect)."""
-        self._container(node).pause()
+        """Freezes node's nats-server: the cgroup freezer, or on faultfs SIGSTOP to the
+        server beneath the layer (faultfs.signal_jvm says why)."""
+        if not self.spec.faultfs:
+            self._container(node).pause()
+            return
+        problem = faultfs.signal_jvm(self._container(node), "STOP", SERVER_USER)
+        if problem is not None:
+            raise ClusterError(f"{node}: {problem}")
+        self._stopped.add(node)
 
     def resume(self, node: str) -> None:
         """Thaws a paused node."""
-        self._container(node).unpause()
+        if node not in self._stopped:
+            self._container(node).unpause()
+            return
+        problem = faultfs.signal_jvm(self._container(node), "CONT", SERVER_USER)
+        if problem is not None:
+            raise ClusterError(f"{node}: {problem}")
+        self._stopped.discard(node)
 
     def node_states(self) -> dict[str, str]:
         """Returns every node's container state (running, paused, exited, ...)."""
-        return {c.labels[NODE_LABEL]: str(c.status) for c in self._containers()}
+        states = {c.labels[NODE_LABEL]: str(c.status) for c in self._containers()}
+        return {n: self._paused_by_signal(n, state) for n, state in states.items()}
 
     def state(self, node: str) -> str:
         """Returns node's container state: running, paused, exited, ..."""
         container = self._container(node)
         container.reload()
-        return str(container.status)
+        return self._paused_by_signal(node, str(container.status))
+
+    def _paused_by_signal(self, node: str, state: str) -> str:
+        if node in self._stopped and state == "running":
+            return "paused"
+        self._stopped.discard(node)  # it stopped or was killed since: no longer paused
+        return state
 
     def log_tail(self, node: str, lines: int = 30) -> str:
         """Returns the last lines node's nats-server printed (every start's, in order)."""
@@ -291,12 +358,17 @@ class NatsCluster:
 
     def copy_logs(self, dest: Path) -> None:
         """Copies each node's log, config and JetStream store (a tar, as Jepsen's NATS db
-        keeps data.tar.gz) into dest/<node>/."""
+        keeps data.tar.gz) into dest/<node>/; on faultfs the store as its disk holds it
+        (the backing directory: no unsynced write) and the layer's events."""
+        store = STORE_DIR + faultfs.BACKING_SUFFIX if self.spec.faultfs else STORE_DIR
+        copied = [(CONFIG_PATH, None), (store, "data.tar")]
+        if self.spec.faultfs:
+            copied.append((FAULTFS_EVENTS, None))
         for name in self.nodes:
             target = dest / name
             target.mkdir(parents=True, exist_ok=True)
             (target / "nats.log").write_text(self.log_tail(name, lines=1000000) + "\n")
-            for path, file in ((CONFIG_PATH, None), (STORE_DIR, "data.tar")):
+            for path, file in copied:
                 try:
                     stream, _ = self._container(name).get_archive(path)
                 except (NotFound, APIError, ClusterError):

@@ -1,5 +1,6 @@
-"""The shape of a NATS JetStream cluster (NatsSpec: name, servers, release, sync profile)
-and one server's configuration, rendered from compose/nats/nats.conf.tmpl.
+"""The shape of a NATS JetStream cluster (NatsSpec: name, servers, release, sync profile,
+the power-loss layer) and one server's configuration, rendered from
+compose/nats/nats.conf.tmpl.
 
 The template holds every setting; a sync profile fills the one that differs. NATS
 writes file-store data to the page cache and fsyncs it every `sync_interval` (2 minutes
@@ -26,6 +27,10 @@ CLIENT_PORT, ROUTE_PORT, MONITOR_PORT = 4222, 6222, 8222
 STORE_DIR = "/var/lib/nats"
 """JetStream keeps its files in STORE_DIR/jetstream."""
 CONFIG_PATH = "/etc/nats/nats.conf"
+SERVER_USER = "nats"
+"""The user nats-server runs as (compose/nats/Dockerfile), beneath faultfs too."""
+FAULTFS_EVENTS = "/var/log/nats/faultfs.jsonl"
+"""Where a server's power-loss layer records each start, crash, exit and power cut."""
 SERVER_COUNTS = (3, 5)
 """JetStream replicates a stream on at most 5 servers; an odd count keeps a majority."""
 _ADDRESS_BASE = 100
@@ -51,13 +56,16 @@ SYNC_PROFILES: dict[str, SyncProfile] = {
 
 @dataclass(frozen=True, slots=True)
 class NatsSpec:
-    """The shape of a NATS cluster: its name, server count, nats-server release and sync
-    profile; raises SpecError when built with values no cluster can have."""
+    """The shape of a NATS cluster: its name, server count, nats-server release, sync
+    profile and whether its stores sit on faultfs (the power-loss layer: a power cut
+    loses every write since each file's last fsync); raises SpecError when built with
+    values no cluster can have."""
 
     name: str = "harness-nats"
     servers: int = 3
     version: str = DEFAULT_NATS_VERSION
     sync: str = "default"
+    faultfs: bool = False
 
     def __post_init__(self) -> None:
         problems = [

@@ -126,7 +126,10 @@ def test_a_reader_that_leaves_before_the_output_is_written_gives_141_and_no_log(
 
 
 def test_a_reader_that_leaves_a_batch_early_gives_141_and_no_log(tmp_path: Path) -> None:
-    for n in range(300):  # lines enough to fill the pipe and Python's buffer of them
+    # About 100 bytes a line: 1000 lines are more than the pipe's 64 KiB and Python's
+    # buffer, so the checker must block until the reader leaves (with 300 a checker
+    # quicker than the reader wrote them all and exited 0).
+    for n in range(1000):
         history_file(tmp_path, VALID, f"h{n:03}.jsonl")
     checker = subprocess.Popen(
         [sys.executable, "-m", "harness", "check", str(tmp_path), "--jobs", "1"],

@@ -12,7 +12,7 @@ import pytest
 
 from harness.cli import build_parser, main
 from harness.commands import matrix
-from harness.commands.matrix import Job, Kafka, Matrix, parse_kafka, plan, worst
+from harness.commands.matrix import Job, Kafka, Matrix, Nats, parse_kafka, plan, runnable, worst
 from nemesis.names import GROUP_FAULTS, IN_ALL, NEMESES
 
 ZK, KRAFT = Kafka("3.9.1", "zookeeper"), Kafka("4.4.0", "kraft")
@@ -68,6 +68,30 @@ def test_plan_leaves_out_configs_a_release_cannot_run() -> None:
     assert [(j.kafka, j.config) for j in jobs] == [
         (ZK, "safe"), (KRAFT, "safe"), (KRAFT, "safe-no-elr"),
     ]  # fmt: skip
+
+
+def test_a_nats_matrix_runs_its_releases_and_sync_profiles_with_the_faults_it_takes() -> None:
+    old, new = Nats("2.12.1"), Nats("2.15.3")
+    faults = ["partition-leader", "power-loss-all", "partition-zookeeper", "isr-shrink"]
+    planned = plan([old, new], ["queue"], ["linearizable"], faults, ["default", "always", "safe"],
+                   range(1, 2), 100, _limits)  # fmt: skip
+    # No Kafka profile on NATS, no ZooKeeper fault; isr-shrink is what run refuses.
+    assert {j.config for j in planned} == {"default", "always"}
+    assert "partition-zookeeper" not in {j.nemesis for j in planned}
+    jobs, refused = runnable(planned, [])
+    assert {(j.kafka, j.nemesis, j.config) for j in jobs} == {
+        (v, n, c) for v in (old, new) for n in faults[:2] for c in ("default", "always")
+    }
+    assert refused == ["left out on nats-2.12.1, nats-2.15.3: --db nats does not take the "
+                       "faults isr-shrink"]  # fmt: skip
+    args = build_parser().parse_args(jobs[0].argv("res", "lane-1", [])[3:])
+    assert (args.db, args.version, args.sync) == ("nats", "2.12.1", jobs[0].config)
+
+
+def test_a_matrix_refuses_configs_of_the_other_db(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["matrix", "--db", "nats", "--configs", "safe", "--list"]) == 254
+    assert "--db nats takes default, always" in capsys.readouterr().err
+    assert main(["matrix", "--configs", "always", "--list"]) == 254
 
 
 def test_plan_is_round_by_round_with_each_cells_releases_side_by_side() -> None:

@@ -1,6 +1,7 @@
 """`--db`: declared once on TestSpec; a Kafka run's spec and test.json stay as they were
 (no db, no NATS options), a NATS run's name them; what NATS cannot run is refused before
-anything starts, and `--nemesis all` there means the faults it takes."""
+anything starts, and `--nemesis all` there means the faults it takes; a power cut puts
+the servers' stores on faultfs."""
 
 from __future__ import annotations
 
@@ -47,7 +48,8 @@ def test_a_nats_run_names_its_database_release_and_sync() -> None:
         (["--workload", "queue", "--txn"], "are Kafka's"),
         (["--workload", "queue", "--sub-via", "subscribe"], "are Kafka's"),
         (["--workload", "queue", "--nemesis", "isr-shrink"], "does not take the faults isr-shrink"),
-        (["--workload", "queue", "--nemesis", "power-loss-one"], "power-loss-one"),
+        (["--workload", "queue", "--nemesis", "power-loss-quorum-one"], "power-loss-quorum-one"),
+        (["--workload", "queue", "--nemesis", "partition-power-loss"], "partition-power-loss"),
         (["--workload", "queue", "--nemesis", "partition-zookeeper"], "partition-zookeeper"),
         (["--workload", "queue", "--brokers", "4"], "servers 4"),
     ],
@@ -66,5 +68,12 @@ def test_direct_reads_are_a_nats_kv_variant() -> None:
 
 def test_all_on_nats_is_its_partitions_kills_and_pauses() -> None:
     everything = spec("--db", "nats", "--workload", "queue", "--nemesis", "all").nemesis
-    assert set(everything) == NATS_FAULTS
+    power = {f"power-loss-{t}" for t in ("one", "leader", "minority", "majority", "all")}
+    assert set(everything) == NATS_FAULTS - power  # `all` never cuts power, on Kafka neither
     assert {"partition-leader", "kill-one", "pause-one", "kill-leader"} <= NATS_FAULTS
+
+
+def test_a_power_cut_on_nats_puts_the_stores_on_faultfs() -> None:
+    cut = spec("--db", "nats", "--workload", "queue", "--nemesis", "power-loss-all")
+    assert cut.nemesis == ("power-loss-all",) and cut.cluster.faultfs
+    assert not spec("--db", "nats", "--workload", "queue").cluster.faultfs

@@ -264,6 +264,17 @@ def test_a_power_loss_under_default_flush_settings_is_the_documented_trade_off()
     assert config_sentence(killed).startswith("Not allowed under safe")
 
 
+def test_a_nats_power_cut_under_the_default_sync_interval_is_documented() -> None:
+    from harness.report.explain import config_sentence
+
+    cut = {"db": "nats", "nats_sync": "default", "nemesis": ["power-loss-all"]}
+    assert config_sentence(cut).startswith("Expected under NATS's default sync_interval")
+    synced = {"db": "nats", "nats_sync": "always", "nemesis": ["power-loss-all"]}
+    assert config_sentence(synced).startswith("Not allowed under NATS's sync profile always")
+    minority = {"db": "nats", "nats_sync": "default", "nemesis": ["power-loss-leader"]}
+    assert config_sentence(minority).startswith("Not allowed under NATS's sync profile default")
+
+
 def test_a_valid_run_says_what_the_faults_did_to_the_clients() -> None:
     summary = {"windows": 3, "without_ok": 3, "ok_during": 0, "resumed_s": [1.6, 2.3]}
     results = {

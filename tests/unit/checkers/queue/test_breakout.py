@@ -1,0 +1,66 @@
+"""Lost writes split per writer into prefix, middle and postfix (Jepsen's NATS
+lost-breakout), over the final drains and per node's drain, in the lost-acks view."""
+
+from __future__ import annotations
+
+from checkers.queue import breakout
+from checkers.queue import checker as queue
+from checkers.queue.reader import read_queue_history
+from tests.support.queue_builder import QueueHistoryBuilder
+
+
+def test_a_writers_lost_sends_fall_before_between_and_after_its_read_ones() -> None:
+    placed = {m: (0, m - 1) for m in range(1, 6)} | {10: (1, 0)}
+    found = breakout.breakout([1, 3, 5, 10], {2, 4}, placed)
+    assert found["lost-prefix"] == [1]
+    assert found["lost-middle"] == [3]
+    # After the last read one, and all of a writer none of whose sends was read.
+    assert found["lost-postfix"] == [5, 10]
+    assert (
+        found["lost-prefix-count"],
+        found["lost-middle-count"],
+        found["lost-postfix-count"],
+    ) == (
+        1,
+        1,
+        2,
+    )
+    assert found["writers"] == {
+        "0": {"prefix": 1, "middle": 1, "postfix": 1},
+        "1": {"prefix": 0, "middle": 0, "postfix": 1},
+    }
+
+
+def test_a_writers_place_is_its_invoke_order_not_the_message() -> None:
+    b = QueueHistoryBuilder()
+    for offset, message in enumerate((30, 20, 10)):  # one writer, messages falling
+        b.send(0, 0, message, offset)
+    sends = read_queue_history(b.events).sends
+    assert breakout.ranks(sends) == {30: (0, 0), 20: (0, 1), 10: (0, 2)}
+    assert breakout.breakout([30], {20, 10}, breakout.ranks(sends))["lost-prefix"] == [30]
+
+
+def test_the_view_splits_what_the_drains_lack_overall_and_per_node() -> None:
+    b = QueueHistoryBuilder()
+    for offset, message in enumerate(range(1, 5)):
+        b.send(0, 0, message, offset)
+    b.send(1, 0, 9, 4)
+    b.drain(7, 0, [(1, 2), (2, 3)], node="n1")  # lacks 1 (prefix), 4 (postfix), 9
+    b.drain(8, 0, [(0, 1), (1, 2), (2, 3), (3, 4), (4, 9)], node="n2")
+    view = queue.lost_acks_view(read_queue_history(b.events))
+    # The last ok drain judges the run, as the queue checker has it: nothing lost.
+    assert view["lost_count"] == 0
+    assert view["breakout"]["lost-prefix-count"] == 0
+    assert view["breakout"]["lost-postfix-count"] == 0
+    n1, n2 = view["breakout_by_node"]["n1"], view["breakout_by_node"]["n2"]
+    assert n1["lost-count"] == 3
+    assert (n1["lost-prefix"], n1["lost-middle"], n1["lost-postfix"]) == ([1], [], [4, 9])
+    assert n2["lost-count"] == 0
+
+
+def test_without_a_final_drain_there_is_no_breakout_and_no_node_view() -> None:
+    b = QueueHistoryBuilder()
+    b.send(0, 0, 1, 0)
+    view = queue.lost_acks_view(read_queue_history(b.events))
+    assert view["breakout"] is None
+    assert "breakout_by_node" not in view
