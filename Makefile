@@ -59,7 +59,7 @@ NIGHTLY_JOBS ?= 1
 NIGHTLY_RESULTS ?= results
 # The known-bug hunts that found their bug (bench/hunt.py): each runs again on the release
 # and seeds that found it, and fails the nightly if it no longer does.
-NIGHTLY_HUNTS ?= KAFKA-17754 KAFKA-20785
+NIGHTLY_HUNTS ?= KAFKA-17754 KAFKA-20785 KAFKA-20742
 nightly: setup
 	@$(PY) -m harness matrix --kafka $(NIGHTLY_VERSIONS) --workloads $(NIGHTLY_WORKLOADS) \
 	  --nemeses $(NIGHTLY_NEMESES) --configs $(NIGHTLY_CONFIGS) --stores $(NIGHTLY_STORES) \

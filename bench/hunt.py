@@ -121,6 +121,26 @@ HUNTS = {
         guard_seeds=(4100,),
         guard_cell="4.4.0 Java TV2",
     ),
+    "KAFKA-20742": Hunt(
+        bug="KAFKA-20742",
+        what="a share group starts a partition added to a topic it reads at the latest "
+        "offset, not 0: what was sent there before its first read is never delivered",
+        options=(
+            *("--workload", "share", "--share-auto-offset-reset", "latest"),
+            *("--nemesis", "add-partitions", "--nemesis-interval", "8", "--time-limit", "40"),
+            *("--keys", "4", "--rate", "60"),
+        ),
+        # The fix (apache/kafka#22714) is in 4.4.0's group coordinator, not 4.3.1's.
+        cells=(
+            Cell("4.3.1", ("--kafka-version", "4.3.1"), has_bug=True),
+            Cell("4.4.0", ("--kafka-version", "4.4.0"), has_bug=False),
+        ),
+        kinds=(("new-partition-skip", None),),
+        seen=None,
+        seed_base=4000,
+        guard_seeds=(4000, 4001),
+        guard_cell="4.3.1",
+    ),
     "kafka-fsync": Hunt(
         bug="kafka-fsync",
         what="every acknowledged write since the last fsync is lost when all in-sync "
@@ -168,7 +188,13 @@ def judged(hunt: Hunt, folder: Path) -> dict[str, Any]:
     first case that shows it (op index, process, value, outcome) and what its faults
     reached."""
     results = json.loads((folder / "results.json").read_text())
-    kinds = results.get("queue", {}).get("kinds", {})
+    # A kind is the queue checker's, the expansion check's or the share checks'.
+    kinds = {
+        kind: found
+        for section in ("queue", "expansion", "share")
+        for kind, found in (results.get(section) or {}).get("kinds", {}).items()
+        if isinstance(found, dict)
+    }
     cases = [
         c | {"kind": kind}
         for kind, outcome in hunt.kinds
@@ -184,7 +210,16 @@ def judged(hunt: Hunt, folder: Path) -> dict[str, Any]:
     evidence = ""
     if cases:
         first = cases[0]
-        shown = ("kind", "index", "process", "value", "outcome", "seen")
+        shown = (
+            "kind",
+            "index",
+            "process",
+            "partition",
+            "value",
+            "outcome",
+            "first_skipped",
+            "seen",
+        )
         evidence = ", ".join(f"{k}={first[k]}" for k in shown if k in first)
         evidence = f"{len(cases)} cases; first {evidence}"
     return {
