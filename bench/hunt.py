@@ -34,7 +34,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from txn_hunt import reached
+from txn_hunt import reached_counts, summed_reached
 
 ROOT = Path(__file__).resolve().parents[1]
 FIELDS = ("cell", "seed", "exit", "verdict", "found", "evidence", "reached", "folder")
@@ -203,10 +203,9 @@ def judged(hunt: Hunt, folder: Path) -> dict[str, Any]:
     ]
     lines = (folder / "history.jsonl").read_text().splitlines()
     events = [json.loads(line) for line in lines if '"nemesis"' in line]
-    seen = reached(events)
-    if hunt.seen is not None and f"{hunt.seen}=" in seen:
-        count = seen.split(f"{hunt.seen}=")[1].split(";")[0]
-        cases.append({"seen": f"{hunt.seen} x{count}"})
+    counts = reached_counts(events)
+    if hunt.seen is not None and hunt.seen in counts:
+        cases.append({"seen": f"{hunt.seen} x{counts[hunt.seen]}"})
     evidence = ""
     if cases:
         first = cases[0]
@@ -226,7 +225,7 @@ def judged(hunt: Hunt, folder: Path) -> dict[str, Any]:
         "verdict": {True: "valid", False: "INVALID"}.get(results.get("valid"), "unknown"),
         "found": bool(cases),
         "evidence": evidence,
-        "reached": seen,
+        "reached": "; ".join(f"{k}={n}" for k, n in sorted(counts.items())),
         "folder": str(folder.relative_to(ROOT) if folder.is_relative_to(ROOT) else folder),
     }
 
@@ -244,12 +243,7 @@ def table(hunt: Hunt, rows: list[dict[str, str]]) -> str:
     for cell in hunt.cells:
         runs = [r for r in by_cell.get(cell.label, []) if r["verdict"] != "broken"]
         found = [r for r in runs if r["found"] == "True"]
-        sums: dict[str, int] = defaultdict(int)
-        for run in runs:
-            for item in filter(None, (run.get("reached") or "").split("; ")):
-                what, count = item.rsplit("=", 1)
-                sums[what] += int(count)
-        reach = ", ".join(f"{k} {n}" for k, n in sorted(sums.items())) or "-"
+        reach = summed_reached(runs)
         seeds = ", ".join(sorted({r["seed"] for r in runs}))
         first = f"{found[0]['folder']} ({found[0]['evidence']})" if found else "-"
         invalid = sum(r["verdict"] == "INVALID" for r in runs)
@@ -349,7 +343,7 @@ def rejudge(hunt: Hunt, tsv: Path) -> None:
         rows = list(csv.DictReader(f, delimiter="\t"))
     tsv.unlink()
     for row in rows:
-        folder = ROOT / row["folder"] if not row["folder"].startswith("/") else Path(row["folder"])
+        folder = ROOT / row["folder"]  # an absolute folder stays itself
         kept = {k: row[k] for k in ("cell", "seed", "exit")}
         append(tsv, kept | (judged(hunt, folder) if folder.is_dir() else row))
 

@@ -78,9 +78,15 @@ def cells(
 
 
 def reached(events: list[dict[str, Any]]) -> str:
+    """Takes a run's history events. Returns reached_counts as the table keeps them:
+    "what=n; what=n"."""
+    return "; ".join(f"{k}={n}" for k, n in sorted(reached_counts(events).items()))
+
+
+def reached_counts(events: list[dict[str, Any]]) -> dict[str, int]:
     """Takes a run's history events. Returns what its faults reached, summed over their
     stop ops: requests held by API and kind (held across a commit or an abort of their
-    own producer), the REACHED counts, pauses past the transaction timeout."""
+    own producer), the REACHED counts, pauses past the transaction timeout (none at 0)."""
     sums: dict[str, int] = defaultdict(int)
     for e in events:
         value = e.get("value")
@@ -98,7 +104,18 @@ def reached(events: list[dict[str, Any]]) -> str:
             sums["paused past an abort"] += 1
         if (end := value.get("end_txn")) is not None:
             sums[f"paused EndTxn {end.get('answer')}"] += 1
-    return "; ".join(f"{k}={n}" for k, n in sorted(sums.items()) if n)
+    return {k: n for k, n in sums.items() if n}
+
+
+def summed_reached(runs: list[dict[str, str]]) -> str:
+    """Takes table rows. Returns what their faults reached, summed over them, in words
+    ("-" when nothing)."""
+    sums: dict[str, int] = defaultdict(int)
+    for run in runs:
+        for item in filter(None, (run.get("reached") or "").split("; ")):
+            what, count = item.rsplit("=", 1)
+            sums[what] += int(count)
+    return ", ".join(f"{k} {n}" for k, n in sorted(sums.items())) or "-"
 
 
 def run_one(
@@ -174,12 +191,7 @@ def table(rows: list[dict[str, str]]) -> str:
                 kind, count = item.split(":")
                 kinds[kind] += int(count)
         found = ", ".join(f"{k} {n}" for k, n in sorted(kinds.items())) or "none"
-        fault_sums: dict[str, int] = defaultdict(int)
-        for run in runs:
-            for item in filter(None, (run.get("reached") or "").split("; ")):
-                what, count = item.rsplit("=", 1)
-                fault_sums[what] += int(count)
-        reach = ", ".join(f"{k} {n}" for k, n in sorted(fault_sums.items())) or "-"
+        reach = summed_reached(runs)
 
         def total(field: str, runs: list[dict[str, str]] = runs) -> int:
             return sum(int(r[field] or 0) for r in runs)

@@ -32,7 +32,7 @@ from typing import Any
 from nemesis import grudge as g
 from nemesis import net
 from nemesis.cluster import Cluster, PowerSwitch
-from nemesis.core import SingleFault, Skipped, Value, split_f
+from nemesis.core import SingleFault, Skipped, Value, split_f, wait_until
 from nemesis.isr import Steps
 from nemesis.power import power_off_all
 from nemesis.process import revive
@@ -180,16 +180,7 @@ class Composed(SingleFault):
         )
 
     def _wait(self, done: Callable[[], bool], bound: float) -> bool:
-        deadline = self._clock() + bound
-        while True:
-            try:
-                if done():
-                    return True
-            except Exception:  # metadata is briefly unavailable after a fault: ask again
-                pass
-            if self._clock() >= deadline:
-                return False
-            self._sleep(POLL_S)
+        return wait_until(done, bound, POLL_S, self._clock, self._sleep)
 
 
 class PartitionPowerLoss(Composed):

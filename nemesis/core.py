@@ -163,6 +163,29 @@ def active_controller(cluster: Cluster) -> Target:
     return ask_until_known(node, "no active controller known")
 
 
+def wait_until(
+    done: Callable[[], bool],
+    bound: float,
+    poll_s: float,
+    clock: Callable[[], float],
+    sleep: Callable[[float], None],
+) -> bool:
+    """Asks done() every poll_s seconds until it says so (True) or bound seconds pass
+    (False). An exception from done() counts as not yet: the cluster's metadata is briefly
+    unavailable around a fault, a failover or a restart. clock and sleep are the caller's,
+    so tests can run it on a fake clock."""
+    deadline = clock() + bound
+    while True:
+        try:
+            if done():
+                return True
+        except Exception:  # asked again until the bound
+            pass
+        if clock() >= deadline:
+            return False
+        sleep(poll_s)
+
+
 def ask_until_known(ask: Callable[[], Target | str], unknown: str) -> Target:
     """Asks until ask gives a Target (a str says why not yet) or LEADER_WAIT_S pass."""
     deadline = time.monotonic() + LEADER_WAIT_S

@@ -22,7 +22,7 @@ from typing import Any
 
 from nemesis import file_faults as ff
 from nemesis.cluster import Cluster, Disks
-from nemesis.core import Skipped, Value, split_f
+from nemesis.core import Skipped, Value, split_f, wait_until
 from nemesis.isr import Steps
 
 OBSERVE_WAIT_S = 40.0
@@ -198,16 +198,7 @@ class FileCorruption:
         return all(broker in p.isr for p in parts if broker in p.replicas)
 
     def _wait(self, done: Callable[[], bool], bound: float) -> bool:
-        deadline = self._clock() + bound
-        while True:
-            try:
-                if done():
-                    return True
-            except Exception:  # metadata is briefly unavailable after a restart: ask again
-                pass
-            if self._clock() >= deadline:
-                return False
-            self._sleep(POLL_S)
+        return wait_until(done, bound, POLL_S, self._clock, self._sleep)
 
 
 def _verdict(running: bool, rejoined: bool, on_disk: Value) -> str:

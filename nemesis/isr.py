@@ -25,7 +25,7 @@ from typing import Any
 from nemesis import grudge as g
 from nemesis import net
 from nemesis.cluster import Cluster
-from nemesis.core import SingleFault, Skipped, Value, split_f
+from nemesis.core import SingleFault, Skipped, Value, split_f, wait_until
 from nemesis.names import ISR_SHRINK as FAULT
 from nemesis.process import revive
 
@@ -240,16 +240,7 @@ class IsrShrink(SingleFault):
         return steps.result(leader=leader, partitions=targets)
 
     def _wait(self, done: Callable[[], bool], bound: float) -> bool:
-        deadline = self._clock() + bound
-        while True:
-            try:
-                if done():
-                    return True
-            except Exception:  # metadata is briefly unavailable during failover: ask again
-                pass
-            if self._clock() >= deadline:
-                return False
-            self._sleep(POLL_S)
+        return wait_until(done, bound, POLL_S, self._clock, self._sleep)
 
 
 class Steps:
