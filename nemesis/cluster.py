@@ -246,3 +246,73 @@ class ServicePorts(Protocol):
     def service_port(self, node: str) -> int:
         """Returns the port node serves clients on."""
         ...
+
+
+@dataclass(frozen=True, slots=True)
+class Voter:
+    """One voter of a dynamic KRaft quorum: its node id, the id of its metadata log's
+    directory (a voter is a node and a directory: KIP-853) and where it listens."""
+
+    node_id: int
+    directory_id: str
+    endpoints: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class QuorumMembers:
+    """The KRaft quorum's membership as its leader reports it (`kafka-metadata-quorum
+    describe --status`): the leader, its epoch, the high watermark, the voters and the
+    observers' node ids."""
+
+    leader: int
+    epoch: int
+    high_watermark: int
+    voters: tuple[Voter, ...]
+    observers: tuple[int, ...]
+
+    @property
+    def voter_ids(self) -> list[int]:
+        """Returns the voters' node ids, in order."""
+        return sorted(v.node_id for v in self.voters)
+
+
+@runtime_checkable
+class Reconfigurable(Protocol):
+    """An optional ability: a KRaft quorum formatted for dynamic membership (KIP-853),
+    whose voters can be removed and added while it runs."""
+
+    def quorum_members(self) -> QuorumMembers:
+        """Returns the quorum's membership now; raises when no controller can say."""
+        ...
+
+    def remove_controller(self, node: str, directory_id: str) -> str:
+        """Removes controller node (with that metadata directory) from the voters, asked of
+        the other controllers; returns what the tool said. Raises when it refused or did
+        not answer in time (the change may still land)."""
+        ...
+
+    def add_controller(self, node: str) -> str:
+        """Adds controller node, which must be running and caught up as an observer, to
+        the voters; returns what the tool said. Raises as remove_controller does."""
+        ...
+
+
+@runtime_checkable
+class Reassignable(Protocol):
+    """An optional ability: replicas moved between brokers (Kafka's partition
+    reassignment), and on KRaft a stopped broker unregistered."""
+
+    def replica_assignment(self) -> dict[str, list[PartitionState]]:
+        """Returns every topic's partitions (the internal ones too) with their replicas,
+        leaders and ISRs, asked now."""
+        ...
+
+    def reassign(self, moves: dict[tuple[str, int], tuple[int, ...]]) -> str:
+        """Starts moving each (topic, partition) to the replicas given (the first the
+        preferred leader); returns what the tool said. Raises when it refused."""
+        ...
+
+    def unregister_broker(self, broker_id: int) -> str:
+        """KRaft: removes a stopped broker's registration from the metadata; returns what
+        the tool said. Raises when it refused."""
+        ...

@@ -112,6 +112,22 @@ EXPAND_FAULTS: tuple[str, ...] = ("add-partitions",)
 """Faults of nemesis.expand: the workload's topic grows by two partitions at each start,
 and the generator sends to them at once (never removed: a stop changes nothing)."""
 
+CONTROLLER_MEMBERSHIP_FAULTS: tuple[str, ...] = (
+    "remove-controller",
+    "remove-controller-partitioned",
+)
+"""Faults of nemesis.controllers: a KRaft voter removed from the quorum and added back
+(KIP-853), alone or while another voter is cut off. They need a quorum formatted for
+dynamic membership, which a run asking for one of them sets up."""
+
+BROKER_MEMBERSHIP_FAULTS: tuple[str, ...] = ("decommission-broker", "decommission-kill-leader")
+"""Faults of nemesis.decommission: a broker's partitions reassigned away, the broker
+stopped (and on KRaft unregistered), then brought back and its partitions reassigned
+back; alone or while a partition leader on another broker is killed."""
+
+MEMBERSHIP_FAULTS: tuple[str, ...] = (*CONTROLLER_MEMBERSHIP_FAULTS, *BROKER_MEMBERSHIP_FAULTS)
+"""The faults that change who is in the cluster."""
+
 LOSES_POWER: tuple[str, ...] = (*POWER_FAULTS, *COMPOSED_FAULTS)
 """The faults that cut power: they need the nodes on faultfs."""
 
@@ -137,6 +153,7 @@ NEMESES: tuple[str, ...] = (
     *PROXY_FAULTS,
     *CLOCK_FAULTS,
     *EXPAND_FAULTS,
+    *MEMBERSHIP_FAULTS,
 )
 """Every fault the harness can inject, by the name `--nemesis` takes."""
 
@@ -166,7 +183,9 @@ IN_ALL: tuple[str, ...] = (
 random broker and the active controller, isr-shrink and the group faults. Faults that
 change how every node runs (power loss needs faultfs, the proxy faults faultproxy, the
 clock faults libfaketime) and the kills and pauses of several nodes at once are named one
-by one, and so is add-partitions, which changes the topic for the rest of the run."""
+by one, and so are add-partitions, which changes the topic for the rest of the run, and
+the membership faults, which change the quorum's format (a dynamic one) or take a
+broker out of the cluster for a whole interval."""
 
 ONLY_ON: dict[str, str] = {
     "partition-zookeeper": "zookeeper",
@@ -174,6 +193,8 @@ ONLY_ON: dict[str, str] = {
     "partition-brokers-from-controllers": "kraft",
     "bitflip-metadata": "kraft",
     "truncate-metadata": "kraft",
+    "remove-controller": "kraft",
+    "remove-controller-partitioned": "kraft",
 }
 """Faults that apply in one metadata mode only; named in the other they are skipped."""
 

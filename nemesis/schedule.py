@@ -16,15 +16,19 @@ from nemesis.client import ClientPause, CoordinatorCut
 from nemesis.clock import ClockFault
 from nemesis.cluster import Cluster
 from nemesis.composed import COMPOSED
+from nemesis.controllers import REMOVE_CONTROLLER_PARTITIONED, ControllerRemoval
 from nemesis.coordinator import coordinator_cut
 from nemesis.core import Compose, Nemesis
 from nemesis.corrupt import FileCorruption
+from nemesis.decommission import DECOMMISSION_KILL_LEADER, Decommission
 from nemesis.expand import ADD_PARTITIONS, AddPartitions
 from nemesis.isr import IsrShrink
 from nemesis.late import LateDelivery
 from nemesis.names import (
+    BROKER_MEMBERSHIP_FAULTS,
     CLIENT_FAULTS,
     CLOCK_FAULTS,
+    CONTROLLER_MEMBERSHIP_FAULTS,
     CORRUPT_FAULTS,
     GROUP_CUT,
     GROUP_FAULTS,
@@ -170,6 +174,10 @@ def _nemesis(name: str, topic: str, rng: random.Random, group: str | None) -> Ne
         return ClientPause(name, topic, rng)
     if name in CLIENT_FAULTS:
         return CoordinatorCut(name, topic, rng)
+    if name in CONTROLLER_MEMBERSHIP_FAULTS:
+        return ControllerRemoval(topic, rng, partitioned=name == REMOVE_CONTROLLER_PARTITIONED)
+    if name in BROKER_MEMBERSHIP_FAULTS:
+        return Decommission(topic, rng, kill_leader=name == DECOMMISSION_KILL_LEADER)
     raise ValueError(f"no fault named {name!r}")
 
 

@@ -59,6 +59,20 @@ def client_config(bootstrap: str) -> dict[str, Any]:
     }
 
 
+def _topics(md: Any) -> dict[str, list[PartitionState]]:
+    """Takes librdkafka's cluster metadata. Returns each topic's partitions in order."""
+    return {
+        name: sorted(
+            (
+                PartitionState(p.id, p.leader, tuple(p.replicas), tuple(sorted(p.isrs)))
+                for p in t.partitions.values()
+            ),
+            key=lambda s: s.partition,
+        )
+        for name, t in md.topics.items()
+    }
+
+
 class Admin:
     """Answers questions about a cluster and creates topics."""
 
@@ -72,19 +86,18 @@ class Admin:
             md = self._client.list_topics(timeout=self._timeout)
         except KafkaException as err:
             raise AdminError(f"no metadata from the cluster: {err}") from err
-        topics = {
-            name: sorted(
-                (
-                    PartitionState(p.id, p.leader, tuple(p.replicas), tuple(sorted(p.isrs)))
-                    for p in t.partitions.values()
-                ),
-                key=lambda s: s.partition,
-            )
-            for name, t in md.topics.items()
-            if not name.startswith("__")
-        }
+        topics = {name: parts for name, parts in _topics(md).items() if not name.startswith("__")}
         brokers = {b.id: f"{b.host}:{b.port}" for b in md.brokers.values()}
         return ClusterMetadata(brokers=brokers, controller=md.controller_id, topics=topics)
+
+    def assignments(self) -> dict[str, list[PartitionState]]:
+        """Returns every topic's partitions, the internal ones (__consumer_offsets,
+        __transaction_state) too, with their replicas, leaders and ISRs."""
+        try:
+            md = self._client.list_topics(timeout=self._timeout)
+        except KafkaException as err:
+            raise AdminError(f"no metadata from the cluster: {err}") from err
+        return _topics(md)
 
     def brokers(self) -> list[int]:
         """Returns the ids of the brokers registered (alive) now."""

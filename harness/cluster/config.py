@@ -169,11 +169,14 @@ def kraft_properties(
     profile: Profile,
     share_groups: bool = False,
     proxied: bool = False,
+    dynamic_quorum: bool = False,
 ) -> str:
     """Takes one KRaft node's identity and roles (broker, controller or both), the
     quorum's voters, the cluster's shape, whether its release runs the share workload
-    (then its brokers get compose/share.properties.tmpl) and whether faultproxy stands
-    in front of its broker; returns its server.properties."""
+    (then its brokers get compose/share.properties.tmpl), whether faultproxy stands
+    in front of its broker and whether the quorum is dynamic (KIP-853: the voters are
+    found through controller.quorum.bootstrap.servers, and a controller advertises its
+    endpoint, which add-controller tells the quorum); returns its server.properties."""
     roles = [r for r, has in (("broker", broker), ("controller", controller)) if has]
     listeners = [
         listener
@@ -183,7 +186,20 @@ def kraft_properties(
         )
         if has
     ]
-    advertised = f"advertised.listeners=PLAINTEXT://{address}:{BROKER_PORT}" if broker else ""
+    advertised_at = [
+        listener
+        for listener, has in (
+            (f"PLAINTEXT://{address}:{BROKER_PORT}", broker),
+            (f"CONTROLLER://{address}:{CONTROLLER_PORT}", controller and dynamic_quorum),
+        )
+        if has
+    ]
+    advertised = f"advertised.listeners={','.join(advertised_at)}" if advertised_at else ""
+    quorum = (
+        f"controller.quorum.bootstrap.servers={bootstrap_controllers(quorum_voters)}"
+        if dynamic_quorum
+        else f"controller.quorum.voters={quorum_voters}"
+    )
     templates = ["kraft.properties.tmpl", "server.properties.tmpl"]
     if share_groups:
         templates.append("share.properties.tmpl")
@@ -192,7 +208,7 @@ def kraft_properties(
         {
             "process_roles": ",".join(roles),
             "node_id": node_id,
-            "quorum_voters": quorum_voters,
+            "quorum": quorum,
             "listeners": ",".join(listeners),
             "advertised_listeners": advertised,
             **_shared_values(brokers, profile),
@@ -205,12 +221,36 @@ def quorum_voters(voters: Sequence[tuple[int, str]]) -> str:
     return ",".join(f"{node_id}@{address}:{CONTROLLER_PORT}" for node_id, address in voters)
 
 
-def storage_format_args(profile: Profile, version: str) -> list[str]:
+def bootstrap_controllers(voters: str) -> str:
+    """Takes controller.quorum.voters. Returns the same controllers as
+    controller.quorum.bootstrap.servers ("address:port,..."), which a dynamic quorum
+    is found through."""
+    return ",".join(v.partition("@")[2] for v in voters.split(","))
+
+
+def initial_controllers(voters: Sequence[tuple[int, str, str]]) -> str:
+    """Takes the controllers' (node id, address, metadata directory id). Returns
+    `kafka-storage format --initial-controllers`: id@address:port:directory-id,..."""
+    return ",".join(
+        f"{node_id}@{address}:{CONTROLLER_PORT}:{directory}"
+        for node_id, address, directory in voters
+    )
+
+
+def storage_format_args(
+    profile: Profile, version: str, dynamic_voters: str | None = None
+) -> list[str]:
     """Returns the extra arguments of `kafka-storage format` for a profile on a release:
-    the eligible leader replicas feature level when the profile sets it."""
-    if profile.eligible_leader_replicas is None or not RELEASES[version].elr_feature:
-        return []
-    return ["--feature", f"{ELR_FEATURE}={int(profile.eligible_leader_replicas)}"]
+    the eligible leader replicas feature level when the profile sets it, and for a
+    controller of a dynamic quorum the initial voters (dynamic_voters, as
+    initial_controllers spells them), from which it takes its own directory id. A broker
+    of a dynamic quorum needs none: it finds the voters through the bootstrap servers."""
+    args = []
+    if profile.eligible_leader_replicas is not None and RELEASES[version].elr_feature:
+        args += ["--feature", f"{ELR_FEATURE}={int(profile.eligible_leader_replicas)}"]
+    if dynamic_voters is not None:
+        args += ["--initial-controllers", dynamic_voters]
+    return args
 
 
 def zoo_cfg(addresses: list[str]) -> str:

@@ -47,6 +47,7 @@ from harness.cluster.layout import (
     Role,
     plan_nodes,
 )
+from harness.cluster.membership import MembershipTools
 from harness.cluster.network import create_network
 from harness.cluster.node_setup import (
     CLOCK_FILE,
@@ -99,7 +100,7 @@ def cluster_names(client: docker.DockerClient, checkout: str | None = None) -> l
     return sorted(n for n in names if n)
 
 
-class DockerCluster(ClusterQueries, ProxyControl):
+class DockerCluster(ClusterQueries, ProxyControl, MembershipTools):
     """A cluster named spec.name: containers {name}-n1.., {name}-zk1.., network {name}-net."""
 
     def __init__(self, spec: ClusterSpec, client: docker.DockerClient | None = None) -> None:
@@ -263,7 +264,7 @@ class DockerCluster(ClusterQueries, ProxyControl):
                 name=self.container_name(node.name),
                 hostname=node.name,
                 labels=self._labels(node),
-                environment=node_env(self.spec, node, cluster_id),
+                environment=node_env(self.spec, node, cluster_id, list(self._nodes.values())),
                 user=faultfs.USER if layered else None,
                 host_config=host_config,
                 networking_config=networking,

@@ -79,6 +79,10 @@ class ClusterSpec:
     faketime: bool = False
     """Every node's JVM reads its wall clock through libfaketime, offset by a number of
     seconds the harness sets per node (the clock faults); without it no clock moves."""
+    dynamic_quorum: bool = False
+    """On KRaft, the controllers are formatted as a dynamic quorum (KIP-853's
+    --initial-controllers), so voters can be removed and added while it runs (the
+    controller membership faults); without it the voters are fixed, as they always were."""
 
     def __post_init__(self) -> None:
         problems = [

@@ -39,6 +39,18 @@ def new_cluster_id() -> str:
             return found
 
 
+def directory_id(cluster_id: str, node_id: int) -> str:
+    """Returns the metadata directory id a controller of a dynamic quorum is formatted
+    with: a Kafka Uuid (base64url of 16 bytes) drawn from the cluster id and the node id,
+    so that every node's --initial-controllers names the same ids."""
+    while True:
+        raw = uuid.uuid5(uuid.NAMESPACE_OID, f"{cluster_id}/{node_id}").bytes
+        found = base64.urlsafe_b64encode(raw).decode().rstrip("=")
+        if not found.startswith("-"):
+            return found
+        cluster_id += "-"
+
+
 def node_files(spec: ClusterSpec, node: Node, nodes: Sequence[Node]) -> dict[str, str]:
     """Takes the spec, one node and every node of the cluster. Returns path -> text of
     the configuration files the node starts with."""
@@ -71,6 +83,7 @@ def node_files(spec: ClusterSpec, node: Node, nodes: Sequence[Node]) -> dict[str
             profile=profile,
             share_groups=RELEASES[spec.kafka_version].share_workload,
             proxied=spec.faultproxy,
+            dynamic_quorum=spec.dynamic_quorum,
         )
     return {"/etc/kafka/server.properties": props}
 
@@ -82,10 +95,14 @@ def node_command(spec: ClusterSpec, node: Node) -> list[str]:
     return ["kraft"] if spec.metadata == "kraft" else ["kafka"]
 
 
-def node_env(spec: ClusterSpec, node: Node, cluster_id: str) -> dict[str, str]:
-    """Returns node's environment: its heap, on KRaft the cluster id and storage format
-    arguments of the first start, with faultfs the directories to put it under, and
-    with faultproxy (brokers only) the proxy's arguments, with faketime the clock file."""
+def node_env(
+    spec: ClusterSpec, node: Node, cluster_id: str, nodes: Sequence[Node] = ()
+) -> dict[str, str]:
+    """Takes the spec, one node, the cluster id and every node of the cluster. Returns
+    node's environment: its heap, on KRaft the cluster id and storage format arguments
+    of the first start (a dynamic quorum's controllers: its voters, from nodes), with
+    faultfs the directories to put it under, with faultproxy (brokers only) the proxy's
+    arguments, with faketime the clock file."""
     env = node_environment(node.role)
     if spec.faketime:
         env["CLOCK_FILE"] = CLOCK_FILE
@@ -94,6 +111,17 @@ def node_env(spec: ClusterSpec, node: Node, cluster_id: str) -> dict[str, str]:
     if spec.faultproxy and node.role in BROKER_ROLES:
         env["FAULTPROXY_ARGS"] = config.proxy_arguments()
     if spec.metadata == "kraft":
-        args = config.storage_format_args(config.PROFILES[spec.kafka_config], spec.kafka_version)
+        voters = None
+        if spec.dynamic_quorum and node.role in CONTROLLER_ROLES:
+            voters = config.initial_controllers(
+                [
+                    (c.id, c.address, directory_id(cluster_id, c.id))
+                    for c in nodes
+                    if c.role in CONTROLLER_ROLES
+                ]
+            )
+        args = config.storage_format_args(
+            config.PROFILES[spec.kafka_config], spec.kafka_version, voters
+        )
         env |= {"KRAFT_CLUSTER_ID": cluster_id, "KRAFT_FORMAT_ARGS": " ".join(args)}
     return env

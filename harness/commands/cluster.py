@@ -151,6 +151,13 @@ def add_cluster_options(parser: Any) -> None:
         "that can hold, cut or delay chosen connections' requests (a late-delivery, "
         "slow-link or client nemesis sets it by itself)",
     )
+    parser.add_argument(
+        "--dynamic-quorum",
+        action="store_true",
+        help="KRaft: format the controllers as a dynamic quorum (KIP-853), whose voters "
+        "can be removed and added while it runs (a controller membership nemesis sets it "
+        "by itself)",
+    )
 
 
 def metadata_of(args: argparse.Namespace) -> str:
@@ -172,6 +179,7 @@ def cluster_spec(args: argparse.Namespace, name: str) -> ClusterSpec:
         controllers=args.controllers,
         faultfs=args.faultfs,
         faultproxy=args.faultproxy,
+        dynamic_quorum=args.dynamic_quorum,
     )
 
 

@@ -24,6 +24,7 @@ from harness.progress import StatusLine
 from harness.spec import DEFAULT_NEMESIS, TestSpec, default_name
 from nemesis.names import (
     CLOCK_FAULTS,
+    CONTROLLER_MEMBERSHIP_FAULTS,
     GROUP_FAULTS,
     IN_ALL,
     LOSES_POWER,
@@ -129,6 +130,10 @@ def spec_from_args(args: argparse.Namespace, seed: int) -> TestSpec:
     faultproxy = cluster.faultproxy or any(n in PROXY_FAULTS for n in nemesis)
     # A clock fault moves what libfaketime tells each node's JVM.
     faketime = any(n in CLOCK_FAULTS for n in nemesis)
+    # A voter can be removed and added only in a quorum formatted for it (KIP-853).
+    dynamic_quorum = cluster.dynamic_quorum or any(
+        n in CONTROLLER_MEMBERSHIP_FAULTS for n in nemesis
+    )
     nats = options_of(args, NatsOptions)
     if nats.kv_reads != "leader" and not (on_nats and args.workload == "kv"):
         raise ValueError("--nats-kv-reads is the kv workload's on NATS: it needs --db nats")
@@ -141,7 +146,11 @@ def spec_from_args(args: argparse.Namespace, seed: int) -> TestSpec:
         name=name,
         nemesis=nemesis,
         cluster=dataclasses.replace(
-            cluster, faultfs=faultfs, faultproxy=faultproxy, faketime=faketime
+            cluster,
+            faultfs=faultfs,
+            faultproxy=faultproxy,
+            faketime=faketime,
+            dynamic_quorum=dynamic_quorum,
         ),
         seed=seed,
         queue=queue,

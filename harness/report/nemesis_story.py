@@ -16,6 +16,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from harness.report.disk_story import disk_op_words, disk_step_words
+from harness.report.membership_story import membership_op_words, membership_step_words
 from harness.report.proxy_story import proxy_words
 from history import Event
 
@@ -144,6 +145,8 @@ def op_words(f: str, value: Any) -> str:
         return f
     if (disk := disk_op_words(f, value)) is not None:
         return disk
+    if (membership := membership_op_words(f, value)) is not None:
+        return membership
     if f == "heal":
         revived = _revived(value.get("revived"))
         return "final heal: every fault undone" + (f"; {revived}" if revived else "")
@@ -269,6 +272,8 @@ def _partition_order(p: str) -> tuple[int, str]:
 def step_words(step: Value, targets: Sequence[str] = ()) -> str:
     """Takes a recorded step of isr-shrink and the partitions it targets (none: every
     partition). Returns the step in words."""
+    if (membership := membership_step_words(step)) is not None:
+        return membership
     if (disk := disk_step_words(step)) is not None:
         return disk
     name = str(step.get("step"))

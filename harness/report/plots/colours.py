@@ -90,6 +90,10 @@ FAULT_COLOURS: dict[str, str] = {
     "partition-client-group-coordinator": "#8073ac",
     "pause-client": "#d8b5e6",
     "add-partitions": "#f781bf",
+    "remove-controller": "#1b9e77",
+    "remove-controller-partitioned": "#0b5d45",
+    "decommission-broker": "#d95f02",
+    "decommission-kill-leader": "#7f3a00",
 }
 
 

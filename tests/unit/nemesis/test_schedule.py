@@ -8,7 +8,9 @@ import random
 import pytest
 
 from nemesis.composed import COMPOSED
+from nemesis.controllers import REMOVE_CONTROLLER, REMOVE_CONTROLLER_PARTITIONED
 from nemesis.core import Compose, split_f
+from nemesis.decommission import DECOMMISSION_BROKER, DECOMMISSION_KILL_LEADER
 from nemesis.expand import ADD_PARTITIONS
 from nemesis.file_faults import CORRUPTIONS, FILE_GROUPS
 from nemesis.isr import FAULT as ISR_FAULT
@@ -36,7 +38,7 @@ from tests.support.fake_cluster import FakeCluster
 
 def test_parse_none_all_and_lists() -> None:
     assert parse_nemeses("none") == ()
-    assert len(NEMESES) == 100
+    assert len(NEMESES) == 104
     zookeeper, kraft = parse_nemeses("all"), parse_nemeses("all", "kraft")
     # The group faults need a run's group; power, proxy and many-node faults are named.
     groupless = set(IN_ALL) - set(GROUP_FAULTS)
@@ -101,9 +103,15 @@ def test_every_nemesis_name_has_its_fault_and_every_fault_its_name() -> None:
     disk = (*CORRUPT_FAULTS, *COMPOSED)
     clocks = [f"{verb}-clock-{t}" for verb in ("bump", "strobe") for t in PICKS]
     grown = (ADD_PARTITIONS,)
+    membership = (
+        REMOVE_CONTROLLER,
+        REMOVE_CONTROLLER_PARTITIONED,
+        DECOMMISSION_BROKER,
+        DECOMMISSION_KILL_LEADER,
+    )
     named = (
         *(*CUTS, *verbs, ISR_FAULT, "partition-coordinator", *power, *disk, *proxied),
-        *(*clocks, *grown),
+        *(*clocks, *grown, *membership),
     )
     assert named == NEMESES
     assert tuple(PICKS) == TARGETS

@@ -39,12 +39,13 @@ def test_parse_kafka_takes_the_release_default_or_a_named_mode() -> None:
 
 def test_plan_leaves_out_faults_that_do_not_apply() -> None:
     jobs = _acceptance()
-    # 100 faults: 7 aim at the group, 1 grows a queue's topic; of the other 92, 54 + the 2
-    # composed + 6 corruptions + 26 clock faults apply on ZooKeeper, and 55 + 2 + 8 (the
-    # metadata log's too) + 26 on KRaft; 2 workloads, 5 rounds; and the 7 group faults and
-    # add-partitions on both releases for queue only (kv joins no group and has no queue's
-    # topic).
-    assert len(jobs) == ((54 + 2 + 6 + 26) + (55 + 2 + 8 + 26)) * 2 * 5 + (7 + 1) * 2 * 5
+    # 104 faults: 7 aim at the group, 1 grows a queue's topic; of the other 96, 54 + the 2
+    # composed + 6 corruptions + 26 clock faults + 2 decommissions apply on ZooKeeper, and
+    # 55 + 2 + 8 (the metadata log's too) + 26 + 4 (the voters' changes too) on KRaft; 2
+    # workloads, 5 rounds; and the 7 group faults and add-partitions on both releases for
+    # queue only (kv joins no group and has no queue's topic).
+    zookeeper, kraft = 54 + 2 + 6 + 26 + 2, 55 + 2 + 8 + 26 + 4
+    assert len(jobs) == (zookeeper + kraft) * 2 * 5 + (7 + 1) * 2 * 5
     on = {(j.kafka, j.nemesis) for j in jobs}
     assert (KRAFT, "partition-zookeeper") not in on and (ZK, "partition-zookeeper") in on
     for quorum_fault in ("partition-controller-quorum", "partition-brokers-from-controllers"):
