@@ -7,6 +7,7 @@ node; the Docker cluster (harness.cluster) has both abilities.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
@@ -281,14 +282,15 @@ class Reconfigurable(Protocol):
     """An optional ability: a KRaft quorum formatted for dynamic membership (KIP-853),
     whose voters can be removed and added while it runs."""
 
-    def quorum_members(self) -> QuorumMembers:
-        """Returns the quorum's membership now; raises when no controller can say."""
+    def quorum_members(self, avoid: Sequence[str] = ()) -> QuorumMembers:
+        """Returns the quorum's membership now, asked of the controllers but those to
+        avoid (cut off); raises when none can say."""
         ...
 
-    def remove_controller(self, node: str, directory_id: str) -> str:
+    def remove_controller(self, node: str, directory_id: str, avoid: Sequence[str] = ()) -> str:
         """Removes controller node (with that metadata directory) from the voters, asked of
-        the other controllers; returns what the tool said. Raises when it refused or did
-        not answer in time (the change may still land)."""
+        the other controllers but those to avoid; returns what the tool said. Raises when
+        it refused or did not answer in time (the change may still land)."""
         ...
 
     def add_controller(self, node: str) -> str:

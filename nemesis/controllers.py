@@ -57,6 +57,8 @@ class ControllerRemoval(SingleFault):
         self._clock = clock
         self._removed: str | None = None
         self._cut = False
+        self._avoid: tuple[str, ...] = ()
+        """The voter cut off, which the tools neither run in nor ask."""
 
     def invoke(self, f: str) -> Value:
         """Takes start- (remove a voter) or stop- (add it back). Returns the voter sets
@@ -101,7 +103,7 @@ class ControllerRemoval(SingleFault):
         if self._partitioned:
             leader = cluster.node_of_broker(members.leader)
             cut = self.rng.choice(sorted(n for n in nodes if n != leader) or sorted(nodes))
-            self._cut = True
+            self._cut, self._avoid = True, (cut,)
             grudge = g.complete_grudge([[cut], [n for n in cluster.nodes if n != cut]])
             net.apply_grudge(cluster, grudge)
             steps.record("cut-off", nodes=[cut], verified=net.verify_grudge(cluster, grudge))
@@ -110,7 +112,7 @@ class ControllerRemoval(SingleFault):
         directory = next(v.directory_id for v in members.voters if v.node_id == victim_id)
         self._removed = victim  # first: a removal that half happened is still added back
         try:
-            said = quorum.remove_controller(victim, directory)
+            said = quorum.remove_controller(victim, directory, avoid=self._avoid)
             steps.record("remove-controller", node=victim, said=said)
         except Exception as err:  # it may still commit later (a stalled quorum): watched below
             steps.record("remove-controller-failed", node=victim, error=str(err))
@@ -125,7 +127,7 @@ class ControllerRemoval(SingleFault):
         cluster = self.cluster
         if self._cut:
             errors = net.heal(cluster, cluster.nodes)
-            self._cut = False
+            self._cut, self._avoid = False, ()
             steps.record("healed", unreachable=errors)
         victim = self._removed
         if victim is None:
@@ -158,14 +160,22 @@ class ControllerRemoval(SingleFault):
         """Waits until the quorum's voters satisfy done; records `step` with the voter set
         and the leader, or `not-<step>` after VOTERS_S. Returns the voters last seen."""
         seen: list[QuorumMembers] = []
+        errors: list[str] = []
 
         def check() -> bool:
-            seen.append(_members(quorum))
+            try:
+                seen.append(_members(quorum, self._avoid))
+            except Exception as err:  # no leader answers: asked again until the bound
+                errors.append(str(err)[-300:])
+                raise
             return done(seen[-1])
 
         ok = wait_until(check, VOTERS_S, POLL_S, self._clock, self._sleep)
         if not seen:
-            steps.record(f"not-{step}", within_s=VOTERS_S, error="the quorum never answered")
+            said = errors[-1] if errors else "no answer"
+            steps.record(
+                f"not-{step}", within_s=VOTERS_S, error=f"the quorum never answered: {said}"
+            )
             return None
         steps.record(
             step if ok else f"not-{step}", within_s=VOTERS_S, **_said(self.cluster, seen[-1])
@@ -194,8 +204,8 @@ class _Tries:
             raise
 
 
-def _members(quorum: Reconfigurable) -> QuorumMembers:
-    return quorum.quorum_members()
+def _members(quorum: Reconfigurable, avoid: tuple[str, ...] = ()) -> QuorumMembers:
+    return quorum.quorum_members(avoid)
 
 
 def _voter_nodes(cluster: Cluster, members: QuorumMembers) -> list[str]:

@@ -8,9 +8,11 @@ partition is left on the broker, the broker is stopped (a controlled shutdown) a
 KRaft, unregistered (kafka-cluster unregister). Stop: the broker is started, registers
 again, and every partition it held is reassigned back to its first replicas, in their
 order, and the topic's preferred leaders are elected. decommission-kill-leader kills a
-partition leader on another broker first and starts it again only after the
-reassignment is under way, so the reassignment must wait for a replica that died
-(Kafka's reassignment completes only once every target replica is in the ISR). Every
+partition leader on another broker once the partitions have left the broker, and
+starts it again DEAD_S after the broker stopped and was unregistered: for that while the
+partitions' only live replica is the third broker's. (Killing it before the
+reassignment cannot work: kafka-reassign-partitions refuses a target replica on a broker
+the cluster does not list, and a killed KRaft broker is fenced out of that list.) Every
 step is read back from the cluster and recorded with its time, as isr-shrink's are.
 """
 
@@ -138,24 +140,30 @@ class Decommission(SingleFault):
             raise Skipped(f"the replicas' places are unknown: {err}") from err
         if not away:
             raise Skipped(f"{victim} holds no partition that can move")
-        killed = self._kill_a_leader(victim, steps) if self._kill_leader else None
         self._away, self._back = victim, back  # first: a half-done move is still undone
-        said = tools.reassign(away)
-        steps.record("reassigning", node=victim, partitions=len(away), said=said[-300:])
-        if killed is not None:
-            self._sleep(DEAD_S)
-            cluster.start(killed)
-            steps.record("started", node=killed, dead_s=DEAD_S)
+        try:
+            said = tools.reassign(away)
+            steps.record("reassigning", node=victim, partitions=len(away), said=_last_line(said))
+        except Exception as err:  # it may have started all the same: the wait below says
+            steps.record("reassign-failed", node=victim, error=str(err)[-300:])
         if not self._settle(tools, away, steps, "reassigned-away"):
             return steps.result(decommissioned=None, node=victim, moved=len(away), set_up=False)
         steps.record(
             "left-on-it", node=victim, partitions=held_by(tools.replica_assignment(), victim_id)
         )
+        killed = self._kill_a_leader(victim, steps) if self._kill_leader else None
         assert isinstance(cluster, Disks)
         cluster.stop(victim)
         steps.record("stopped", node=victim)
         if cluster.metadata == "kraft":
-            steps.record("unregistered", node=victim, said=tools.unregister_broker(victim_id))
+            try:
+                steps.record("unregistered", node=victim, said=tools.unregister_broker(victim_id))
+            except Exception as err:  # recorded: the broker re-registers at stop either way
+                steps.record("unregister-failed", node=victim, error=str(err)[-300:])
+        if killed is not None:
+            self._sleep(DEAD_S)
+            cluster.start(killed)
+            steps.record("started", node=killed, dead_s=DEAD_S, state=steps.state())
         return steps.result(decommissioned=victim, moved=len(away), killed=killed, set_up=True)
 
     def _kill_a_leader(self, victim: str, steps: Steps) -> str:
@@ -220,3 +228,9 @@ class Decommission(SingleFault):
                 f"not-{step}", within_s=REASSIGN_S, unsettled=left[:20], state=steps.state()
             )
         return ok
+
+
+def _last_line(said: str) -> str:
+    """The tool's verdict: it prints the whole current assignment before it."""
+    lines = said.strip().splitlines()
+    return lines[-1] if lines else ""

@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import re
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from harness.cluster.admin import Admin, AdminError
 from harness.cluster.config import BROKER_PORT, CONTROLLER_PORT
@@ -55,6 +55,14 @@ def tool_lines(output: str) -> list[str]:
     """Returns a tool's output without the logging library's complaints (the tools run
     with no log4j configuration of their own)."""
     return [line for line in output.splitlines() if line.strip() and not line.startswith("log4j:")]
+
+
+def tool_error(said: str) -> str:
+    """Takes a failed tool's output. Returns its cause: the last exception line (the
+    innermost "Caused by"), else its last line."""
+    lines = said.strip().splitlines()
+    causes = [line.strip() for line in lines if "Exception:" in line or "Error:" in line]
+    return (causes or lines or [""])[-1][-300:]
 
 
 def parse_status(output: str) -> QuorumMembers:
@@ -157,35 +165,36 @@ class MembershipTools(ABC):
     def admin(self, timeout: float = 5.0) -> Admin:
         """Returns an Admin client for the cluster."""
 
-    def _running(self, nodes: list[str], but: str | None = None) -> list[str]:
+    def _running(self, nodes: list[str], avoid: Sequence[str] = ()) -> list[str]:
         states = self.node_states()
-        return [n for n in nodes if states.get(n) == "running" and n != but]
+        return [n for n in nodes if states.get(n) == "running" and n not in avoid]
 
     def _tool(self, node: str, main_class: str, *args: str) -> str:
         code, output = self.exec(node, tool_command(main_class, *args))
         said = "\n".join(tool_lines(output))
         if code != 0:
             why = "timed out" if code == 124 else f"exited {code}"
-            raise ToolError(f"{main_class.rsplit('.', 1)[-1]} in {node} {why}: {said[-400:]}")
+            raise ToolError(f"{main_class.rsplit('.', 1)[-1]} in {node} {why}: {tool_error(said)}")
         return said
 
-    def _quorum_tool(self, node: str, *args: str, but: str | None = None) -> str:
-        asked = self._running(self.controllers, but)
+    def _quorum_tool(self, node: str, *args: str, avoid: Sequence[str] = ()) -> str:
+        asked = self._running(self.controllers, avoid)
         if not asked:
             raise ToolError("no controller is running to ask")
         bootstrap = ",".join(f"{self.ip(c)}:{CONTROLLER_PORT}" for c in asked)
         return self._tool(node, QUORUM_TOOL, "--bootstrap-controller", bootstrap, *args)
 
-    def _any_running(self, nodes: list[str], but: str | None = None) -> str:
-        running = self._running(nodes, but)
+    def _any_running(self, nodes: list[str], avoid: Sequence[str] = ()) -> str:
+        running = self._running(nodes, avoid)
         if not running:
             raise ToolError("no node is running to run the tool in")
         return running[0]
 
-    def quorum_members(self) -> QuorumMembers:
-        """Returns the quorum's membership as `describe --status` prints it now."""
-        node = self._any_running(self.controllers)
-        return parse_status(self._quorum_tool(node, "describe", "--status"))
+    def quorum_members(self, avoid: Sequence[str] = ()) -> QuorumMembers:
+        """Returns the quorum's membership as `describe --status` prints it now, asked
+        neither in nor through the nodes to avoid (cut off, say)."""
+        node = self._any_running(self.controllers, avoid)
+        return parse_status(self._quorum_tool(node, "describe", "--status", avoid=avoid))
 
     def quorum_replication(self) -> dict[int, str]:
         """Returns each node id of the metadata log and its status (Leader, Follower,
@@ -193,23 +202,28 @@ class MembershipTools(ABC):
         node = self._any_running(self.controllers)
         return parse_replication(self._quorum_tool(node, "describe", "--replication"))
 
-    def remove_controller(self, node: str, directory_id: str) -> str:
-        """Removes controller node from the voters, asked of the other controllers."""
+    def remove_controller(self, node: str, directory_id: str, avoid: Sequence[str] = ()) -> str:
+        """Removes controller node from the voters, asked of the other controllers but
+        those to avoid."""
         return self._quorum_tool(
-            self._any_running(self.controllers, but=node),
+            self._any_running(self.controllers, (node, *avoid)),
             "remove-controller",
             "--controller-id",
             str(self.broker_id(node)),
             "--controller-directory-id",
             directory_id,
-            but=node,
+            avoid=(node, *avoid),
         )
 
     def add_controller(self, node: str) -> str:
         """Adds controller node to the voters: the tool runs in node and reads its id,
         directory and endpoint from node's own configuration and metadata directory."""
         return self._quorum_tool(
-            node, "--command-config", "/etc/kafka/server.properties", "add-controller", but=node
+            node,
+            "--command-config",
+            "/etc/kafka/server.properties",
+            "add-controller",
+            avoid=(node,),
         )
 
     def replica_assignment(self) -> dict[str, list[PartitionState]]:

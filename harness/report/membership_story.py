@@ -67,6 +67,8 @@ def membership_step_words(step: Value) -> str | None:
         "not-added": lambda: _unchanged(step),
         "killed-leader": lambda: f"{node}, a partition leader, killed (SIGKILL)",
         "reassigning": lambda: f"{step.get('partitions')} partitions being moved off {node}",
+        "reassign-failed": lambda: f"the reassignment off {node} failed: {step.get('error')}",
+        "unregister-failed": lambda: f"unregistering {node} failed: {step.get('error')}",
         "reassigned-away": lambda: _settled(step, "moved off"),
         "not-reassigned-away": lambda: _unsettled(step),
         "left-on-it": lambda: f"partitions left on {node}: {len(step.get('partitions') or [])}",
