@@ -22,7 +22,8 @@ speak; eligible leader replicas is KIP-966's eligible.leader.replicas.version. A
 group can set its own delivery count limit (the group config share.delivery.count.limit)
 from 4.3 on, as the GroupConfig class of the jars shows. Every release from 3.9 formats a
 KRaft controller either with fixed voters (`controller.quorum.voters`, what the harness
-does) or as a dynamic quorum (KIP-853's `--standalone` or `--initial-controllers`), so no
+does by default) or as a dynamic quorum (KIP-853's `--standalone` or
+`--initial-controllers`, what it does for the controller membership faults), so no
 release differs there.
 """
 
