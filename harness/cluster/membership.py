@@ -20,11 +20,12 @@ from collections.abc import Mapping, Sequence
 
 from harness.cluster.admin import Admin, AdminError
 from harness.cluster.config import BROKER_PORT, CONTROLLER_PORT
+from harness.cluster.quorum import Quorum
 from nemesis.cluster import PartitionState, QuorumMembers, Voter
 
-TOOL_S = 30
-"""Bound on one tool run (a JVM start and its requests): a quorum that cannot commit
-keeps remove-controller waiting for its admin client's default minute otherwise."""
+TOOL_S = 60
+"""Bound on one tool run (a JVM start, 10 to 20 s on a loaded machine, and its requests):
+a tool that cannot reach a leader keeps retrying for its admin client's default minute."""
 QUORUM_TOOL = "org.apache.kafka.tools.MetadataQuorumCommand"
 REASSIGN_TOOL = "org.apache.kafka.tools.reassign.ReassignPartitionsCommand"
 CLUSTER_TOOL = "org.apache.kafka.tools.ClusterTool"
@@ -190,9 +191,25 @@ class MembershipTools(ABC):
             raise ToolError("no node is running to run the tool in")
         return running[0]
 
-    def quorum_members(self, avoid: Sequence[str] = ()) -> QuorumMembers:
+    @abstractmethod
+    def quorum(self) -> Quorum:
+        """Returns the quorum as its leader answers DescribeQuorum (v1: no directories)."""
+
+    def quorum_members(self, avoid: Sequence[str] = (), directories: bool = True) -> QuorumMembers:
         """Returns the quorum's membership as `describe --status` prints it now, asked
-        neither in nor through the nodes to avoid (cut off, say)."""
+        neither in nor through the nodes to avoid (cut off, say). Without directories,
+        from the harness's own DescribeQuorum (every controller asked at once, the leader
+        of the highest epoch believed), which needs no JVM: the voters' directory ids are
+        then empty."""
+        if not directories:
+            found = self.quorum()
+            return QuorumMembers(
+                leader=found.leader,
+                epoch=found.epoch,
+                high_watermark=found.high_watermark,
+                voters=tuple(Voter(v.node_id, "") for v in found.voters),
+                observers=tuple(o.node_id for o in found.observers),
+            )
         node = self._any_running(self.controllers, avoid)
         return parse_status(self._quorum_tool(node, "describe", "--status", avoid=avoid))
 

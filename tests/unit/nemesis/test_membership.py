@@ -73,7 +73,7 @@ class Reassigning(FakeCluster):
     def write_file(self, node: str, path: str, data: bytes) -> None:
         pass
 
-    def quorum_members(self, avoid: Sequence[str] = ()) -> QuorumMembers:
+    def quorum_members(self, avoid: Sequence[str] = (), directories: bool = True) -> QuorumMembers:
         voters = tuple(Voter(i, f"dir{i}") for i in self.voters)
         return QuorumMembers(self.voters[0], 1, 10, voters, (1, 2, 3))
 
@@ -146,7 +146,7 @@ def test_remove_controller_removes_a_voter_and_adds_it_back_after_a_refusal() ->
 
 def test_the_controller_faults_are_skipped_with_fixed_voters_or_on_zookeeper() -> None:
     cluster = Reassigning()
-    cluster.quorum_members = lambda avoid=(): QuorumMembers(  # type: ignore[method-assign]
+    cluster.quorum_members = lambda avoid=(), directories=True: QuorumMembers(  # type: ignore[method-assign]
         4, 1, 10, (Voter(4, ""), Voter(5, ""), Voter(6, "")), ()
     )
     nemesis = ControllerRemoval("t", random.Random(1))

@@ -95,7 +95,7 @@ def test_the_reassignment_file_and_the_tool_command() -> None:
         ],
     }
     command = tool_command("org.apache.kafka.tools.ClusterTool", "unregister", "--id", "3")
-    assert command[:2] == ["timeout", "30"] and command[-3:] == ["unregister", "--id", "3"]
+    assert command[:2] == ["timeout", "60"] and command[-3:] == ["unregister", "--id", "3"]
 
 
 def test_a_dynamic_quorum_is_found_through_bootstrap_servers_and_formatted_with_its_voters() -> (
