@@ -59,10 +59,16 @@ def away_from(assignment: Assignment, broker: int) -> tuple[Moves, Moves]:
 
 def unsettled(assignment: Assignment, moves: Moves) -> list[str]:
     """Takes every topic's partitions and the moves asked. Returns the partitions
-    ("topic-p") whose replicas are not yet the ones asked, or missing, in order."""
-    now = {(t, p.partition): set(p.replicas) for t, parts in assignment.items() for p in parts}
+    ("topic-p") whose reassignment is not done, in order: done is the replicas asked and
+    every one of them in the ISR (Kafka's own test; while a replica is being added, the
+    metadata already lists it among the replicas, out of the ISR until it caught up)."""
+    now = {(t, p.partition): p for t, parts in assignment.items() for p in parts}
     return [
-        f"{t}-{p}" for (t, p), replicas in sorted(moves.items()) if now.get((t, p)) != set(replicas)
+        f"{t}-{p}"
+        for (t, p), replicas in sorted(moves.items())
+        if (t, p) not in now
+        or set(now[(t, p)].replicas) != set(replicas)
+        or not set(replicas) <= set(now[(t, p)].isr)
     ]
 
 

@@ -36,6 +36,11 @@ def test_a_reassignment_is_done_when_every_partition_has_the_replicas_asked() ->
         "__consumer_offsets": [PartitionState(0, 3, (3, 2), (3, 2))],
     }
     assert unsettled(moved, away) == [] and held_by(moved, 1) == []
+    # Growing back: the metadata lists the added replica at once, out of the ISR until
+    # it has caught up, and only then is the reassignment done.
+    _, back = away_from(ASSIGNMENT, 1)
+    adding = {"t": [PartitionState(0, 2, (1, 2, 3), (2, 3))]}
+    assert unsettled(adding, {("t", 0): back[("t", 0)]}) == ["t-0"]
     assert unsettled({}, away) == ["__consumer_offsets-0", "t-0", "t-1"]
 
 
