@@ -14,6 +14,7 @@ from urllib.parse import quote
 from harness.report.index_glance import glance_table, newest_first, newest_line
 from harness.report.index_script import DEFAULT_PER_PAGE, OTHER_WORDS, PER_PAGE_CHOICES, script
 from harness.report.page import STYLE, VERDICT_COLOURS
+from harness.report.plots.images import TREND_PLOTS
 from harness.results import (
     LOST_ACKS_SECTIONS,
     RESULTS,
@@ -28,9 +29,6 @@ from harness.verdicts import DURATION, INCOMPLETE_WORD, run_verdict
 from workloads.names import STORED_WORKLOADS
 
 INDEX = "index.html"
-TREND_PLOTS = ("invalid-rate.png", "lost-writes.png", "latency-*.png")
-"""The trend plots `analyze` draws (harness.pipeline.trend_plots names its files from
-here), in the order shown; the last is one per workload."""
 FILTERS = ("verdict", "kafka", "metadata", "workload", "store", "nemesis", "config")
 """The row fields a select filters on; a nemesis filter matches every run with that fault."""
 GROUP_BY = ("kafka", "metadata", "workload", "store", "nemesis", "config")
