@@ -152,7 +152,7 @@ def unseen_plot(
     title = f"Unseen messages: {counts[-1]:,} at the end, at most {peak[1]:,} (at {peak[0]:.1f} s)"
     frame = time_axes.time_figure([2.4], windows, end, title)
     (ax,) = frame.axes
-    ax.plot(times, counts, color=UNSEEN_COLOUR, lw=1.2, label="acknowledged, not yet polled")
+    ax.plot(times, counts, color=UNSEEN_COLOUR, lw=1.2, label="not yet polled")
     ax.fill_between(times, counts, color=UNSEEN_COLOUR, alpha=0.25, lw=0)
     ax.set_ylabel("unseen messages")
     ax.set_ylim(0, (peak[1] or 1) * HEADROOM)

@@ -236,13 +236,13 @@ def offsets_plot(
         )
     ax.set_xlabel("offset")
     ax.set_ylabel("message")
-    where = "" if shown is None else f", offsets {shown[0]} to {shown[1]}, around its anomalies"
-    ax.set_title(f"Partition {partition}{where}: the message at each offset, by observer")
+    where = "" if shown is None else f"\noffsets {shown[0]} to {shown[1]}, around its anomalies"
+    ax.set_title(f"Partition {partition}: the message at each offset, by observer{where}")
     if shown is not None:
         ax.set_xlim(shown[0] - 0.5, shown[1] + 0.5)
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-    if mine:
-        ax.legend(fontsize=SMALL_FONT, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    if mine:  # below the data, which keeps the plot's width
+        ax.legend(fontsize=SMALL_FONT, loc="upper center", bbox_to_anchor=(0.5, -0.12), ncol=2)
     return plots.save(fig, out_path)
 
 
