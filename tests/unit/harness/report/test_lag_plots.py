@@ -48,3 +48,14 @@ def test_plots_of_nothing_still_draw(tmp_path: Path) -> None:
     report = write_report(tmp_path, {}, {"valid": True}, {})
     # No queue section: the files are listed, not shown.
     assert not re.findall(r'<img src="[^"]+"', report.read_text(encoding="utf-8"))
+
+
+def test_a_queue_run_says_its_counts_once_in_the_summary(tmp_path: Path) -> None:
+    events, _ = simulate(5, SimConfig(partitions=3, workers=4, ops=100))
+    result = queue.check(events)
+    lost_acks = {"valid": True, "ack_count": result["acknowledged"], "lost_count": 0}
+    results = {"valid": True, "queue": result, "lost-acks": lost_acks}
+    page = write_report(tmp_path, {"spec": {"name": "q"}}, results, {}).read_text()
+    assert "<td>queue</td>" in page and "<td>lost-acks</td>" not in page
+    alone = write_report(tmp_path, {}, {"valid": True, "lost-acks": lost_acks}, {}).read_text()
+    assert "<td>lost-acks</td>" in alone
