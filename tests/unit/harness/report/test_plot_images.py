@@ -23,6 +23,7 @@ from harness.report.plots.images import (
     offsets_file,
     save_figure,
 )
+from harness.report.plots.marks import ALLOWED_CYCLE, CYCLE, LOST, NONLINEAR, Mark
 from harness.report.plots.perf import latency_figure, rate_figure
 from tests.support.queue_sim import SimConfig, simulate
 
@@ -81,3 +82,32 @@ def test_no_text_of_a_time_plot_is_smaller_than_the_smallest_size(draw: object) 
         assert small == []
     finally:
         plt.close(frame.fig)
+
+
+def test_every_legend_of_a_time_plot_fits_in_its_figure() -> None:
+    events, _ = simulate(1, SimConfig(ops=120))
+    samples = perf.samples(events)
+    marks = [
+        Mark(NONLINEAR, 0.2, 5.0),
+        Mark(ALLOWED_CYCLE, 0.3, 5.0, "G0-realtime"),
+        Mark(ALLOWED_CYCLE, 0.4, 5.0, "G0-process"),
+        Mark(CYCLE, 0.5, 5.0, "G1c"),
+        Mark(LOST, 0.6, 5.0),
+    ]
+    recovered = [{"start": 0.1, "new_leader_s": 0.1, "first_ok_s": 0.2}]
+    frames = [
+        latency_figure(samples, WINDOWS, end=1.0, marks=marks),
+        rate_figure(samples, WINDOWS, recovered, end=1.0, marks=marks),
+    ]
+    try:
+        for frame in frames:
+            renderer = frame.fig.canvas.get_renderer()  # type: ignore[attr-defined]
+            legends = [*frame.fig.legends, *(a.get_legend() for a in frame.axes)]
+            for legend in [lg for lg in legends if lg is not None]:
+                box = legend.get_window_extent(renderer)
+                assert box.x0 >= 0 and box.x1 <= frame.fig.bbox.x1, [
+                    t.get_text() for t in legend.get_texts()
+                ]
+    finally:
+        for frame in frames:
+            plt.close(frame.fig)
