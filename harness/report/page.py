@@ -332,7 +332,8 @@ def _final(final: dict[str, Any]) -> str:
         else f"no full ISR within {final.get('seconds')} s: {final.get('partitions')}"
     )
     missing = final.get("missing") or []
-    reads = f"{final.get('read', 0)} final reads ok" + (
+    read = final.get("read", 0)
+    reads = f"{read} final read{'' if read == 1 else 's'} ok" + (
         f", never read: {missing}" if missing else ""
     )
     recount = final.get("recount")

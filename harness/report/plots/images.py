@@ -2,12 +2,13 @@
 in (IMAGE), each plot's file name in it, and the one function that writes a figure.
 
 SVG, not PNG: a vector image stays sharp at whatever width the page gives it, on any
-screen and at any zoom (its text is drawn as outlines, so no font is needed). Measured on four real run
-folders (2026-11-28, load 9-27), the same plots took 35 to 40 % less room as SVG than as
-PNG at twice the density: 1,473 kB against 2,323 kB (a queue run with loss, 14 plots),
-407 against 633 and 369 against 547 (queue runs, 4 plots), 212 against 322 (a kv run,
-3 plots). Axes that draw more than RASTER_ABOVE points have them embedded as a picture
-inside the SVG, drawn at RASTER_DPI, so that the file stays small at any op count.
+screen and at any zoom (its text is drawn as outlines, so no font is needed). Measured
+on four real run folders (2026-11-28, load 9-27), the same plots took 35 to 40 % less
+room as SVG than as PNG at twice the density: 1,473 kB against 2,323 kB (a queue run
+with loss, 14 plots), 407 against 633 and 369 against 547 (queue runs, 4 plots), 212
+against 322 (a kv run, 3 plots). Axes that draw more than RASTER_ABOVE points have
+them embedded as a picture inside the SVG, drawn at RASTER_DPI, so that the file stays
+small at any op count.
 Nothing here imports matplotlib: the report's pages read the names alone.
 """
 
