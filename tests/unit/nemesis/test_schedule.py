@@ -38,7 +38,7 @@ from tests.support.fake_cluster import FakeCluster
 
 def test_parse_none_all_and_lists() -> None:
     assert parse_nemeses("none") == ()
-    assert len(NEMESES) == 104
+    assert len(NEMESES) == 106
     zookeeper, kraft = parse_nemeses("all"), parse_nemeses("all", "kraft")
     # The group faults need a run's group; power, proxy and many-node faults are named.
     groupless = set(IN_ALL) - set(GROUP_FAULTS)
@@ -102,6 +102,7 @@ def test_every_nemesis_name_has_its_fault_and_every_fault_its_name() -> None:
     proxied = (*LATE, "slow-leader", "slow-network", *CLIENT_FAULTS)
     disk = (*CORRUPT_FAULTS, *COMPOSED)
     clocks = [f"{verb}-clock-{t}" for verb in ("bump", "strobe") for t in PICKS]
+    client_clocks = [f"{verb}-clock-clients" for verb in ("bump", "strobe")]
     grown = (ADD_PARTITIONS,)
     membership = (
         REMOVE_CONTROLLER,
@@ -111,7 +112,7 @@ def test_every_nemesis_name_has_its_fault_and_every_fault_its_name() -> None:
     )
     named = (
         *(*CUTS, *verbs, ISR_FAULT, "partition-coordinator", *power, *disk, *proxied),
-        *(*clocks, *grown, *membership),
+        *(*clocks, *client_clocks, *grown, *membership),
     )
     assert named == NEMESES
     assert tuple(PICKS) == TARGETS
