@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from txn_hunt import reached_counts, summed_reached
+from txn_markers import history_outcomes, replica_logs, set_against
 
 ROOT = Path(__file__).resolve().parents[1]
 FIELDS = ("cell", "seed", "exit", "verdict", "found", "evidence", "reached", "folder")
@@ -69,6 +70,9 @@ class Hunt:
     seed_base: int
     guard_seeds: tuple[int, ...]
     guard_cell: str
+    markers: bool = False
+    """Keep the cluster after each run and read the transaction markers of the partitions
+    a case names from every replica's segments (bench/txn_markers.py) into the folder."""
 
 
 HUNTS = {
@@ -141,6 +145,33 @@ HUNTS = {
         guard_seeds=(4000, 4001),
         guard_cell="4.3.1",
     ),
+    "KAFKA-20716": Hunt(
+        bug="KAFKA-20716",
+        what="an unclean election drops a transaction's COMMIT or ABORT marker: a "
+        "read_committed consumer stays at the last stable offset, or the producer's next "
+        "commit closes the transaction the marker would have aborted (documented: "
+        "apache/kafka#22937)",
+        options=(
+            *("--workload", "queue", "--txn", "--kafka-config", "unsafe"),
+            *("--nemesis", "isr-shrink", "--isolation-level", "read_committed"),
+            *("--time-limit", "60"),
+        ),
+        # Kafka documents it as a limitation of unclean election under transactions
+        # (apache/kafka#22937): every release has it, none a fix.
+        cells=(
+            Cell("3.9.1", ("--kafka-version", "3.9.1"), has_bug=True),
+            Cell("4.4.0", ("--kafka-version", "4.4.0"), has_bug=True),
+        ),
+        # A lost marker shows as a consumer stuck below the high watermark (nothing ends
+        # the transaction) or, once the producer id commits again there, as an aborted
+        # read (the commit closes the aborted transaction with its own).
+        kinds=(("stuck-consumer", None), ("G1a", None)),
+        seen=None,
+        seed_base=4200,
+        guard_seeds=(),
+        guard_cell="3.9.1",
+        markers=True,
+    ),
     "kafka-fsync": Hunt(
         bug="kafka-fsync",
         what="every acknowledged write since the last fsync is lost when all in-sync "
@@ -175,12 +206,50 @@ def run_one(hunt: Hunt, cell: Cell, seed: int, out: Path, cluster: str) -> dict[
         *("--seed", str(seed), "--name", name, "--results", str(out)),
         *("--cluster-name", cluster),
     ]
-    done = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, check=False)
-    row: dict[str, Any] = {"cell": cell.label, "seed": seed, "exit": done.returncode}
-    folders = sorted((out / name).glob("*/results.json"), key=lambda p: p.stat().st_mtime)
-    if not folders or not (folders[-1].parent / "history.jsonl").exists():
-        return row | {"verdict": "broken", "found": False, "folder": done.stderr[-200:]}
-    return row | judged(hunt, folders[-1].parent)
+    if hunt.markers:
+        argv.append("--leave-cluster-running")
+    try:
+        done = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, check=False)
+        row: dict[str, Any] = {"cell": cell.label, "seed": seed, "exit": done.returncode}
+        folders = sorted((out / name).glob("*/results.json"), key=lambda p: p.stat().st_mtime)
+        if not folders or not (folders[-1].parent / "history.jsonl").exists():
+            return row | {"verdict": "broken", "found": False, "folder": done.stderr[-200:]}
+        row |= judged(hunt, folders[-1].parent)
+        if hunt.markers and row["found"]:
+            row["evidence"] += "; " + read_markers(folders[-1].parent, cluster)
+        return row
+    finally:
+        if hunt.markers:
+            down = (sys.executable, "-m", "harness", "cluster", "down", "--name", cluster)
+            subprocess.run(down, cwd=ROOT, capture_output=True, check=False)
+
+
+def read_markers(folder: Path, cluster: str) -> str:
+    """Takes a run's folder whose cluster is still up. Reads the transaction markers of
+    each partition its cases name from every replica (bench/txn_markers.py) into
+    markers-P.json there. Returns what they show, in a few words."""
+    results = json.loads((folder / "results.json").read_text())
+    # The run's topic: TestSpec.topic, fresh per seed.
+    topic = f"store-{json.loads((folder / 'test.json').read_text())['spec']['seed']}"
+    kinds = (results.get("queue") or {}).get("kinds", {})
+    partitions = sorted(
+        {
+            int(c["partition"])
+            for k in ("G1a", "stuck-consumer")
+            for c in kinds.get(k, {}).get("cases", [])
+        }
+    )
+    said = []
+    for partition in partitions:
+        logs = replica_logs(cluster, topic, partition)
+        found = set_against(logs, history_outcomes(folder / "history.jsonl", partition))
+        (folder / f"markers-{partition}.json").write_text(json.dumps(found, indent=1))
+        for node, seen in found.items():
+            committed, hanging = seen["aborted_sends_committed"], seen["open_at_log_end"]
+            said.append(
+                f"p{partition} {node}: {len(committed)} aborted committed, {len(hanging)} open"
+            )
+    return ", ".join(said) or "no partition named"
 
 
 def judged(hunt: Hunt, folder: Path) -> dict[str, Any]:
