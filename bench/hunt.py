@@ -214,9 +214,11 @@ def run_one(hunt: Hunt, cell: Cell, seed: int, out: Path, cluster: str) -> dict[
         folders = sorted((out / name).glob("*/results.json"), key=lambda p: p.stat().st_mtime)
         if not folders or not (folders[-1].parent / "history.jsonl").exists():
             return row | {"verdict": "broken", "found": False, "folder": done.stderr[-200:]}
-        row |= judged(hunt, folders[-1].parent)
+        folder = folders[-1].parent
+        row |= judged(hunt, folder)
         if hunt.markers and row["found"]:
-            row["evidence"] += "; " + read_markers(folders[-1].parent, cluster)
+            read_markers(folder, cluster)
+            row |= judged(hunt, folder)
         return row
     finally:
         if hunt.markers:
@@ -224,10 +226,10 @@ def run_one(hunt: Hunt, cell: Cell, seed: int, out: Path, cluster: str) -> dict[
             subprocess.run(down, cwd=ROOT, capture_output=True, check=False)
 
 
-def read_markers(folder: Path, cluster: str) -> str:
+def read_markers(folder: Path, cluster: str) -> None:
     """Takes a run's folder whose cluster is still up. Reads the transaction markers of
     each partition its cases name from every replica (bench/txn_markers.py) into
-    markers-P.json there. Returns what they show, in a few words."""
+    markers-P.json there."""
     results = json.loads((folder / "results.json").read_text())
     # The run's topic: TestSpec.topic, fresh per seed.
     topic = f"store-{json.loads((folder / 'test.json').read_text())['spec']['seed']}"
@@ -239,17 +241,40 @@ def read_markers(folder: Path, cluster: str) -> str:
             for c in kinds.get(k, {}).get("cases", [])
         }
     )
-    said = []
     for partition in partitions:
         logs = replica_logs(cluster, topic, partition)
         found = set_against(logs, history_outcomes(folder / "history.jsonl", partition))
         (folder / f"markers-{partition}.json").write_text(json.dumps(found, indent=1))
-        for node, seen in found.items():
+
+
+def markers_said(folder: Path) -> str:
+    """Takes a run's folder. Returns what its markers-P.json files show, in a few words
+    ("" when it has none)."""
+    said = []
+    for path in sorted(folder.glob("markers-*.json")):
+        partition = path.stem.removeprefix("markers-")
+        for node, seen in json.loads(path.read_text()).items():
             committed, hanging = seen["aborted_sends_committed"], seen["open_at_log_end"]
             said.append(
-                f"p{partition} {node}: {len(committed)} aborted committed, {len(hanging)} open"
+                f"p{partition} {node}: {len(committed)} aborted sends committed, "
+                f"{len(hanging)} transactions open at the log end"
             )
-    return ", ".join(said) or "no partition named"
+    return ", ".join(said)
+
+
+def shrink_steps(events: list[dict[str, Any]]) -> dict[str, int]:
+    """Takes a run's nemesis events. Returns how many isr-shrink sequences reached each
+    step that matters to an unclean election: the ISR shrunk to the leader, the leader
+    killed, a follower elected (unclean), or the ISR did not shrink."""
+    wanted = ("isr-shrunk", "killed", "follower-elected", "isr-did-not-shrink")
+    sums: dict[str, int] = defaultdict(int)
+    for e in events:
+        value = e.get("value")
+        if e.get("f") == "start-isr-shrink" and e.get("type") == "info" and isinstance(value, dict):
+            for step in value.get("steps") or []:
+                if step.get("step") in wanted:
+                    sums[f"isr-shrink {step['step']}"] += 1
+    return dict(sums)
 
 
 def judged(hunt: Hunt, folder: Path) -> dict[str, Any]:
@@ -272,7 +297,7 @@ def judged(hunt: Hunt, folder: Path) -> dict[str, Any]:
     ]
     lines = (folder / "history.jsonl").read_text().splitlines()
     events = [json.loads(line) for line in lines if '"nemesis"' in line]
-    counts = reached_counts(events)
+    counts = reached_counts(events) | shrink_steps(events)
     if hunt.seen is not None and hunt.seen in counts:
         cases.append({"seen": f"{hunt.seen} x{counts[hunt.seen]}"})
     evidence = ""
@@ -290,6 +315,8 @@ def judged(hunt: Hunt, folder: Path) -> dict[str, Any]:
         )
         evidence = ", ".join(f"{k}={first[k]}" for k in shown if k in first)
         evidence = f"{len(cases)} cases; first {evidence}"
+        if markers := markers_said(folder):
+            evidence = f"{evidence}; markers: {markers}"
     return {
         "verdict": {True: "valid", False: "INVALID"}.get(results.get("valid"), "unknown"),
         "found": bool(cases),
