@@ -377,7 +377,7 @@ def find_cases(
         "int-nonmonotonic-poll": nonmonotonic_poll_cases(within),
         "int-poll-skip": poll_skip_cases(within, offsets),
         "int-nonmonotonic-send": sends_within,
-        "stuck-consumer": stuck_cases(history.stalled, history.sends),
+        "stuck-consumer": stuck_cases(history.stalled, history.sends, history.drains),
     }
 
 

@@ -12,51 +12,66 @@ as an unclean election leaves one (KAFKA-20716; apache/kafka#22937 documents it 
 limitation of unclean election under transactions). Kafka's `kafka-transactions.sh
 find-hanging` names such a transaction; the history only shows where the consumer stopped.
 
-A case says the drain's op, process and partition, the position it reached, the high
-watermark, how long it waited, the last record it read, and the acknowledged sends at or
-past its position (what it could not hand out). Reported, never counted against the
+A case per partition says its last such drain's op, process, the position it reached, the
+high watermark, how many attempts and how long they waited in all, the last record read,
+the acknowledged sends at or past the position (what it could not hand out), and whether a
+later drain got there after all. Reported, never counted against the
 history (checkers/queue/policy.py): no read was wrong, one never came.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from checkers.queue.records import Send, Stalled
+from checkers.queue.records import Drain, Send, Stalled
 
 KIND = "stuck-consumer"
 Case = dict[str, Any]
 
 
-def stuck_cases(stalled: Sequence[Stalled], sends: Sequence[Send]) -> list[Case]:
-    """Takes the final reads that gave up (QueueHistory.stalled) and the history's sends.
-    Returns a case for each that stopped below its high watermark, in invoke order."""
-    stopped = [s for s in stalled if s.position < s.high_watermark]
+def stuck_cases(
+    stalled: Sequence[Stalled], sends: Sequence[Send], drains: Mapping[int, Drain]
+) -> list[Case]:
+    """Takes the final reads that gave up (QueueHistory.stalled), the history's sends and
+    its last ok drain of each partition. Returns a case for each partition whose drains
+    stopped below the high watermark, from the last of them, in partition order."""
+    stopped: dict[int, list[Stalled]] = defaultdict(list)
+    for stall in stalled:
+        if stall.position < stall.high_watermark:
+            stopped[stall.partition].append(stall)
     if not stopped:
         return []
     acked: dict[int, list[tuple[int, Send]]] = defaultdict(list)
     for send in sends:
         if send.outcome == "ok" and send.offset is not None:
             acked[send.partition].append((send.offset, send))
-    return [_case(s, acked.get(s.partition, [])) for s in stopped]
+    return [
+        _case(attempts, acked.get(partition, []), drains.get(partition))
+        for partition, attempts in sorted(stopped.items())
+    ]
 
 
-def _case(stall: Stalled, acked: list[tuple[int, Send]]) -> Case:
+def _case(attempts: list[Stalled], acked: list[tuple[int, Send]], drain: Drain | None) -> Case:
+    stall = attempts[-1]
     behind = [
         send
         for offset, send in sorted(acked, key=lambda pair: pair[0])
         if stall.position <= offset < stall.high_watermark
     ]
-    waited = (stall.time - stall.invoked) / 1e9
+    waited = sum(a.time - a.invoked for a in attempts) / 1e9
+    # A drain that got there after all: the last stable offset moved, later than it should.
+    then_drained = drain is not None and drain.index > stall.index
     case: Case = {
         "index": stall.index,
         "process": stall.process,
         "partition": stall.partition,
         "position": stall.position,
         "high_watermark": stall.high_watermark,
+        "attempts": len(attempts),
         "waited_s": round(waited, 3),
+        "then_drained": then_drained,
         "last_read": None if stall.last_read is None else list(stall.last_read),
         "acked_behind": len(behind),
     }
@@ -74,9 +89,11 @@ def _case(stall: Stalled, acked: list[tuple[int, Send]]) -> Case:
         if behind
         else ""
     )
+    tries = f" in {len(attempts)} attempts" if len(attempts) > 1 else ""
+    after = "; a later drain got there" if then_drained else ""
     case["explanation"] = (
         f"the final drain of partition {stall.partition} (op {stall.index}, process "
-        f"{stall.process}) stayed at offset {stall.position} for {waited:.1f} s, below the "
-        f"high watermark {stall.high_watermark} ({last}){what}"
+        f"{stall.process}) stayed at offset {stall.position} for {waited:.1f} s{tries}, below "
+        f"the high watermark {stall.high_watermark} ({last}){what}{after}"
     )
     return case

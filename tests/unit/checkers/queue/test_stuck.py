@@ -80,12 +80,42 @@ def test_one_planted_stuck_consumer_is_found_once_and_reported(seed: int) -> Non
         position,
         high,
     )
-    assert case["waited_s"] >= 30
+    assert case["waited_s"] >= 30 and case["attempts"] == 1 and not case["then_drained"]
     assert case["acked_behind"] >= 1 and case["first_behind"]["offset"] >= position
     assert f"stayed at offset {position}" in case["explanation"]
     assert found["invalidating"] is False
     # No read was wrong: the partition nothing drained leaves its losses unjudged.
     assert result["valid"] is not False
+
+
+def again(events: list[Event], partition: int, completion: Event) -> None:
+    """Appends one more drain of the partition, on a process of its own, ending as
+    `completion` says."""
+    index, time = events[-1]["index"] + 1, events[-1]["time"] + 1
+    base = {"process": 1000 + index, "f": "drain", "key": partition}
+    events.append(base | {"index": index, "type": "invoke", "value": None, "time": time})
+    done = base | {"index": index + 1, "value": None, "time": time + 30 * 10**9}
+    events.append(done | completion)
+
+
+def test_attempts_on_one_partition_are_one_case_that_says_whether_one_got_there() -> None:
+    events, _ = simulate(5, SimConfig(partitions=3, ops=150))
+    partition, position, high = plant_stuck(events, random.Random(5))
+    gave_up = last_drain(events, partition)
+    again(
+        events,
+        partition,
+        {k: v for k, v in gave_up.items() if k not in ("index", "process", "time")},
+    )
+
+    (case,) = queue.check(events)["kinds"][KIND]["cases"]
+    assert (case["attempts"], case["position"], case["then_drained"]) == (2, position, False)
+    assert case["waited_s"] >= 60 and "in 2 attempts" in case["explanation"]
+
+    # A drain that reached the high watermark after all (what it read does not matter here).
+    again(events, partition, {"type": "ok", "value": [], "high-watermark": high})
+    (case,) = queue.check(events)["kinds"][KIND]["cases"]
+    assert case["then_drained"] and case["explanation"].endswith("a later drain got there")
 
 
 def test_a_drain_that_gave_up_is_read_in_halves_as_a_whole(tmp_path: Path) -> None:
