@@ -35,7 +35,8 @@ What becomes of each op:
   partitions moved;
 - an ok assign, seek or subscribe is a Reposition of the partitions it may have changed
   (checkers/queue/positions.py says which);
-- the last ok drain of each partition is its final read;
+- the last ok drain of each partition is its final read; a drain that gave up saying
+  where it stopped (`position`) is a Stalled read (checkers/queue/stuck.py);
 - a consumer group's commit op is the group checks' (checkers/groups/consumer.py): it
   moves no position, and no record comes of it.
 
