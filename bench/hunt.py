@@ -168,7 +168,7 @@ HUNTS = {
         kinds=(("stuck-consumer", None), ("G1a", None)),
         seen=None,
         seed_base=4200,
-        # Found by seeds 4200 and 4208 in 9 runs at load 9 to 51, where the ISR seldom
+        # Found by seeds 4200 and 4208 in 10 runs at load 9 to 51, where the ISR seldom
         # shrank: not in the nightly's NIGHTLY_HUNTS until a calm machine says how often.
         guard_seeds=(4200, 4208),
         guard_cell="3.9.1",
