@@ -370,7 +370,9 @@ class QueueClient:
     def _drain(self, op: OpDict) -> OpDict:
         """Reads partition op["key"] from the beginning to its high watermark with a
         consumer of its own; fail (nothing changed) when it cannot get there in time. The
-        completion says the high watermark it read to (`high-watermark`)."""
+        completion says the high watermark it read to (`high-watermark`); one that gave
+        up says too the position it had reached (`position`) and the last record it read
+        (`last-read`, or None)."""
         tp = TopicPartition(self._s.topic, op["key"], OFFSET_BEGINNING)
         # Assigned, never in the run's group: a drain must not move the group's offsets.
         # At read_committed whatever --isolation-level says: the final read is what Kafka
@@ -386,9 +388,17 @@ class QueueClient:
             drainer.assign([tp])
             records: list[list[int | str]] = []
             deadline = time.monotonic() + timeout
-            while drainer.position([tp])[0].offset < high:
+            while (position := drainer.position([tp])[0].offset) < high:
                 if time.monotonic() > deadline:
-                    return fail(f"did not reach the high watermark {high} within {timeout:g} s")
+                    # Where it stopped is the evidence of a consumer stuck below the high
+                    # watermark (at a last stable offset no marker moves: KAFKA-20716).
+                    why = f"did not reach the high watermark {high} within {timeout:g} s"
+                    return fail(why) | {
+                        "high-watermark": high,
+                        # librdkafka says OFFSET_INVALID (< 0) until the first record.
+                        "position": position if position >= 0 else low,
+                        "last-read": records[-1] if records else None,
+                    }
                 msg = drainer.poll(POLL_S)
                 if msg is None:
                     continue

@@ -17,7 +17,9 @@ checkers/queue/cases.py, queue_consumers.py and queue_losses.py):
   assign or rebalance that moved the partition, a seek, a subscribe); int-nonmonotonic-
   poll and int-poll-skip: the same within one op;
 - nonmonotonic-send: a producer's send to a partition lands at or below its previous
-  one (a send that ended info counts once read); int-nonmonotonic-send: within one op.
+  one (a send that ended info counts once read); int-nonmonotonic-send: within one op;
+- stuck-consumer: a final drain (read_committed, after the faults healed) that stayed
+  below its partition's high watermark past its catch-up time (checkers/queue/stuck.py).
 
 Which kinds make the history invalid is checkers/queue/policy.py's table; a kind the
 user ignores is reported and never counts. The drains decide losses where they are
@@ -92,6 +94,7 @@ from checkers.queue.reader import (
     read_queue_history,
 )
 from checkers.queue.scan import scan
+from checkers.queue.stuck import stuck_cases
 from checkers.result import Validity, merge_valid
 from history import (
     Event,
@@ -374,6 +377,7 @@ def find_cases(
         "int-nonmonotonic-poll": nonmonotonic_poll_cases(within),
         "int-poll-skip": poll_skip_cases(within, offsets),
         "int-nonmonotonic-send": sends_within,
+        "stuck-consumer": stuck_cases(history.stalled, history.sends, history.drains),
     }
 
 

@@ -104,6 +104,7 @@ class QueueHalf:
             reader.holdings.sub_via,
             reader.txn_ops,
             reader.claims,
+            reader.stalled,
         )
 
     def join(self, packed: object) -> None:
@@ -112,7 +113,7 @@ class QueueHalf:
         if reader is None:  # it refused a value before the seam: nothing after counts
             return
         assert isinstance(packed, tuple)  # what pack returned, across processes
-        sends, ops, drains, calls, sub_via, txn_ops, claims = packed
+        sends, ops, drains, calls, sub_via, txn_ops, claims, stalled = packed
         later, order = ops_from(ops)
         _replay(reader.holdings, calls, later)  # the calls' positions: in the order read
         self.later = sends_from(sends), list(map(later.__getitem__, order))
@@ -124,6 +125,7 @@ class QueueHalf:
         reader.holdings.sub_via |= sub_via
         reader.txn_ops += txn_ops
         reader.claims += claims  # after this half's: in invoke order
+        reader.stalled += stalled
 
 
 class SeamHoldings(Holdings):

@@ -21,6 +21,13 @@ that rule:
 | int-poll-skip          | always                    |
 | nonmonotonic-poll      | under assign only         |
 | poll-skip              | under assign only         |
+| stuck-consumer         | never: a liveness failure |
+
+A stuck consumer (checkers/queue/stuck.py: a final drain at read_committed that stayed
+below the high watermark past its catch-up time) read nothing wrong; it stopped getting
+what was there. Like Jepsen's liveness figures (a history's unseen count over time), it is
+reported beside the verdict, never part of it; the partition it could not drain is judged
+by nothing, which leaves its losses unknown.
 
 And for the transactions of a history with txn ops (checkers/txn/checker.py), TXN_POLICY:
 
@@ -53,6 +60,7 @@ SubVia = Literal["assign", "subscribe"]
 SUB_VIA: Final[tuple[SubVia, ...]] = ("assign", "subscribe")
 ALWAYS, UNDER_ASSIGN, WITHOUT_DRAINS = "always", "under assign only", "without final drains"
 KAFKA_ALLOWS = "never: Kafka allows it"
+LIVENESS = "never: a liveness failure"
 
 POLICY: Final[dict[str, str]] = {
     "lost-write": ALWAYS,
@@ -73,6 +81,7 @@ POLICY: Final[dict[str, str]] = {
     "int-nonmonotonic-poll": ALWAYS,
     "int-poll-skip": ALWAYS,
     "int-nonmonotonic-send": ALWAYS,
+    "stuck-consumer": LIVENESS,
 }
 """Every kind the queue checker finds, in the order it reports them, and when it makes a
 history invalid."""
@@ -106,7 +115,7 @@ def counts_against(
     if kind in ignored:
         return False
     when = POLICY.get(kind) or TXN_POLICY[kind]
-    if when == KAFKA_ALLOWS:
+    if when in (KAFKA_ALLOWS, LIVENESS):
         return False
     if when == UNDER_ASSIGN:
         return sub_via == "assign"
@@ -126,6 +135,8 @@ def effect(kind: str, *, invalidating: bool, ignored: bool) -> str:
     when = POLICY.get(kind) or TXN_POLICY.get(kind)
     if when == KAFKA_ALLOWS:
         return "reported: Kafka allows it"
+    if when == LIVENESS:
+        return "reported: a liveness failure, not a wrong read"
     if when == WITHOUT_DRAINS:
         return "reported: the final drains judge losses"
     if when == UNDER_ASSIGN:

@@ -35,7 +35,8 @@ What becomes of each op:
   partitions moved;
 - an ok assign, seek or subscribe is a Reposition of the partitions it may have changed
   (checkers/queue/positions.py says which);
-- the last ok drain of each partition is its final read;
+- the last ok drain of each partition is its final read; a drain that gave up saying
+  where it stopped (`position`) is a Stalled read (checkers/queue/stuck.py);
 - a consumer group's commit op is the group checks' (checkers/groups/consumer.py): it
   moves no position, and no record comes of it.
 
@@ -77,6 +78,7 @@ from checkers.queue.records import (
     Records,
     Reposition,
     Send,
+    Stalled,
     UnreadableQueueOp,
     messages,
     observations,
@@ -111,6 +113,7 @@ __all__ = [
     "Records",
     "Reposition",
     "Send",
+    "Stalled",
     "UnreadableQueueOp",
     "messages",
     "observations",
@@ -164,6 +167,7 @@ class QueueReader(QueueValues):
         self.consumer_ops: list[Poll | Reposition] = []
         self.drains: dict[int, Drain] = {}
         self.node_drains: dict[str, Drain] = {}
+        self.stalled: list[Stalled] = []
         self.holdings = Holdings(self)
         self.txn_ops = 0
         self.claims: list[Claim] = []
@@ -178,6 +182,8 @@ class QueueReader(QueueValues):
         if f == DRAIN:
             if completion is not None and completion["type"] == "ok":
                 self.drain(invoke, completion)
+            elif completion is not None and completion.get("position") is not None:
+                self.stall(invoke, completion)
             return
         value = invoke.get("value")
         if f == SEND and value.__class__ is not list:
@@ -223,13 +229,14 @@ class QueueReader(QueueValues):
             self.oddities,
             self.claims,
             dict(sorted(self.node_drains.items())),
+            sorted(self.stalled, key=by_index),
         )
         # The history owns the records now: this reader and its holdings are a cycle, which
         # only the collector frees (never, once gc.freeze has run), and must not keep a
         # million records alive until then, nor the last op's events (one line may hold
         # a million records, parsed: 156 MiB for a 20 MB poll).
         self.sends, self.consumer_ops, self.drains, self.claims = [], [], {}, []
-        self.node_drains = {}
+        self.node_drains, self.stalled = {}, []
         self.lines = ({}, 0, None, 0)
         return read
 
@@ -396,6 +403,23 @@ class QueueReader(QueueValues):
             self.node_drains[drain.node] = drain
         if partition not in self.drains or self.drains[partition].completion < drain.completion:
             self.drains[partition] = drain
+
+    def stall(self, invoke: Event, gave_up: Event) -> None:
+        """Takes a drain that gave up, whose completion says the position it had reached
+        (`position`), the high watermark it was to reach and its last record read."""
+        last = gave_up.get("last-read")
+        self.stalled.append(
+            Stalled(
+                index=invoke["index"],
+                process=invoke["process"],
+                partition=self.partition(invoke, invoke.get("key")),
+                invoked=invoke["time"],
+                time=gave_up["time"],
+                high_watermark=self.offset(gave_up, gave_up.get("high-watermark")),
+                position=self.offset(gave_up, gave_up["position"]),
+                last_read=None if last is None else self.record(gave_up, last),
+            )
+        )
 
 
 def _first(claim: Claim) -> int:

@@ -195,6 +195,23 @@ class Drain:
 
 
 @dataclass(frozen=True, slots=True)
+class Stalled:
+    """A final read (a drain, at read_committed) that gave up before the high watermark:
+    its invoke's index and time and its completion's time (ns), its process and
+    partition, the high watermark it was to reach, the position it had reached when it
+    gave up and the last record it read before ([offset, message], None: none)."""
+
+    index: int
+    process: int | str
+    partition: int
+    invoked: int
+    time: int
+    high_watermark: int
+    position: int
+    last_read: Record | None
+
+
+@dataclass(frozen=True, slots=True)
 class QueueHistory:
     """A queue history's records: sends and consumer ops in invoke order, and the last ok
     drain of each partition (an earlier one was retried or superseded); `names` spells the
@@ -218,6 +235,8 @@ class QueueHistory:
     committed."""
     node_drains: dict[str, Drain] = field(default_factory=dict)
     """The last ok drain through each node, for drains that name one."""
+    stalled: list[Stalled] = field(default_factory=list)
+    """The final reads that gave up short of their high watermark, in invoke order."""
 
 
 Observation = tuple[int, int, Message, str, int]

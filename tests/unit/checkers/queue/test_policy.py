@@ -38,7 +38,7 @@ def skipping(subscribe: bool = False) -> QueueHistoryBuilder:
     return b
 
 
-def test_the_table_fails_on_everything_but_consumer_jumps_under_subscribe() -> None:
+def test_the_table_fails_on_everything_but_consumer_jumps_under_subscribe_and_liveness() -> None:
     assert KINDS[:8] == (
         "lost-write",
         "unexpected",
@@ -51,7 +51,8 @@ def test_the_table_fails_on_everything_but_consumer_jumps_under_subscribe() -> N
     )
     under_assign = {k for k in KINDS if counts_against(k, "assign")}
     under_subscribe = {k for k in KINDS if counts_against(k, "subscribe")}
-    assert under_assign == set(POLICY)
+    # A stuck consumer is a liveness failure: reported, never part of the verdict.
+    assert under_assign == set(POLICY) - {"stuck-consumer"}
     assert under_assign - under_subscribe == {"nonmonotonic-poll", "poll-skip"}
     assert not counts_against("lost-write", "assign", {"lost-write"})
     # With final drains the drains judge losses: unseen alone is reported, never invalid.
@@ -158,7 +159,7 @@ def test_check_refuses_an_unknown_kind_with_254(
     code, out, err = run(capsys, str(write(tmp_path, skipping())), "--ignore", "skips")
     assert (code, out) == (254, "")
     assert "argument --ignore: not a queue anomaly kind: skips (the kinds: lost-write," in err
-    assert "int-nonmonotonic-send, G1a, precommitted-read, int-send-skip, G0, G1c," in err
+    assert "int-nonmonotonic-send, stuck-consumer, G1a, precommitted-read, int-send-skip," in err
 
 
 def test_check_of_a_run_folder_takes_the_runs_policy(
