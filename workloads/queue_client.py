@@ -163,8 +163,11 @@ def group_config(s: QueueSettings) -> dict[str, Any]:
     return config | {"session.timeout.ms": 6000, "heartbeat.interval.ms": 1000}
 
 
-def send_outcome(error: KafkaError | None, offset: int, message: int, single_try: bool) -> OpDict:
-    """Takes a delivery report. Returns the send's completion."""
+def send_outcome(
+    error: KafkaError | None, offset: int | None, message: int, single_try: bool
+) -> OpDict:
+    """Takes a delivery report (its offset None when librdkafka did not say it). Returns
+    the send's completion."""
     if error is None:
         return ok([offset, message])
     what = f"{error.name()}: {error.str()}"
@@ -200,7 +203,9 @@ def send_message(producer: Producer, s: QueueSettings, op: OpDict) -> OpDict:
     report: dict[str, Any] = {}
 
     def delivered(error: KafkaError | None, msg: Message) -> None:
-        report["outcome"] = send_outcome(error, _offset(msg), message, single_try=not s.idempotence)
+        report["outcome"] = send_outcome(
+            error, acknowledged_offset(msg), message, single_try=not s.idempotence
+        )
 
     try:
         produce_to(producer, s, op["key"], str(message).encode(), delivered)
@@ -423,6 +428,15 @@ def log_ends(
         return watermarks(probe, tp, deadline)
     finally:
         close_within(probe, s.timeouts.close)
+
+
+def acknowledged_offset(msg: Message) -> int | None:
+    """Returns the offset a delivery report gives its message, or None where librdkafka
+    gives none (no offset, or a negative one such as -1001, RD_KAFKA_OFFSET_INVALID: one
+    send of a committed transaction on 3.9.1 under isr-shrink was reported so): the send
+    is acknowledged, its offset unknown, never a made-up -1 the checkers refuse."""
+    offset = msg.offset()
+    return offset if offset is not None and offset >= 0 else None
 
 
 def _offset(msg: Message) -> int:

@@ -28,7 +28,12 @@ from typing import Any
 from confluent_kafka import KafkaError, KafkaException, Message, Producer, TopicPartition
 
 from workloads.core import OpDict
-from workloads.queue_client import QueueClient, QueueSettings, producer_config
+from workloads.queue_client import (
+    QueueClient,
+    QueueSettings,
+    acknowledged_offset,
+    producer_config,
+)
 from workloads.txn_rules import (
     ABORTED_ON_PURPOSE,
     CRASHED,
@@ -205,7 +210,7 @@ class TxnClient(QueueClient):
         with the transaction (consume-transform-produce), and waits for every delivery
         report, filling each send's [offset, value] into done. Raises KafkaException or
         BodyError when the transaction cannot commit."""
-        reports: dict[int, tuple[KafkaError | None, int]] = {}
+        reports: dict[int, tuple[KafkaError | None, int | None]] = {}
         for place, mop in enumerate(asked):
             if mop[0] == "send":
                 self._produce(place, mop, reports)
@@ -215,11 +220,10 @@ class TxnClient(QueueClient):
         self._await_reports(asked, done, reports)
 
     def _produce(
-        self, place: int, mop: list[Any], reports: dict[int, tuple[KafkaError | None, int]]
+        self, place: int, mop: list[Any], reports: dict[int, tuple[KafkaError | None, int | None]]
     ) -> None:
         def delivered(error: KafkaError | None, msg: Message) -> None:
-            offset = msg.offset()
-            reports[place] = (error, -1 if offset is None else offset)
+            reports[place] = (error, acknowledged_offset(msg))
 
         _, partition, value = mop
         try:
@@ -258,7 +262,7 @@ class TxnClient(QueueClient):
         self,
         asked: list[list[Any]],
         done: list[list[Any]],
-        reports: dict[int, tuple[KafkaError | None, int]],
+        reports: dict[int, tuple[KafkaError | None, int | None]],
     ) -> None:
         waiting = self._producer.flush(self._s.timeouts.operation)
         for place, mop in enumerate(asked):

@@ -252,6 +252,8 @@ class QueueReader(QueueValues):
             at, acknowledged = ack if ack.__class__ is list and len(ack) == 2 else (None, None)
             if at.__class__ is int and at >= 0 and acknowledged.__class__ is int:
                 offset = at  # the common acknowledgement, read inline
+            elif at is None and acknowledged is not None:  # acknowledged, offset not told
+                acknowledged = self.message(done, acknowledged, "ok send acknowledges")
             else:
                 offset, acknowledged = self.record(done, ack)
             if acknowledged != message:  # both messages: equal only if of one kind
@@ -260,7 +262,7 @@ class QueueReader(QueueValues):
                 )
                 self.odd(done, problem)
                 message = acknowledged  # the completion's value, as Jepsen's analysis reads
-        acked = done["time"] if offset is not None and done is not None else None
+        acked = done["time"] if outcome == "ok" and done is not None else None
         index, process = invoke["index"], invoke["process"]
         return Send(index, process, partition, message, outcome, offset, invoke["time"], acked)
 

@@ -121,3 +121,22 @@ def test_malformed_values_are_refused(change: str, line: int, problem: str) -> N
         queue.check(malformed(change))
     assert caught.value.line == line
     assert problem in caught.value.problem
+
+
+def test_an_ok_send_whose_offset_was_not_told_is_acknowledged_all_the_same() -> None:
+    # librdkafka may report a delivery with no offset: the clients write null, and the
+    # send counts as acknowledged (lost if never read), its offset unknown.
+    b = QueueHistoryBuilder()
+    b.send(0, 0, 10, None)
+    b.send(0, 0, 11, 1)
+    b.send(1, 1, 12, None)
+    b.drain(2, 0, [(0, 10), (1, 11)])
+    b.drain(2, 1, [])
+    read = read_queue_history(b.events)
+    assert [(s.outcome, s.offset) for s in read.sends] == [("ok", None), ("ok", 1), ("ok", None)]
+    assert all(s.acked is not None for s in read.sends)
+    result = queue.check(b.events)
+    assert (result["acknowledged"], result["lost"], result["lost_messages"]) == (3, 1, [12])
+    with pytest.raises(HistoryError, match="message is not an int"):  # null is no message
+        b.events[1]["value"] = [None, None]
+        queue.check(b.events)
