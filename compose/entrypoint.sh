@@ -25,8 +25,8 @@ if [ -n "${FAULTFS_DIRS:-}" ] && [ "$(id -u)" = 0 ]; then
 fi
 # With CLOCK_FILE (a cluster made for the clock faults) every JVM here reads its wall
 # clock through libfaketime, offset by the seconds that file holds ("+0" at first); the
-# harness rewrites it to move this node's clock, and libfaketime reads it again within a
-# second. The monotonic clock stays true, as a stepped NTP clock leaves it. Without
+# harness rewrites it to move this node's clock, and libfaketime reads it again within
+# about two seconds (its cache lasts 1 whole second of the true clock; 1.7-2.1 s measured). The monotonic clock stays true, as a stepped NTP clock leaves it. Without
 # FAKETIME_FORCE_MONOTONIC_FIX=0 libfaketime stretches the JVM's timed waits (a 0.7 s
 # Object.wait took 3 s) and a broker took minutes to start.
 if [ -n "${CLOCK_FILE:-}" ]; then

@@ -395,7 +395,8 @@ class DockerCluster(ClusterQueries, ProxyControl):
 
     def set_clock_offset(self, node: str, seconds: int) -> None:
         """Sets node's wall clock, as its JVM reads it (libfaketime), `seconds` from the
-        true time; 0 puts it right. libfaketime reads the offset again within a second."""
+        true time; 0 puts it right. libfaketime reads the offset again within about two
+        seconds: it caches it for FAKETIME_CACHE_DURATION=1 whole seconds of the true clock."""
         if not self.spec.faketime:
             raise ClusterError(f"cluster {self.spec.name} has no fake clocks (no clock fault)")
         code, out = self.exec(node, ["sh", "-c", f"echo {seconds:+d} > {CLOCK_FILE}"])

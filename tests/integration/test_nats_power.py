@@ -15,7 +15,8 @@ from collections.abc import Iterator
 
 import nats
 import pytest
-from nats.js.api import StreamInfo
+from nats.js import JetStreamContext
+from nats.js.api import PubAck, StreamInfo
 
 from harness.cluster.engine import docker_client
 from harness.cluster.nats import NatsSpec, ensure_nats_image, stream_config
@@ -27,6 +28,7 @@ from workloads.nats_loop import until_placed
 pytestmark = pytest.mark.integration
 
 STREAM, SUBJECT, SENT = "power", "power.0", 50
+PUBLISH_ATTEMPTS = 4
 MESSAGE_BLOCK = f"jetstream/$G/streams/{STREAM}/msgs/1.blk"
 """The stream's first message block in the store (every publish here lands in it)."""
 
@@ -51,7 +53,7 @@ async def publish_acknowledged(cluster: NatsDb) -> int:
     the stream says it holds."""
     nc = await nats.connect(servers=cluster.client_urls, connect_timeout=2)
     try:
-        js = nc.jetstream(timeout=5)
+        js = nc.jetstream(timeout=10)
         await until_placed(lambda: js.add_stream(stream_config(STREAM, [f"{STREAM}.>"], 3)))
         for _ in range(50):  # every replica has made its files before they are synced
             if len(cluster.partitions(STREAM)[0].isr) == 3:
@@ -61,12 +63,24 @@ async def publish_acknowledged(cluster: NatsDb) -> int:
             code, out = cluster.exec(node, ["faultfs", "ctl", "sync"])
             assert code == 0, out
         for i in range(SENT):
-            ack = await js.publish(SUBJECT, str(i).encode())
+            ack = await publish_once(js, i)
             assert ack.seq == i + 1
         info = await js.stream_info(STREAM)
         return int(info.state.messages)
     finally:
         await nc.close()
+
+
+async def publish_once(js: JetStreamContext, i: int) -> PubAck:
+    """Publishes message i, asking again when its acknowledgement times out (an fsync
+    per write through FUSE on a loaded machine can take seconds); its Nats-Msg-Id makes
+    a second attempt land once, as JetStream's duplicate window promises."""
+    for _ in range(PUBLISH_ATTEMPTS - 1):
+        try:
+            return await js.publish(SUBJECT, str(i).encode(), headers={"Nats-Msg-Id": str(i)})
+        except nats.errors.TimeoutError:
+            continue
+    return await js.publish(SUBJECT, str(i).encode(), headers={"Nats-Msg-Id": str(i)})
 
 
 async def stream_after_restart(cluster: NatsDb) -> StreamInfo:
