@@ -184,12 +184,13 @@ class NatsDb(NatsCluster):
         """Asks every server, until its replicas of the stream (or the bucket's) agree or
         bound_s passes, what it holds and whom it names leader. Returns {"states": node ->
         its replica_states entry, "split_brain": what still differed (split_brain; [] when
-        they agreed), "seconds": how long it asked}."""
+        they agreed, or when no server holds it: a stream lost everywhere is no split
+        brain), "seconds": how long it asked}."""
         began = time.monotonic()
         while True:
             views = self.jetstream_views().values()
             states = replica_states(views, topic) or replica_states(views, bucket_stream(topic))
-            found = split_brain(states) if states else ["no answering server holds the stream"]
+            found = split_brain(states)
             waited = time.monotonic() - began
             if not found or waited >= bound_s:
                 return {"states": states, "split_brain": found, "seconds": round(waited, 1)}

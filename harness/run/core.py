@@ -199,7 +199,7 @@ class TestRun:
             self.line.update("asking every server what its replica holds")
             agreement = self.cluster.replica_agreement(self.spec.topic)
             self.final["replica_agreement"] = agreement
-            LOG.info("replicas after the final reads: %s", agreement["states"])
+            LOG.info("replicas after the final reads: %s", agreement["states"] or "none")
             for finding in agreement["split_brain"]:
                 LOG.warning("split brain: %s", finding)
         if self.spec.queue.txn and isinstance(self.cluster, KafkaDb):
