@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Checks Python >= 3.11 first, then installs the Debian (or Ubuntu) packages the
 # harness needs when any is missing (docker.io, iptables, maven, a Java 17 JRE for Spark,
-# the Java 17 JDK's javac for the Java client's driver, chromium for the page tests, the
+# the Java 17 JDK's javac for the Java client's driver and libfaketime for its clock
+# faults, chromium for the page tests, the
 # venv module, a go command (Debian's golang-go: too old to build nats-server and faultfs
 # itself, it fetches the Go toolchain that does, see compose/ensure-go.sh; Porcupine's
 # driver in bench/ builds with it as it is);
@@ -20,6 +21,8 @@ command -v java >/dev/null 2>&1 || missing+=(openjdk-17-jre-headless)
 # `--client java` builds its driver (clients/java/) with javac on first use.
 command -v javac >/dev/null 2>&1 || missing+=(openjdk-17-jdk-headless)
 command -v chromium >/dev/null 2>&1 || missing+=(chromium)
+# The client clock faults preload libfaketime into the Java client's drivers.
+ls /usr/lib/*-linux-gnu/faketime/libfaketimeMT.so.1 >/dev/null 2>&1 || missing+=(libfaketime)
 command -v go >/dev/null 2>&1 || missing+=(golang-go)
 "$python" -c 'import ensurepip, venv' >/dev/null 2>&1 || missing+=("${python##*/}-venv")
 if [ -z "${HARNESS_BASE_IMAGE:-}" ]; then

@@ -9,12 +9,19 @@ Kafka reads the wall clock for record timestamps (CreateTime from the client's, 
 LogAppendTime from the leader's), time-based retention and segment rolls, the
 transaction coordinator's timeouts, group session and rebalance timeouts, and the
 metadata quorum's fetch and election timers of KRaft (docs/KAFKA.md says which).
+
+The clients' clocks (bump-clock-clients, strobe-clock-clients): every Java client
+driver of the run reads its wall clock through libfaketime too, from a file of its own
+in the run's client-clocks folder (ClientClocks); the Java client stamps CreateTime with
+it and runs its own timers on it (a batch's delivery timeout, request timeouts).
 """
 
 from __future__ import annotations
 
+import os
 import random
 import threading
+from pathlib import Path
 from typing import Any
 
 from nemesis.cluster import Clocks, Cluster
@@ -33,6 +40,31 @@ STROBE_PERIOD_S = 3.0
 within about two seconds (1.7-2.1 s measured), so each state lasts past one read."""
 
 
+CLIENTS = "clients"
+"""The target of the client clock faults: every Java client driver running."""
+
+
+class ClientClocks:
+    """The Java client drivers' clocks: one file per driver in a folder, named after the
+    driver (workloads/java_driver.py makes it when the driver starts, libfaketime in the
+    driver reads it)."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+
+    def clients(self) -> list[str]:
+        """Returns the drivers that have a clock file, by name (a driver that exited keeps
+        its file; moving its clock moves nothing)."""
+        return sorted(p.name for p in self.folder.iterdir() if not p.name.startswith("."))
+
+    def set_clock_offset(self, node: str, seconds: int) -> None:
+        """Sets the clock of the driver named node `seconds` from the true time. The file is
+        replaced whole, so that libfaketime never reads it half written."""
+        temporary = self.folder / f".{node}.new"
+        temporary.write_text(f"{seconds:+d}\n")
+        os.replace(temporary, self.folder / node)
+
+
 def bump_seconds(rng: random.Random) -> int:
     """Returns a bump: SMALLEST_BUMP_S to LARGEST_BUMP_S seconds, ahead or behind."""
     return rng.choice((-1, 1)) * rng.randint(SMALLEST_BUMP_S, LARGEST_BUMP_S)
@@ -44,10 +76,17 @@ class ClockFault(SingleFault):
     moved right again."""
 
     def __init__(
-        self, fault: str, topic: str, rng: random.Random, group: str | None = None
+        self,
+        fault: str,
+        topic: str,
+        rng: random.Random,
+        group: str | None = None,
+        client_clocks: Path | None = None,
     ) -> None:
-        """group: the run's consumer or share group (the coordinator target's)."""
+        """group: the run's consumer or share group (the coordinator target's);
+        client_clocks: the folder of the Java drivers' clock files (the clients target's)."""
         super().__init__(fault, topic, rng)
+        self._client_clocks = client_clocks
         verb, _, self._target = fault.partition("-clock-")
         self._strobe = verb == "strobe"
         self._aim = Aim(topic, group)
@@ -57,7 +96,14 @@ class ClockFault(SingleFault):
         self._strober: threading.Thread | None = None
 
     def setup(self, cluster: Cluster) -> None:
-        """Takes the cluster; refuses one whose clocks cannot move."""
+        """Takes the cluster; refuses one whose clocks cannot move, or for the clients'
+        clocks a run whose Java drivers have no clock files."""
+        if self._target == CLIENTS:
+            if self._client_clocks is None:
+                raise TypeError(f"{self.fault}: the run's Java clients have no clock files")
+            super().setup(cluster)
+            self._clocks = ClientClocks(self._client_clocks)
+            return
         if not isinstance(cluster, Clocks):
             raise TypeError(f"{self.fault}: the cluster's clocks cannot move (no libfaketime)")
         super().setup(cluster)
@@ -77,13 +123,20 @@ class ClockFault(SingleFault):
             if not self._moved:
                 raise Skipped("no clock is moved")
             return {"reset": self._reset()}
-        chosen = pick(self._target, self.cluster, self._aim, self.rng, list(self._moved))
-        offsets = {node: bump_seconds(self.rng) for node in chosen.nodes}
+        if isinstance(self._clocks, ClientClocks):
+            moving = [c for c in self._clocks.clients() if c not in self._moved]
+            if not moving:
+                raise Skipped("no Java client driver has a clock to move")
+            why: Value = {"clients": len(moving)}
+        else:
+            chosen = pick(self._target, self.cluster, self._aim, self.rng, list(self._moved))
+            moving, why = list(chosen.nodes), why_chosen(chosen)
+        offsets = {node: bump_seconds(self.rng) for node in moving}
         self._moved.update(offsets)  # recorded first: a half-done start is still undone
         errors = self._set(offsets)
         if self._strobe:
             self._start_strobe(offsets)
-        done: Value = {"offsets_s": offsets} | why_chosen(chosen)
+        done: Value = {"offsets_s": offsets} | why
         if self._strobe:
             done["strobe_period_s"] = STROBE_PERIOD_S
         return done | ({"errors": errors} if errors else {})

@@ -104,6 +104,11 @@ CLOCK_FAULTS: tuple[str, ...] = tuple(
 between wrong and right. They need libfaketime in every node, which a run asking for
 one of them sets up."""
 
+CLIENT_CLOCK_FAULTS: tuple[str, ...] = ("bump-clock-clients", "strobe-clock-clients")
+"""Faults of nemesis.clock on the clients: the wall clock of every Java client driver
+running (--txn --client java) jumps or flips, through libfaketime preloaded into each;
+librdkafka's clients share the harness's process, whose clock must stay true."""
+
 COMPOSED_FAULTS: tuple[str, ...] = ("partition-power-loss", "pause-power-loss")
 """Faults of nemesis.composed: Jepsen's NATS suite's part-kill and pause-kill, a minority
 that misses writes while the replicas that have them lose power (pause-power-loss also on
@@ -137,6 +142,7 @@ NEMESES: tuple[str, ...] = (
     *COMPOSED_FAULTS,
     *PROXY_FAULTS,
     *CLOCK_FAULTS,
+    *CLIENT_CLOCK_FAULTS,
     *EXPAND_FAULTS,
 )
 """Every fault the harness can inject, by the name `--nemesis` takes."""

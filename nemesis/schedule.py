@@ -10,6 +10,7 @@ import math
 import random
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from nemesis.client import ClientPause, CoordinatorCut
@@ -23,6 +24,7 @@ from nemesis.expand import ADD_PARTITIONS, AddPartitions
 from nemesis.isr import IsrShrink
 from nemesis.late import LateDelivery
 from nemesis.names import (
+    CLIENT_CLOCK_FAULTS,
     CLIENT_FAULTS,
     CLOCK_FAULTS,
     CORRUPT_FAULTS,
@@ -85,12 +87,14 @@ def plan_faults(
     rng: random.Random,
     group: str | None = None,
     on_grown: Callable[[int], None] | None = None,
+    client_clocks: Path | None = None,
 ) -> FaultPlan:
     """Takes fault names, the topic whose leaders they target, the workload's length, the
     nemesis interval, a seeded random source, the run's group, if it has one (the
-    target of the group faults), and whom add-partitions tells the topic's new partition
-    count (the workload's generator). Returns the run's FaultPlan."""
-    nemesis = build_nemesis(names, topic, rng, group, on_grown)
+    target of the group faults), whom add-partitions tells the topic's new partition
+    count (the workload's generator) and the folder of the Java clients' clock files
+    (the client clock faults'). Returns the run's FaultPlan."""
+    nemesis = build_nemesis(names, topic, rng, group, on_grown, client_clocks)
     ops = fault_ops(names, random.Random(rng.random()))
     return FaultPlan(tuple(names), time_limit, interval, nemesis, ops)
 
@@ -126,10 +130,11 @@ def build_nemesis(
     rng: random.Random,
     group: str | None = None,
     on_grown: Callable[[int], None] | None = None,
+    client_clocks: Path | None = None,
 ) -> Compose:
     """Takes fault names, the topic whose leaders they target, a seeded random source,
-    the run's group, if any, and whom add-partitions tells the new partition count.
-    Returns one nemesis that injects them all."""
+    the run's group, if any, whom add-partitions tells the new partition count and the
+    folder of the Java clients' clock files. Returns one nemesis that injects them all."""
     # Every corruption of a run is one nemesis, where the first is named: together they
     # strike only a minority.
     corrupting = [n for n in names if n in CORRUPT_FAULTS]
@@ -138,6 +143,8 @@ def build_nemesis(
         if name in CORRUPT_FAULTS
         else AddPartitions(topic, rng, on_grown)
         if name == ADD_PARTITIONS
+        else ClockFault(name, topic, rng, group, client_clocks)
+        if name in CLIENT_CLOCK_FAULTS
         else _nemesis(name, topic, rng, group)
         for name in names
         if name not in corrupting[1:]

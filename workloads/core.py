@@ -81,6 +81,10 @@ class Context:
     """With add-partitions: the topic's partition count as it grows (else it stays
     `keys`), and the clients look for new partitions every second."""
 
+    client_clocks: str | None = None
+    """With a client clock fault: the folder of the Java clients' clock files, one per
+    driver, which the fault rewrites (else the clients' clocks are the machine's)."""
+
     def partition_count(self) -> int:
         """Returns the topic's partition count now: `keys`, or more once it grew."""
         return self.keys if self.grown is None else self.grown()

@@ -23,10 +23,11 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, get_args
 
 from workloads.core import OpDict, consumer_group_name, fail, info, ok
-from workloads.java_driver import Driver, DriverError, DriverProcess
+from workloads.java_driver import CLOCK_FILE_KEY, Driver, DriverError, DriverProcess
 from workloads.queue_client import POLL_BATCH, QueueClient, QueueSettings
 from workloads.txn_rules import (
     TXN_TIMEOUT_MS,
@@ -151,6 +152,8 @@ class JavaTxnClient:
         self._failure: str | None = None
         self._drainer: QueueClient | None = None
         config = driver_config(settings, client_id, self._tid)
+        if settings.client_clocks is not None:  # this incarnation's own clock
+            config[CLOCK_FILE_KEY] = str(Path(settings.client_clocks) / self._label)
         try:
             self._driver = start(config, self._label, settings.timeouts.catch_up)
         except BaseException:

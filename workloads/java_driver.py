@@ -7,6 +7,8 @@ or the jars change. A driver's stderr (the Java client's warnings, its transacti
 manager's state changes) goes to the `kvstore.kafka.java` logger, and so into the run's
 client.log.
 The JVM exits when its stdin ends, so a driver never outlives the harness that started it.
+A driver given a clock file (a run with a client clock fault) reads its wall clock through
+libfaketime, offset by the seconds that file holds, as the nodes' JVMs do.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import fcntl
 import hashlib
 import json
 import logging
+import os
 import queue
 import re
 import shutil
@@ -43,6 +46,14 @@ JVM_OPTIONS = ("-Xms32m", "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel
 """A small heap and the quick compiler only: a driver is a light client, and a run starts
 many of them beside the cluster."""
 JVM_LOG = logging.getLogger("kvstore.kafka.java")
+CLOCK_FILE_KEY = "clock_file"
+"""The key of a driver's config naming its clock file (read here, never sent to the JVM)."""
+FAKETIME_LIBRARIES = (
+    "/usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1",
+    "/usr/lib/aarch64-linux-gnu/faketime/libfaketimeMT.so.1",
+)
+"""Where Debian's libfaketime puts its multithreaded library (compose/ensure-debs.sh
+installs it for the client clock faults)."""
 _BUILD_LOCK = threading.Lock()
 
 
@@ -156,6 +167,28 @@ def java_command(classpath: str, label: str) -> list[str]:
     ]
 
 
+def clock_environment(clock_file: Path) -> dict[str, str]:
+    """Takes a driver's clock file (made "+0" if missing). Returns the environment that
+    has its JVM read the wall clock through libfaketime, offset by the seconds the file
+    holds, read again within about two seconds; the monotonic clock stays true (the same
+    settings as the nodes', compose/entrypoint.sh). Raises DriverError without libfaketime."""
+    library = next((p for p in FAKETIME_LIBRARIES if Path(p).exists()), None)
+    if library is None:
+        raise DriverError(
+            "libfaketime not found: a client clock fault needs Debian's libfaketime "
+            "(`make setup` installs it)"
+        )
+    if not clock_file.exists():
+        clock_file.write_text("+0\n")
+    return {
+        "LD_PRELOAD": library,
+        "FAKETIME_TIMESTAMP_FILE": str(clock_file),
+        "FAKETIME_CACHE_DURATION": "1",
+        "FAKETIME_DONT_FAKE_MONOTONIC": "1",
+        "FAKETIME_FORCE_MONOTONIC_FIX": "0",
+    }
+
+
 def java_versions() -> dict[str, str]:
     """Returns the Java client's release (as its jar says) and the JVM's version, or
     "unknown" for what cannot be read."""
@@ -192,8 +225,11 @@ class Driver:
         """Builds the driver if needed, starts it and sends it config; returns it once it
         answered, within timeout. Raises DriverError, the process killed, when it did not."""
         command = java_command(ensure_driver(), label)
+        config = dict(config)
+        clock_file = config.pop(CLOCK_FILE_KEY, None)
         proc = subprocess.Popen(
             command,
+            env=os.environ | clock_environment(Path(clock_file)) if clock_file else None,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,

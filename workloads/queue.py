@@ -128,6 +128,7 @@ def settings(ctx: Context) -> QueueSettings:
         auto_commit=ctx.queue.auto_commit,
         auto_offset_reset=ctx.queue.auto_offset_reset,
         watch_partitions=ctx.grown is not None,
+        client_clocks=ctx.client_clocks,
     )
 
 

@@ -92,6 +92,9 @@ class QueueSettings:
     reports each commit); else commit ops do."""
     auto_offset_reset: str = "earliest"
     """In a group: where it starts in a partition without a committed offset."""
+    client_clocks: str | None = None
+    """With a client clock fault: the folder where each Java driver's clock file is made
+    (workloads/java_driver.py), named after the driver's label."""
     watch_partitions: bool = False
     """The topic grows while the run goes on (add-partitions): the clients ask for its
     metadata every WATCH_MS, so that a classic group's leader finds new partitions and

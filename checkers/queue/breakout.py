@@ -68,16 +68,17 @@ def breakout(
     lost: Iterable[Message], read: set[Message], placed: Mapping[Message, tuple[int | str, int]]
 ) -> dict[str, Any]:
     """Takes the lost messages, every message read, and each message's writer and place
-    (ranks). Returns the lost split into prefix, middle and postfix: their counts, the
+    in send order (ranks). Returns the lost split into prefix, middle and postfix: their counts, the
     first SHOWN of each, and per writer with a loss the count of each kind."""
     first: dict[int | str, int] = {}
     last: dict[int | str, int] = {}
-    for message in read:
-        if message not in placed:
-            continue
-        writer, place = placed[message]
-        first[writer] = min(place, first.get(writer, place))
-        last[writer] = max(place, last.get(writer, place))
+    # placed is in send order, where each writer's places only grow: its first read
+    # message met here has the writer's least place, its last the greatest.
+    for message, (writer, place) in placed.items():
+        if message in read:
+            if writer not in first:
+                first[writer] = place
+            last[writer] = place
     split: dict[str, list[Message]] = {kind: [] for kind in KINDS}
     writers: dict[str, dict[str, int]] = {}
     for message in lost:

@@ -157,6 +157,8 @@ public final class Driver {
       case "subscribe":
         subscribe();
         return JSON.objectNode().set("value", JSON.arrayNode().add(topic));
+      case "clock": // the wall clock this JVM reads, which a client clock fault moves
+        return JSON.objectNode().put("value", System.currentTimeMillis());
       default:
         throw new IllegalArgumentException("no such op: " + f);
     }

@@ -44,7 +44,15 @@ from harness.exit_codes import (
     EXIT_UNKNOWN,
     EXIT_VALID,
 )
-from nemesis.names import EXPAND_FAULTS, GROUP_FAULTS, IN_ALL, ISR_SHRINK, NEMESES, ONLY_ON
+from nemesis.names import (
+    CLIENT_CLOCK_FAULTS,
+    EXPAND_FAULTS,
+    GROUP_FAULTS,
+    IN_ALL,
+    ISR_SHRINK,
+    NEMESES,
+    ONLY_ON,
+)
 from workloads.argtypes import positive
 from workloads.names import (
     DATABASES,
@@ -170,8 +178,9 @@ def plan(
     its runs round by round, the releases of one cell next to each other; faults that do
     not apply to a release's metadata mode, configs the release cannot run (eligible
     leader replicas before 4.0), group faults for workloads that join no group, and
-    add-partitions for workloads without a queue's topic, are left out (and what
-    `harness run` refuses, by runnable)."""
+    add-partitions for workloads without a queue's topic, and the client clock faults
+    (the matrix runs no Java client) are left out (and what `harness run` refuses, by
+    runnable)."""
     return [
         Job(kafka, w, s, n, c, r, seed_base + r, time_limit(n))
         for r in rounds
@@ -183,6 +192,7 @@ def plan(
         if ONLY_ON.get(n, kafka.metadata) == kafka.metadata
         and (n not in GROUP_FAULTS or w in GROUPED_WORKLOADS)
         and (n not in EXPAND_FAULTS or w in GROWING_WORKLOADS)
+        and n not in CLIENT_CLOCK_FAULTS
         and config_fits(kafka, c)
     ]
 

@@ -23,6 +23,7 @@ from harness.exit_codes import EXIT_BAD_INPUT, EXIT_INTERRUPTED, EXIT_INVALID
 from harness.progress import StatusLine
 from harness.spec import DEFAULT_NEMESIS, TestSpec, default_name
 from nemesis.names import (
+    CLIENT_CLOCK_FAULTS,
     CLOCK_FAULTS,
     GROUP_FAULTS,
     IN_ALL,
@@ -116,6 +117,12 @@ def spec_from_args(args: argparse.Namespace, seed: int) -> TestSpec:
         raise ValueError(no_share)
     if (group_problem := _group_problem(args.workload, queue, cluster.kafka_version)) is not None:
         raise ValueError(group_problem)
+    moves_clients = [n for n in nemesis if n in CLIENT_CLOCK_FAULTS]
+    if moves_clients and not (args.workload == "queue" and queue.txn and queue.client == "java"):
+        raise ValueError(
+            f"{moves_clients[0]} moves the Java clients' clocks: it needs --workload queue "
+            "--txn --client java (librdkafka's clients share the harness's own clock)"
+        )
     if "add-partitions" in nemesis and args.workload not in ("queue", "share"):
         raise ValueError("add-partitions grows a queue's topic: it needs --workload queue or share")
     # On NATS the kv workload's store is the bucket, read from its leader or directly.

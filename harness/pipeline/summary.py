@@ -12,6 +12,7 @@ from harness.pipeline.trend_plots import (
     config_label,
     test_label,
 )
+from harness.report.plots.images import IMAGE
 
 Row = dict[str, Any]
 BROKEN_SHOWN = 50
@@ -151,7 +152,7 @@ def latency_by_workload(aggregates: Sequence[Row]) -> list[str]:
 def trend_lines(trends: Trends) -> list[str]:
     """Takes the trend plots drawn. Returns their images, or why there are none."""
     if trends.plots:
-        return [f"![{name.removesuffix('.png')}]({name})" for name in trends.plots]
+        return [f"![{name.removesuffix(IMAGE)}]({name})" for name in trends.plots]
     if not trends.days:
         return ["No trend plot: no run counts in the rates."]
     days = ", ".join(str(day) for day in trends.days)

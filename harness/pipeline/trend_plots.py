@@ -17,15 +17,16 @@ import matplotlib.dates as mdates
 import matplotlib.pyplot as plt
 from matplotlib.axes import Axes
 
-from harness.report.index import TREND_PLOTS
+from harness.report.plots.images import FIG_WIDTH, SMALL_FONT, TREND_PLOTS, save_figure
 
 Row = dict[str, Any]
 INVALID_RATE, LOST_WRITES, LATENCY = TREND_PLOTS
 MIN_DAYS = 2
 """A trend joins the figures of days: with one day there is only a dot per series."""
 DAY_TICKS = 8
-OLD_PLOTS = ("latency.png",)
-"""Written by older analyses (latency mixed over workloads): removed, never shown again."""
+OLD_PLOTS = ("latency.png", "invalid-rate.png", "lost-writes.png", "latency-*.png")
+"""Written by older analyses (latency mixed over workloads, then PNG images): removed,
+never shown again."""
 
 
 TEST = ("workload", "store", "nemesis", "kafka_config")
@@ -49,7 +50,7 @@ def config_label(row: Row) -> str:
 
 
 def latency_file(workload: str) -> str:
-    """Returns the name of a workload's latency plot, e.g. latency-kv.png (a character
+    """Returns the name of a workload's latency plot, e.g. latency-kv.svg (a character
     a file name or a URL would read otherwise as `_`)."""
     return LATENCY.replace("*", re.sub(r"[^A-Za-z0-9._-]", "_", workload))
 
@@ -76,7 +77,7 @@ def _lines(
     ax.grid(alpha=0.3)
     _day_axis(ax, days_of(rows))
     if series:
-        ax.legend(fontsize=6, loc="best")
+        ax.legend(fontsize=SMALL_FONT, loc="best")
     else:
         ax.text(0.5, 0.5, "no data", transform=ax.transAxes, ha="center")
 
@@ -97,10 +98,7 @@ def _day_axis(ax: Axes, days: Sequence[datetime.date]) -> None:
 
 def _save(fig: Any, path: Path) -> str:
     fig.autofmt_xdate()
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
-    return path.name
+    return save_figure(fig, path, tight=True).name
 
 
 def days_of(rows: Iterable[Row]) -> list[datetime.date]:
@@ -141,7 +139,7 @@ def config_trends(rows: Sequence[Row], out: Path) -> list[str]:
         ("invalid_rate", INVALID_RATE, "invalid rate per configuration (runs of the day)"),
         ("lost_mean", LOST_WRITES, "lost acknowledged writes per run (mean of the day)"),
     ):
-        fig, ax = plt.subplots(figsize=(9, 4))
+        fig, ax = plt.subplots(figsize=(FIG_WIDTH, 4))
         _lines(ax, rows, config_label, value, title)
         written.append(_save(fig, out / name))
     return written
@@ -150,7 +148,7 @@ def config_trends(rows: Sequence[Row], out: Path) -> list[str]:
 def latency_trends(rows: Sequence[Row], workload: str, out: Path) -> str:
     """Takes one workload's rows of (nemesis, day, p50_ms, p95_ms, p99_ms). Draws its
     latency plot (one panel per quantile, a line per nemesis) into out; returns its name."""
-    fig, axes = plt.subplots(1, 3, figsize=(12, 4), sharex=True)
+    fig, axes = plt.subplots(3, 1, figsize=(FIG_WIDTH, 9), sharex=True)
     for ax, q in zip(axes, ("p50_ms", "p95_ms", "p99_ms"), strict=True):
         title = f"{workload}: ok latency {q[:3]} (ms) per nemesis"
         _lines(ax, rows, lambda r: str(r["nemesis"]), q, title)

@@ -1,6 +1,6 @@
 """report.html's Groups section: for a consumer group's run the group checks' counts and
-findings in words beside groups.png; for a share group's, its counts, any acquisition
-overlap in words, and share-deliveries.png. Empty for a run with neither section.
+findings in words beside groups.svg; for a share group's, its counts, any acquisition
+overlap in words, and share-deliveries.svg. Empty for a run with neither section.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from harness.report.plots.groups import GROUPS_FILE, SHARE_FILE
+from harness.report.plots.images import GROUPS_FILE, SHARE_FILE
 
 Case = dict[str, Any]
 CASES_SHOWN = 3
@@ -44,7 +44,7 @@ def groups_html(results: dict[str, Any], folder: Path) -> str:
 
 
 def consumer_group_html(section: dict[str, Any], folder: Path) -> str:
-    """Takes the groups section. Returns its counts, its findings in words and groups.png."""
+    """Takes the groups section. Returns its counts, its findings in words and groups.svg."""
     if "error" in section:
         return f"<h3>Consumer group</h3><p>The group checks failed: {_e(section['error'])}</p>"
     commits, overlaps = section.get("commits", {}), section.get("overlaps", {})
@@ -93,7 +93,7 @@ def consumer_group_html(section: dict[str, Any], folder: Path) -> str:
 
 def share_group_html(section: dict[str, Any], folder: Path) -> str:
     """Takes the share section. Returns its counts, its acquisition overlaps and other
-    findings in words, and share-deliveries.png."""
+    findings in words, and share-deliveries.svg."""
     if "error" in section:
         return f"<h3>Share group</h3><p>The share checks failed: {_e(section['error'])}</p>"
     acks, outcomes = section.get("acks", {}), section.get("outcomes", {})

@@ -14,6 +14,7 @@ from urllib.parse import quote
 from harness.report.index_glance import glance_table, newest_first, newest_line
 from harness.report.index_script import DEFAULT_PER_PAGE, OTHER_WORDS, PER_PAGE_CHOICES, script
 from harness.report.page import STYLE, VERDICT_COLOURS
+from harness.report.plots.images import TREND_PLOTS
 from harness.results import (
     LOST_ACKS_SECTIONS,
     RESULTS,
@@ -28,9 +29,6 @@ from harness.verdicts import DURATION, INCOMPLETE_WORD, run_verdict
 from workloads.names import STORED_WORKLOADS
 
 INDEX = "index.html"
-TREND_PLOTS = ("invalid-rate.png", "lost-writes.png", "latency-*.png")
-"""The trend plots `analyze` draws (harness.pipeline.trend_plots names its files from
-here), in the order shown; the last is one per workload."""
 FILTERS = ("verdict", "kafka", "metadata", "workload", "store", "nemesis", "config")
 """The row fields a select filters on; a nemesis filter matches every run with that fault."""
 GROUP_BY = ("kafka", "metadata", "workload", "store", "nemesis", "config")
@@ -215,7 +213,8 @@ def _badge(word: str, inner: str, tag: str = "span") -> str:
     return f'<{tag} class="v" style="background:{colour}">{inner}</{tag}>'
 
 
-def _row(entry: dict[str, Any]) -> str:
+def _row(entry: dict[str, Any], named: bool = False) -> str:
+    # named: the run's test name is shown with its stamp (its group holds several tests).
     word = entry["verdict"]
     data = " ".join(f'data-{k}="{_e(entry[k])}"' for k in FILTERS)
     colour = VERDICT_COLOURS.get(word, "#7f7f7f")
@@ -227,9 +226,8 @@ def _row(entry: dict[str, Any]) -> str:
         _e(entry["ops"]),
         _e(entry["lost"]),
         _e(entry["anomalies"]),
-        # The group names the test; its stamp is enough here.
         f'<a href="{_e(entry["report"])}" title="{_e(entry["run"])}">'
-        f"{_e(entry['run'].rsplit('/', 1)[-1])}</a>",
+        f"{_e(entry['run'] if named else entry['run'].rsplit('/', 1)[-1])}</a>",
         f'<a href="{_e(entry["zip"])}" download>zip</a>',
     ]
     return (
@@ -249,11 +247,14 @@ def _group(entries: Sequence[dict[str, Any]]) -> str:
     # Open when a run of it needs a look; a group of VALID runs is one line until asked.
     opened = " open" if first["verdict"] != "VALID" else ""
     head = "<tr>" + "".join(f"<th>{h}</th>" for h in HEAD) + "</tr>"
+    # A configuration run under one test name: its stamp says which run; under several
+    # (a hunt's and a plain run's), the name too.
+    named = len({e["run"].rsplit("/", 1)[0] for e in entries}) > 1
     return (
         f"<details class=group{opened}><summary>{_badge(first['verdict'], first['verdict'])} "
         f"{what}: {_e(count_line(entries))} (<span class=shown>{len(entries)}</span> shown)"
         f'</summary><div class="scroll"><table>{head}'
-        + "".join(_row(e) for e in entries)
+        + "".join(_row(e, named) for e in entries)
         + "</table></div></details>"
     )
 

@@ -20,7 +20,7 @@ from harness.report.explain import explain
 from harness.report.groups_section import groups_html
 from harness.report.header import header_html
 from harness.report.nemesis_table import story_table, time_zero
-from harness.report.plots.lag import LAG_FILE, UNSEEN_FILE
+from harness.report.plots.images import LAG_FILE, OFFSETS_GLOB, RUN_PLOTS, UNSEEN_FILE
 from harness.report.release_rows import release_rows
 from harness.report.replicas_section import replicas_html, replicas_line
 from harness.report.zip_link import zip_link
@@ -146,7 +146,7 @@ def _queue(results: dict[str, Any], folder: Path) -> str:
     if not isinstance(queue, dict):
         return ""
     items = "".join(f"<li>{_e(line)}</li>" for line in queue_lines(queue))
-    drawn = sorted(folder.glob("offsets-*.png"))
+    drawn = sorted(folder.glob(OFFSETS_GLOB))
     plots = "".join(f'<img src="{html.escape(p.name)}" alt="{html.escape(p.stem)}">' for p in drawn)
     return (
         f"<h2>Queue</h2><ul>{items}</ul>"
@@ -332,7 +332,8 @@ def _final(final: dict[str, Any]) -> str:
         else f"no full ISR within {final.get('seconds')} s: {final.get('partitions')}"
     )
     missing = final.get("missing") or []
-    reads = f"{final.get('read', 0)} final reads ok" + (
+    read = final.get("read", 0)
+    reads = f"{read} final read{'' if read == 1 else 's'} ok" + (
         f", never read: {missing}" if missing else ""
     )
     recount = final.get("recount")
@@ -384,6 +385,8 @@ def write_report(
         )
     ]
     for section in ("linearizable", "queue", "lost-acks", "groups", "share"):
+        if section == "lost-acks" and isinstance(results.get("queue"), dict):
+            continue  # its counts are the queue row's, and its verdict the queue's
         if isinstance(results.get(section), dict):
             summary.append((section, _section_summary(section, results[section])))
     if isinstance(results.get("replicas"), dict):
@@ -394,10 +397,7 @@ def write_report(
     if "interrupted" in results:
         summary.append(("interrupted", results["interrupted"]))
     files = sorted(p for p in folder.rglob("*") if p.is_file() and p.name != "report.html")
-    plots = "".join(
-        _plot(folder, name, (unplotted or {}).get(name))
-        for name in ("latency.png", "rate.png", "lost-acks.png", "metadata.png")
-    )
+    plots = "".join(_plot(folder, name, (unplotted or {}).get(name)) for name in RUN_PLOTS)
     colour = VERDICT_COLOURS[word]
     sentences = "".join(f"<p>{_e(said)}</p>" for said in explain(results, spec))
     nemesis = story_table(results.get("nemesis", {}), nemesis_invoked, time_zero(test))

@@ -50,6 +50,7 @@ from history import HistoryError, HistoryWriter, load
 from kvstore import DEFAULT_TIMEOUTS
 from kvstore.kafka_log import LIBRDKAFKA_OVERRIDES
 from nemesis.expand import ADD_PARTITIONS
+from nemesis.names import CLIENT_CLOCK_FAULTS
 from nemesis.schedule import plan_faults
 from workloads.core import Client, Context, PartitionCount
 from workloads.registry import workload_for
@@ -65,6 +66,20 @@ class RunOutcome:
     folder: Path
     valid: Any
     exit_code: int
+
+
+CLIENT_CLOCKS = "client-clocks"
+"""The run folder's folder of the Java clients' clock files."""
+
+
+def client_clocks_folder(spec: TestSpec, folder: Path) -> Path | None:
+    """Returns the folder of the Java clients' clock files, made in the run's folder, for
+    a run with a client clock fault; else None."""
+    if not any(n in CLIENT_CLOCK_FAULTS for n in spec.nemesis):
+        return None
+    clocks = folder / CLIENT_CLOCKS
+    clocks.mkdir(parents=True, exist_ok=True)
+    return clocks
 
 
 class TestRun:
@@ -89,6 +104,7 @@ class TestRun:
         self.transactions: dict[str, Any] | None = None
         """The protocol each transactional client spoke, read after the final reads."""
         self.workload = workload_for(spec.db, spec.workload)
+        clocks = client_clocks_folder(spec, folder)
         self.ctx = Context(
             bootstrap="",
             topic=spec.topic,
@@ -103,6 +119,7 @@ class TestRun:
             share=spec.share,
             nats=spec.nats,
             grown=PartitionCount(spec.keys) if ADD_PARTITIONS in spec.nemesis else None,
+            client_clocks=str(clocks) if clocks is not None else None,
         )
         self.faults = plan_faults(
             spec.nemesis,
@@ -112,6 +129,7 @@ class TestRun:
             self.rng,
             group=self.workload.group(self.ctx),
             on_grown=self.ctx.grown.grew if self.ctx.grown is not None else None,
+            client_clocks=clocks,
         )
 
     def set_up(self) -> None:

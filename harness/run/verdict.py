@@ -106,7 +106,7 @@ def _verdicts_by_key(history: History, lin: Result) -> dict[str, Any]:
 def write_outputs(
     folder: Path, history: History, test: dict[str, Any], checked: RunChecked
 ) -> Path:
-    """Writes results.json, latency.png, rate.png, each counterexample and report.html
+    """Writes results.json, the plots, each counterexample and report.html
     into folder, drawn from what the checks read. A drawing that fails is logged and left
     out; the verdict never is. Returns report.html's path."""
     results, reading = checked.results, checked.reading
@@ -119,6 +119,7 @@ def write_outputs(
     try:
         from harness.report.counterexamples.timeline import render_counterexamples
         from harness.report.plots.axes import run_end
+        from harness.report.plots.images import LATENCY_FILE, METADATA_FILE, RATE_FILE
         from harness.report.plots.marks import anomaly_marks
         from harness.report.plots.perf import latency_plot, rate_plot
 
@@ -129,9 +130,9 @@ def write_outputs(
         except Exception:  # the marks must not cost the plots they go on
             LOG.exception("finding the anomalies' times failed; the plots go without them")
             marks = []
-        latency_plot(samples, windows, folder / "latency.png", end, marks)
+        latency_plot(samples, windows, folder / LATENCY_FILE, end, marks)
         recovered = results.get("recovery", {}).get("partitions", [])
-        rate_plot(samples, windows, folder / "rate.png", recovered, end, marks)
+        rate_plot(samples, windows, folder / RATE_FILE, recovered, end, marks)
         failures = results.get("linearizable", {}).get("failures", [])
         drawings = render_counterexamples(failures, folder, windows=windows)
         queue = results.get("queue")
@@ -141,14 +142,14 @@ def write_outputs(
             from harness.report.plots.metadata import metadata_plot, steady_leader
 
             if (leader := steady_leader(metadata)) is not None:
-                unplotted["metadata.png"] = (
+                unplotted[METADATA_FILE] = (
                     f"{leader} led the metadata in every sample and no voter fell behind"
                 )
             else:
-                metadata_plot(metadata, windows, folder / "metadata.png", end)
+                metadata_plot(metadata, windows, folder / METADATA_FILE, end)
     except Exception:  # a drawing must never cost the run its verdict
         LOG.exception("drawing the plots failed")
-    try:  # report.html's Groups section: groups.png, share-deliveries.png
+    try:  # report.html's Groups section: groups.svg, share-deliveries.svg
         from harness.report.plots.groups import draw_groups
 
         draw_groups(folder, results, reading.groups, reading.share, end)
@@ -166,13 +167,14 @@ def _queue_plots(
     end: float,
     unplotted: dict[str, str],
 ) -> None:
-    from harness.report.plots.lag import LAG_FILE, UNSEEN_FILE, draw_lag, unseen_plot
+    from harness.report.plots.images import LAG_FILE, LOST_ACKS_FILE, UNSEEN_FILE, offsets_file
+    from harness.report.plots.lag import draw_lag, unseen_plot
     from harness.report.plots.queue import anomaly_offsets, lost_acks_plot, offsets_plot, zoom
 
     if queue.get("lost"):
-        lost_acks_plot(history, queue, windows, folder / "lost-acks.png", end)
-    else:  # rate.png already shows the sends over time
-        unplotted["lost-acks.png"] = (
+        lost_acks_plot(history, queue, windows, folder / LOST_ACKS_FILE, end)
+    else:  # the rate plot already shows the sends over time
+        unplotted[LOST_ACKS_FILE] = (
             f"none of the {queue.get('acknowledged', 0):,} acknowledged sends was lost"
         )
     draw_lag(lag, windows, folder / LAG_FILE, end)
@@ -181,7 +183,7 @@ def _queue_plots(
     # straight line each, and pushed the anomalies' down the page.
     found = anomaly_offsets(history, queue)
     for p in sorted(found, key=repr)[:MAX_OFFSET_PLOTS]:
-        offsets_plot(history, queue, p, folder / f"offsets-{p}.png", zoom(found[p]))
+        offsets_plot(history, queue, p, folder / offsets_file(p), zoom(found[p]))
 
 
 def queue_policy_lines(queue: dict[str, Any]) -> list[str]:

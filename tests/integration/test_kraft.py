@@ -18,6 +18,7 @@ import pytest
 from harness.cluster.docker_cluster import ClusterSpec, DockerCluster
 from harness.cluster.images import ensure_node_image
 from harness.cluster.status import describe
+from harness.report.plots.images import METADATA_FILE
 from harness.run.metadata_watch import read_samples
 from nemesis import net
 from nemesis.partition import NetworkFault
@@ -164,5 +165,5 @@ def test_a_run_records_and_draws_the_active_controller_moving(
     assert {s["leader"] for s in before} == {killed}
     assert killed not in {s["leader"] for s in after}
     assert min(s["epoch"] for s in after) > max(s["epoch"] for s in before)
-    assert (tmp_path / "latest" / "metadata.png").stat().st_size > 0
-    assert 'src="metadata.png"' in (tmp_path / "latest" / "report.html").read_text()
+    assert (tmp_path / "latest" / METADATA_FILE).stat().st_size > 0
+    assert f'src="{METADATA_FILE}"' in (tmp_path / "latest" / "report.html").read_text()

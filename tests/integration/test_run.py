@@ -17,6 +17,7 @@ import docker
 import pytest
 
 from harness.cluster.docker_cluster import cluster_names
+from harness.report.plots.images import LATENCY_FILE, RATE_FILE
 from tests.integration.conftest import PREFIX
 
 pytestmark = pytest.mark.integration
@@ -82,7 +83,7 @@ def test_partition_leader_isolates_the_leader_and_the_store_stays_linearizable(
     assert results["final"]["healthy"] and results["final"]["missing"] == []
     assert results["stats"]["ok"] > 100
     folder = (tmp_path / "latest").resolve()
-    for name in ("test.json", "history.jsonl", "latency.png", "rate.png", "report.html"):
+    for name in ("test.json", "history.jsonl", LATENCY_FILE, RATE_FILE, "report.html"):
         assert (folder / name).exists(), name
     assert {p.name for p in (folder / "nodes").iterdir()} == {"n1", "n2", "n3", "zk1"}
 

@@ -22,17 +22,16 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Patch, Rectangle
 
 from harness.report.plots.colours import fault_colour
+from harness.report.plots.images import FIG_WIDTH, SMALL_FONT, save_figure
 from history import Event
 
-FIG_WIDTH, DPI = 11.0, 110
-LEFT, RIGHT = 0.075, 0.77
-"""The data area's edges, as fractions of the width, on every time plot."""
+LEFT, RIGHT = 0.1, 0.74
+"""The data area's edges, as fractions of the width, on every time plot: room at the left
+for the y axis's numbers and label, at the right for a legend's longest label."""
 # Heights in inches, from the top down: the title, the fault legend's rows, the line
 # naming a fault's steps, the strip's lanes, the gap above the data; below, the x label.
 TITLE_IN, LEGEND_ROW_IN, STEPS_IN, LANE_IN, GAP_IN = 0.4, 0.22, 0.2, 0.17, 0.06
 BETWEEN_IN, BOTTOM_IN = 0.2, 0.55
-FAULT_FONT = 9
-"""The fault legend's size (pt): the strip's key, read on a page narrower than the plot."""
 SHADE_ALPHA = 0.08
 """The faint shading of each fault window over the data, under everything drawn there."""
 X_LABEL = "time since the test began (s)"
@@ -101,7 +100,7 @@ def time_figure(
             loc="lower left",
             bbox_to_anchor=(LEFT, legend_bottom),
             ncol=columns,
-            fontsize=FAULT_FONT,
+            fontsize=SMALL_FONT,
             frameon=False,
             borderaxespad=0,
             borderpad=0.1,
@@ -110,7 +109,9 @@ def time_figure(
         )
         if steps:
             said = ", ".join(f"{n} {name}" for n, name in enumerate(steps, 1))
-            fig.text(LEFT, legend_bottom - 0.03 / height, f"steps: {said}", va="top", fontsize=8)
+            fig.text(
+                LEFT, legend_bottom - 0.03 / height, f"steps: {said}", va="top", fontsize=SMALL_FONT
+            )
     axes[0].set_xlim(0, end)
     return Frame(fig, axes, strip, end)
 
@@ -118,7 +119,11 @@ def time_figure(
 def side_legend(ax: Axes, handles: Sequence[Any] | None = None, **style: Any) -> None:
     """Puts ax's legend (its labelled artists, or handles) in the margin right of the data,
     where every time plot has room for it."""
-    options: dict[str, Any] = {"fontsize": 8, "loc": "upper left", "bbox_to_anchor": (1.01, 1.0)}
+    options: dict[str, Any] = {
+        "fontsize": SMALL_FONT,
+        "loc": "upper left",
+        "bbox_to_anchor": (1.01, 1.0),
+    }
     if handles is not None:
         options["handles"] = list(handles)
     ax.legend(borderaxespad=0, **(options | style))
@@ -128,9 +133,7 @@ def save(frame: Frame, path: Path) -> Path:
     """Saves a time plot at its laid out size (no tight layout: it would move the edges
     that line the plots up) with x from 0 to the test's end. Returns the file."""
     frame.axes[0].set_xlim(0, frame.end)  # a collection added late may have widened it
-    frame.fig.savefig(path, dpi=DPI)
-    plt.close(frame.fig)
-    return path
+    return save_figure(frame.fig, path)
 
 
 def step_names(windows: Sequence[dict[str, Any]]) -> list[str]:
@@ -157,8 +160,8 @@ def _lanes(windows: Sequence[dict[str, Any]]) -> list[int]:
 def _columns(labels: Sequence[str]) -> int:
     # The most legend columns whose widths add up to no more than the data's: matplotlib
     # splits the entries into columns as numpy.array_split does, and a column is as wide
-    # as its widest label. At 9 pt a character is about 0.07 in; a handle and the space
-    # after it about 0.55 in.
+    # as its widest label. At SMALL_FONT a character is about 0.07 in; a handle and the
+    # space after it about 0.55 in.
     room = (RIGHT - LEFT) * FIG_WIDTH
     for columns in range(len(labels), 1, -1):
         size, longer = divmod(len(labels), columns)
@@ -195,16 +198,16 @@ def _draw_strip(
         last = -math.inf
         for step in w.get("steps", ()):
             strip.vlines(step["time"], row + 0.1, row + 0.9, color=ink, lw=1)
-            # A number needs about 0.6 % of the width; one that would touch the last is left
+            # A number needs about 2 % of the width; one that would touch the last is left
             # out (the tick stays): two steps a moment apart share a place.
-            if step["time"] - last > 0.012 * end:
+            if step["time"] - last > 0.025 * end:
                 number = steps.index(step["step"]) + 1
                 strip.text(
                     step["time"],
                     row + 0.5,
                     f" {number}",
                     color=ink,
-                    fontsize=6.5,
+                    fontsize=SMALL_FONT - 1,
                     va="center",
                     ha="left",
                     clip_on=True,

@@ -106,6 +106,8 @@ def _shades(verb: str, hue: float, saturation: float) -> dict[str, str]:
 
 
 FAULT_COLOURS |= _shades("bump", 0.58, 0.45) | _shades("strobe", 0.86, 0.3)
+# The clients' clocks: the hues of the nodes', darkest (the clients stand past every node).
+FAULT_COLOURS |= {"bump-clock-clients": "#1f3b57", "strobe-clock-clients": "#4d2a47"}
 OTHER_FAULT = "#7f7f7f"
 """A fault the table does not name: one recorded elsewhere, or by an older harness."""
 

@@ -1,10 +1,10 @@
-"""The groups section's drawings: groups.png for a consumer group's run (each member's
-partitions over time, and each partition's committed offsets) and share-deliveries.png
+"""The groups section's drawings: groups.svg for a consumer group's run (each member's
+partitions over time, and each partition's committed offsets) and share-deliveries.svg
 for a share group's (how many times each record was delivered, the delivery limit marked).
 
-groups.png is a time plot in the frame every time plot shares (harness/report/plots/axes.py:
+groups.svg is a time plot in the frame every time plot shares (harness/report/plots/axes.py:
 the same x range, the faults as a strip of bands above and shaded faintly under the data);
-share-deliveries.png is a histogram. matplotlib is imported only to draw.
+share-deliveries.svg is a histogram. matplotlib is imported only to draw.
 """
 
 from __future__ import annotations
@@ -16,12 +16,12 @@ from pathlib import Path
 from typing import Any
 
 from checkers.groups import Commit, GroupHistory, ShareHistory
+from harness.report.plots.images import GROUPS_FILE, SHARE_FILE, SMALL_FONT, save_figure
 
-GROUPS_FILE, SHARE_FILE = "groups.png", "share-deliveries.png"
 MAX_MEMBERS = 40
 """The members the timeline draws (the first assigned): a crash every few seconds makes
 a member per crash, and a band each beyond this is too thin to read."""
-MEMBER_IN, TIMELINE_MIN_IN, COMMITS_IN = 0.3, 1.5, 2.6
+MEMBER_IN, TIMELINE_MIN_IN, COMMITS_IN = 0.3, 1.5, 2.1
 """Heights in inches: a member's band, the timeline at least, the commits' axes."""
 LANE_FILL = 0.8
 """The share of a member's band its partitions' lanes fill (the rest parts the bands)."""
@@ -133,7 +133,7 @@ def draw_ownership(
             label="assigned while another owned it",
         )
     ax.set_ylim(max(len(rows), 1), 0)
-    ax.set_yticks([i + 0.5 for i in range(len(rows))], rows, fontsize=7)
+    ax.set_yticks([i + 0.5 for i in range(len(rows))], rows, fontsize=SMALL_FONT)
     ax.set_ylabel("member")
     return rows
 
@@ -241,10 +241,7 @@ def share_plot(share: ShareHistory, section: dict[str, Any], path: Path) -> Path
         "by the limit",
         fontsize=10,
     )
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return save_figure(fig, path, tight=True)
 
 
 def draw_deliveries(ax: Any, seen: Counter[int], counted: Counter[int], limit: int) -> None:
@@ -275,7 +272,7 @@ def draw_deliveries(ax: Any, seen: Counter[int], counted: Counter[int], limit: i
         ax.set_yscale("symlog", linthresh=10)
     else:
         ax.yaxis.get_major_locator().set_params(integer=True)
-    ax.legend(fontsize=8, loc="upper right")
+    ax.legend(fontsize=SMALL_FONT, loc="upper right")
 
 
 def draw_groups(
@@ -287,7 +284,7 @@ def draw_groups(
 ) -> list[Path]:
     """Takes a run folder, its results, the consumer group's and the share group's
     histories as the checks read them (None: not read) and the test's end (s). Draws
-    groups.png for a consumer group's run and share-deliveries.png for a share group's
+    groups.svg for a consumer group's run and share-deliveries.svg for a share group's
     (each only when its section was checked). Returns the files written."""
     windows = results.get("nemesis", {}).get("windows", [])
     drawn = []

@@ -1,6 +1,6 @@
 """The queue workload's plots of consumers falling behind, the two Jepsen's Kafka analysis
-draws: realtime-lag.png (each consumer's lag over time, as checkers/queue/lag.py defines
-it) and unseen.png (acknowledged sends no poll had received yet, over time), in the frame
+draws: realtime-lag.svg (each consumer's lag over time, as checkers/queue/lag.py defines
+it) and unseen.svg (acknowledged sends no poll had received yet, over time), in the frame
 of every time plot (time_axes). matplotlib is imported only to draw.
 """
 
@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from checkers.queue import LagPoint, Process, process_order, worst_lags
+from harness.report.plots.images import SMALL_FONT
 
-LAG_FILE, UNSEEN_FILE = "realtime-lag.png", "unseen.png"
 UNSEEN_COLOUR = "#ff7f0e"  # the colour of "not known yet" (info) in every plot
 OTHERS_COLOUR = "#c7c7c7"
 # The consumers drawn in colour and named, worst first; the rest are drawn grey.
@@ -41,7 +41,7 @@ def draw_lag(
     if end is None:
         edges = [w["stop"] or w["start"] for w in windows]
         end = max([p.time / 1e9 for p in points] + edges + [1.0])
-    frame = time_axes.time_figure([2.8, 2.8], windows, end, _lag_title(ranked))
+    frame = time_axes.time_figure([2.2, 2.2], windows, end, _lag_title(ranked))
     lag_ax, behind_ax = frame.axes
     _draw_consumers((lag_ax, behind_ax), points, ranked, end)
     lag_ax.set_ylabel("lag (s)")
@@ -99,7 +99,7 @@ def _draw_consumers(
         axes[0].legend(
             handles,
             labels,
-            fontsize=8,
+            fontsize=SMALL_FONT,
             loc="upper left",
             bbox_to_anchor=(1.01, 1.0),
             borderaxespad=0,
@@ -150,9 +150,9 @@ def unseen_plot(
         end = max([times[-1]] + [w["stop"] or w["start"] for w in windows] + [1.0])
     peak = max(series, key=lambda point: point[1])
     title = f"Unseen messages: {counts[-1]:,} at the end, at most {peak[1]:,} (at {peak[0]:.1f} s)"
-    frame = time_axes.time_figure([3.0], windows, end, title)
+    frame = time_axes.time_figure([2.4], windows, end, title)
     (ax,) = frame.axes
-    ax.plot(times, counts, color=UNSEEN_COLOUR, lw=1.2, label="acknowledged, not yet polled")
+    ax.plot(times, counts, color=UNSEEN_COLOUR, lw=1.2, label="not yet polled")
     ax.fill_between(times, counts, color=UNSEEN_COLOUR, alpha=0.25, lw=0)
     ax.set_ylabel("unseen messages")
     ax.set_ylim(0, (peak[1] or 1) * HEADROOM)

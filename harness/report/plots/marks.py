@@ -19,10 +19,15 @@ if TYPE_CHECKING:
 
 LOST, NONLINEAR, CYCLE, ALLOWED_CYCLE = (
     "lost send",
-    "op of a non-linearizable key",
+    "non-linearizable op",
     "cycle",
-    "cycle Kafka allows",
+    "allowed cycle",
 )
+"""Short: a legend's line fits the margin right of a time plot's data in about 26
+characters."""
+LABEL_KINDS = 22
+"""The most characters of the checker's kinds a label's second line names before it says
+`...`."""
 STYLES: dict[str, dict[str, Any]] = {
     LOST: {"marker": "o", "edgecolors": "#d62728", "s": 90},
     NONLINEAR: {"marker": "s", "edgecolors": "#a50f15", "s": 110},
@@ -113,13 +118,16 @@ def _cycles(queue: dict[str, Any], events: Sequence[Event]) -> list[Mark]:
 
 
 def label(kind: str, marks: Sequence[Mark]) -> str:
-    """Returns the legend's words for the marks of one kind: the kind, the checker's kinds
-    behind it and how many."""
+    """Returns the legend's words for the marks of one kind: the kind and how many, and
+    on a second line the checker's kinds behind it."""
+    said = f"{kind}: {len(marks)}"
     behind = list(dict.fromkeys(m.found_as for m in marks if m.found_as))
-    named = f" ({', '.join(behind)})" if behind else ""
-    if len(named) > 24:
-        named = f" ({behind[0]}, ...)"
-    return f"{kind}{named}: {len(marks)}"
+    if not behind:
+        return said
+    kinds = ", ".join(behind)
+    if len(kinds) > LABEL_KINDS:
+        kinds = f"{behind[0]}, ..."
+    return f"{said}\n({kinds})"
 
 
 def _by_kind(marks: Sequence[Mark]) -> dict[str, list[Mark]]:

@@ -1,4 +1,4 @@
-"""metadata.png: which node led the cluster's metadata over the run (the KRaft quorum's
+"""metadata.svg: which node led the cluster's metadata over the run (the KRaft quorum's
 leader, or the ZooKeeper-mode controller), voters that stopped fetching, and the faults.
 """
 
@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.report.plots import axes as time_axes  # sets matplotlib's Agg backend
+from harness.report.plots.images import SMALL_FONT
 
 NONE = "none"
 LEADER_COLOUR, BEHIND_COLOUR, NONE_COLOUR = "#2ca02c", "#ff7f0e", "#d62728"
@@ -58,7 +59,7 @@ def metadata_plot(
             ax.hlines(rows[node], start, min(stop, end), color=BEHIND_COLOUR, lw=2)
         if s.get("epoch") is not None and s["epoch"] != epoch:
             epoch = s["epoch"]
-            ax.text(start, rows[leader] + 0.25, f"e{epoch}", fontsize=6, va="bottom")
+            ax.text(start, rows[leader] + 0.25, f"e{epoch}", fontsize=SMALL_FONT - 1, va="bottom")
     ax.set_yticks(list(rows.values()), list(rows))
     ax.set_ylim(-0.6, len(rows) - 0.2)
     return time_axes.save(frame, path)

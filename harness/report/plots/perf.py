@@ -1,4 +1,4 @@
-"""The run's plots: latency.png (every op's latency over time, by outcome) and rate.png
+"""The run's plots: latency.svg (every op's latency over time, by outcome) and rate.svg
 (throughput by outcome), in the frame of every time plot, with the anomalies marked.
 """
 
@@ -15,6 +15,7 @@ from matplotlib.lines import Line2D
 from checkers import Sample
 from harness.report.plots import axes as time_axes
 from harness.report.plots.axes import Frame, side_legend, time_figure
+from harness.report.plots.images import save_figure
 from harness.report.plots.marks import Mark, draw_on_latency, draw_on_rate
 
 OUTCOME_COLOURS = {"ok": "#2ca02c", "fail": "#d62728", "info": "#ff7f0e"}
@@ -32,7 +33,7 @@ def latency_figure(
     """Takes the ops' samples, the fault windows, the test's end (s; None: the last
     sample's or window's) and the anomalies. Returns the latency plot's Frame: each op at
     its invocation and latency, coloured by outcome and shaped by f, the anomalies ringed."""
-    frame = time_figure([4.2], windows, _end(samples, windows, end), "Latency of every operation")
+    frame = time_figure([3.3], windows, _end(samples, windows, end), "Latency of every operation")
     (ax,) = frame.axes
     fs = sorted({s.f for s in samples})
     for i, f in enumerate(fs):
@@ -47,7 +48,6 @@ def latency_figure(
                     marker=MARKERS[i % len(MARKERS)],
                     alpha=0.6,
                     linewidths=0,
-                    rasterized=len(picked) > 5000,
                 )
     draw_on_latency(ax, marks)
     ax.set_yscale("log")
@@ -83,7 +83,7 @@ def rate_figure(
     Returns the rate plot's Frame: completed ops per second by outcome (one-second buckets
     by completion time), when each fault's partitions got a new leader and their first ok
     op, and a line at each anomaly."""
-    frame = time_figure([3.2], windows, _end(samples, windows, end), "Throughput by outcome")
+    frame = time_figure([2.5], windows, _end(samples, windows, end), "Throughput by outcome")
     (ax,) = frame.axes
     buckets = int(frame.end) + 1
     top = 0
@@ -151,9 +151,4 @@ def _end(samples: Sequence[Sample], windows: Sequence[dict[str, Any]], end: floa
 
 def save(fig: Figure, path: Path) -> Path:
     """Saves a plot that is not a time plot (tightly laid out). Returns the file."""
-    import matplotlib.pyplot as plt
-
-    fig.tight_layout()
-    fig.savefig(path, dpi=time_axes.DPI)
-    plt.close(fig)
-    return path
+    return save_figure(fig, path, tight=True)

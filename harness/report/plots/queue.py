@@ -1,5 +1,5 @@
-"""The queue workload's plots: lost-acks.png (acknowledged sends over time, the lost ones
-marked, in the frame of every time plot) and offsets-<partition>.png for each partition
+"""The queue workload's plots: lost-acks.svg (acknowledged sends over time, the lost ones
+marked, in the frame of every time plot) and offsets-<partition>.svg for each partition
 with an anomaly (the message at each offset as each observer saw it, zoomed around the
 anomalies). matplotlib is imported only to draw.
 """
@@ -21,6 +21,7 @@ from checkers.queue import (
     observations,
     observed_batches,
 )
+from harness.report.plots.images import FIG_WIDTH, SMALL_FONT
 
 ACKED_COLOUR, LOST_COLOUR = "#7f7f7f", "#d62728"
 # How each observer is drawn in the offsets plot: colour, marker, size.
@@ -55,7 +56,7 @@ def lost_acks_plot(
     fraction = 100 * result["lost_fraction"]
     share = f"{fraction:.1f}%" if fraction >= 0.1 or not fraction else f"{fraction:.2g}%"
     title = f"{result['acknowledged']:,} acknowledged, {result['lost']:,} lost ({share})"
-    frame = time_axes.time_figure([2.2, 3.0], fault_windows, end, title)
+    frame = time_axes.time_figure([1.8, 2.4], fault_windows, end, title)
     rate, where = frame.axes
     _draw_rates(rate, acked, lost_sends, end)
     _draw_by_partition(where, acked, lost_sends)
@@ -92,7 +93,6 @@ def _draw_by_partition(ax: Any, acked: list[Send], lost: list[Send]) -> None:
             marker=marker,
             color=colour,
             linewidths=0.8,
-            rasterized=len(sends) > 5000,
             label=label,
         )
     ax.set_ylabel("partition")
@@ -181,7 +181,7 @@ def offsets_plot(
         shown = (low, int(min(high, max(o[1] for o in everything) + 1)))
         high = shown[1]
     mine = [o for o in everything if low <= o[1] <= high]
-    fig, ax = plt.subplots(figsize=(11, 5.5))
+    fig, ax = plt.subplots(figsize=(FIG_WIDTH, 5))
     for by, (colour, marker, size, label) in OBSERVER_STYLE.items():
         seen = sorted({(o[1], o[2]) for o in mine if o[3] == by and isinstance(o[2], int)})
         if seen:
@@ -194,7 +194,6 @@ def offsets_plot(
                 linewidths=0.8,
                 alpha=0.7,
                 label=f"{label} ({len(seen):,})",
-                rasterized=len(seen) > 5000,
             )
     batches = (b for b in observed_batches(history) if b[0] == partition)
     conflicts = [
@@ -237,13 +236,13 @@ def offsets_plot(
         )
     ax.set_xlabel("offset")
     ax.set_ylabel("message")
-    where = "" if shown is None else f", offsets {shown[0]} to {shown[1]}, around its anomalies"
-    ax.set_title(f"Partition {partition}{where}: the message at each offset, by observer")
+    where = "" if shown is None else f"\noffsets {shown[0]} to {shown[1]}, around its anomalies"
+    ax.set_title(f"Partition {partition}: the message at each offset, by observer{where}")
     if shown is not None:
         ax.set_xlim(shown[0] - 0.5, shown[1] + 0.5)
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-    if mine:
-        ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    if mine:  # below the data, which keeps the plot's width
+        ax.legend(fontsize=SMALL_FONT, loc="upper center", bbox_to_anchor=(0.5, -0.12), ncol=2)
     return plots.save(fig, out_path)
 
 

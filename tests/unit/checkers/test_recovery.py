@@ -18,6 +18,7 @@ from checkers.recovery import (
     taken,
 )
 from harness.report.page import recovery_lines, write_report
+from harness.report.plots.images import RATE_FILE
 from harness.report.plots.perf import rate_plot
 from harness.run.verdict import summary_lines
 
@@ -144,5 +145,5 @@ def test_the_report_the_terminal_and_the_rate_plot_show_each_faults_recovery(
     text = html.unescape(write_report(tmp_path, {}, results, {}).read_text())
     assert "<h2>Recovery</h2>" in text and said in text and "1: 7.5 s, 7: 8.2 s" in text
     assert f"  recovery, {said}" in summary_lines(results, tmp_path / "report.html")
-    plotted = rate_plot(perf.samples(events()), [PAUSE], tmp_path / "rate.png", found["partitions"])
+    plotted = rate_plot(perf.samples(events()), [PAUSE], tmp_path / RATE_FILE, found["partitions"])
     assert plotted.stat().st_size > 0

@@ -77,6 +77,10 @@ def test_a_json_poll_naming_a_partition_twice_is_refused(
         POLL + '"value": {"0": [[0, 2]], "\\u0030": []}}',
         # a duplicate nested below a string holding a colon: the slow path finds it too
         POLL + '"error": "a: b", "value": {"0": [], "0": []}}',
+        # in another map among the fields, whose keys the quick count takes in
+        POLL + '"rebalanced": {"assigned": [0], "assigned": [1]}, "value": {"0": [[0, 1]]}}',
+        # a repeated field hiding a map the count would have taken in
+        POLL + '"rebalanced": {"assigned": [0]}, "rebalanced": 1, "value": {}}',
         # beyond 64 bits: read by the standard library
         POLL + '"x": 99999999999999999999999, "value": {"0": [], "0": []}}',
     ],
@@ -96,6 +100,7 @@ def test_json_duplicates_anywhere_are_refused(tmp_path: Path, line: str) -> None
         POLL + '"value": {"0": [[0, 1]], "1:": []}}',
         POLL + '"value": {"0": [[0, 1]], "\\u0031": []}}',
         POLL + '"m": {"a": {"b": {}}}, "value": {"0": [[0, 1]]}}',
+        POLL + '"rebalanced": {"assigned": [0], "revoked": []}, "value": {"0": [[0, 1]]}}',
     ],
 )
 def test_json_keys_that_only_look_repeated_are_read(tmp_path: Path, line: str) -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import random
 import time
+from pathlib import Path
 
 import pytest
 
@@ -112,3 +113,37 @@ def test_a_run_with_a_clock_fault_makes_its_cluster_with_libfaketime() -> None:
     assert not spec("--nemesis", "kill-one").cluster.faketime
     with pytest.raises(ValueError, match="--db nats does not take the faults bump-clock-one"):
         spec("--db", "nats", "--nemesis", "bump-clock-one")
+
+
+def test_the_clients_clocks_are_every_drivers_file_bumped_and_set_right(tmp_path: Path) -> None:
+    for driver in ("t-txn-1#1", "t-txn-2#1"):
+        (tmp_path / driver).write_text("+0\n")
+    fault = ClockFault("bump-clock-clients", "t", random.Random(3), client_clocks=tmp_path)
+    fault.setup(FakeCluster())  # the brokers' clocks need no libfaketime for this one
+    done = fault.invoke("start-bump-clock-clients")
+    assert sorted(done["offsets_s"]) == ["t-txn-1#1", "t-txn-2#1"] and done["clients"] == 2
+    for driver, seconds in done["offsets_s"].items():
+        assert (tmp_path / driver).read_text() == f"{seconds:+d}\n" and seconds != 0
+    assert fault.invoke("stop-bump-clock-clients") == {
+        "reset": {"nodes": ["t-txn-1#1", "t-txn-2#1"]}
+    }
+    assert {p.read_text() for p in tmp_path.iterdir()} == {"+0\n"}  # no temporary left
+
+
+def test_a_client_clock_fault_with_no_driver_running_is_skipped(tmp_path: Path) -> None:
+    fault = ClockFault("strobe-clock-clients", "t", random.Random(3), client_clocks=tmp_path)
+    fault.setup(FakeCluster())
+    with pytest.raises(Skipped):
+        fault.invoke("start-strobe-clock-clients")
+    with pytest.raises(TypeError):  # a run made without the clients' clock files
+        ClockFault("bump-clock-clients", "t", random.Random(3)).setup(FakeCluster())
+
+
+def test_a_client_clock_fault_needs_the_java_client() -> None:
+    parser = build_parser()
+    java = ["run", "--workload", "queue", "--txn", "--client", "java"]
+    spec = spec_from_args(parser.parse_args([*java, "--nemesis", "bump-clock-clients"]), seed=1)
+    assert spec.nemesis == ("bump-clock-clients",) and not spec.cluster.faketime
+    for argv in (["run", "--workload", "queue", "--txn"], ["run", "--workload", "kv"]):
+        with pytest.raises(ValueError, match="needs --workload queue --txn --client java"):
+            spec_from_args(parser.parse_args([*argv, "--nemesis", "strobe-clock-clients"]), seed=1)

@@ -36,7 +36,7 @@ from tests.support.fake_cluster import FakeCluster
 
 def test_parse_none_all_and_lists() -> None:
     assert parse_nemeses("none") == ()
-    assert len(NEMESES) == 100
+    assert len(NEMESES) == 102
     zookeeper, kraft = parse_nemeses("all"), parse_nemeses("all", "kraft")
     # The group faults need a run's group; power, proxy and many-node faults are named.
     groupless = set(IN_ALL) - set(GROUP_FAULTS)
@@ -100,10 +100,11 @@ def test_every_nemesis_name_has_its_fault_and_every_fault_its_name() -> None:
     proxied = (*LATE, "slow-leader", "slow-network", *CLIENT_FAULTS)
     disk = (*CORRUPT_FAULTS, *COMPOSED)
     clocks = [f"{verb}-clock-{t}" for verb in ("bump", "strobe") for t in PICKS]
+    client_clocks = [f"{verb}-clock-clients" for verb in ("bump", "strobe")]
     grown = (ADD_PARTITIONS,)
     named = (
         *(*CUTS, *verbs, ISR_FAULT, "partition-coordinator", *power, *disk, *proxied),
-        *(*clocks, *grown),
+        *(*clocks, *client_clocks, *grown),
     )
     assert named == NEMESES
     assert tuple(PICKS) == TARGETS

@@ -10,12 +10,22 @@ import logging
 import shutil
 import time
 from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
 
 import pytest
 
 from kvstore import DEFAULT_TIMEOUTS
 from workloads.java_client import JavaTxnClient, driver_config
-from workloads.java_driver import JVM_LOG, LIB, Driver, DriverError, java_versions
+from workloads.java_driver import (
+    CLOCK_FILE_KEY,
+    FAKETIME_LIBRARIES,
+    JVM_LOG,
+    LIB,
+    Driver,
+    DriverError,
+    java_versions,
+)
 from workloads.queue_client import QueueSettings
 from workloads.txn_rules import TransactionalIds
 
@@ -98,3 +108,54 @@ def test_the_driver_exits_when_its_stdin_ends() -> None:
 def test_the_java_clients_versions_are_read() -> None:
     found = java_versions()
     assert found["kafka_clients"] == "4.4.0" and found["java"] != "unknown"
+
+
+@pytest.mark.skipif(
+    not any(Path(p).exists() for p in FAKETIME_LIBRARIES), reason="needs Debian's libfaketime"
+)
+def test_a_driver_given_a_clock_file_reads_the_wall_clock_it_says(tmp_path: Path) -> None:
+    # The client clock faults' mechanism: the JVM's System.currentTimeMillis moves with
+    # its file (read again within about two seconds), the harness's clock does not.
+    clock_file = tmp_path / "t-txn-7#1"
+    config = driver_config(NOBODY, "p0", "t-txn-7") | {CLOCK_FILE_KEY: str(clock_file)}
+    driver = Driver.start(config, "t-txn-7#1", 30.0)
+    try:
+        assert clock_file.read_text() == "+0\n"
+        assert abs(_driver_skew(driver)) < 5
+        clock_file.write_text("+3600\n")
+        assert 3590 < _skew_once(driver, 3600) < 3610
+        clock_file.write_text("-300\n")
+        assert -310 < _skew_once(driver, -300) < -290
+    finally:
+        driver.kill()
+
+
+def test_a_run_with_client_clocks_gives_each_incarnation_its_own_clock_file() -> None:
+    configs: list[dict[str, Any]] = []
+
+    def start(config: dict[str, Any], label: str, timeout: float) -> Driver:
+        configs.append(config)
+        raise DriverError("not started")
+
+    clocked = dataclasses.replace(NOBODY, client_clocks="/run/client-clocks")
+    with pytest.raises(DriverError):
+        JavaTxnClient(clocked, "p0", TransactionalIds("t"), start=start)
+    with pytest.raises(DriverError):
+        JavaTxnClient(NOBODY, "p0", TransactionalIds("t"), start=start)
+    assert configs[0][CLOCK_FILE_KEY] == "/run/client-clocks/t-txn-1#1"
+    assert CLOCK_FILE_KEY not in configs[1]
+
+
+def _driver_skew(driver: Driver) -> float:
+    """Returns how far (s) the driver's wall clock stands from this process's."""
+    return float(driver.ask({"f": "clock"}, 30.0)["value"]) / 1000 - time.time()
+
+
+def _skew_once(driver: Driver, wanted: float) -> float:
+    """Returns the driver's skew once it is within 60 s of wanted, or after 8 s."""
+    deadline = time.monotonic() + 8
+    skew = _driver_skew(driver)
+    while abs(skew - wanted) > 60 and time.monotonic() < deadline:
+        time.sleep(0.25)
+        skew = _driver_skew(driver)
+    return skew

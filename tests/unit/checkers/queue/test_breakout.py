@@ -3,9 +3,13 @@ lost-breakout), over the final drains and per node's drain, in the lost-acks vie
 
 from __future__ import annotations
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 from checkers.queue import breakout
 from checkers.queue import checker as queue
 from checkers.queue.reader import read_queue_history
+from checkers.queue.records import Message
 from tests.support.queue_builder import QueueHistoryBuilder
 
 
@@ -64,3 +68,50 @@ def test_without_a_final_drain_there_is_no_breakout_and_no_node_view() -> None:
     view = queue.lost_acks_view(read_queue_history(b.events))
     assert view["breakout"] is None
     assert "breakout_by_node" not in view
+
+
+def _naive_kinds(
+    lost: list[Message], read: set[Message], placed: dict[Message, tuple[int | str, int]]
+) -> dict[str, list[Message]]:
+    """The definition itself: a writer's first and last read places by min and max."""
+    places: dict[int | str, list[int]] = {}
+    for message in read:
+        if message in placed:
+            writer, place = placed[message]
+            places.setdefault(writer, []).append(place)
+    kinds: dict[str, list[Message]] = {kind: [] for kind in breakout.KINDS}
+    for message in lost:
+        writer, place = placed[message]
+        seen = places.get(writer)
+        if seen and place < min(seen):
+            kinds["prefix"].append(message)
+        elif seen and place < max(seen):
+            kinds["middle"].append(message)
+        else:
+            kinds["postfix"].append(message)
+    return {kind: sorted(found, key=_sent_int) for kind, found in kinds.items()}
+
+
+def _sent_int(message: Message) -> int:
+    assert isinstance(message, int)  # the test sends ints
+    return message
+
+
+@given(
+    st.lists(st.tuples(st.integers(0, 3), st.integers(0, 40)), max_size=60),
+    st.sets(st.integers(0, 50)),
+)
+def test_the_breakout_is_its_definition_whatever_the_sends(
+    sent: list[tuple[int, int]], read_ints: set[int]
+) -> None:
+    read: set[Message] = set(read_ints)
+    b = QueueHistoryBuilder()
+    for offset, (writer, message) in enumerate(sent):  # messages may be sent twice
+        b.send(writer, 0, message, offset)
+    placed = breakout.ranks(read_queue_history(b.events).sends)
+    lost = [m for m in placed if m not in read]
+    found = breakout.breakout(lost, read, placed)
+    expected = _naive_kinds(lost, read, placed)
+    for kind in breakout.KINDS:
+        assert found[f"lost-{kind}-count"] == len(expected[kind])
+        assert found[f"lost-{kind}"] == expected[kind][: breakout.SHOWN]

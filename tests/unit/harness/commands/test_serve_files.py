@@ -29,7 +29,8 @@ FILES = {
     "nodes/n1/docker.log": "docker\n",
     "store.edn": "{:type :ok}\n",
     "notes.txt": "é\n",
-    "latency.png": "not really a png",
+    "latency.svg": '<svg xmlns="http://www.w3.org/2000/svg"/>',
+    "counterexample-0-5feceb66ff.png": "not really a png",
 }
 
 
@@ -84,7 +85,8 @@ def _fetch(port: int, path: str) -> tuple[int, dict[str, str], bytes]:
         ("nodes/n1/kafka/server.log.2026-11-25-23", "text/plain; charset=utf-8"),
         ("results.json", "application/json"),
         ("report.html", "text/html"),
-        ("latency.png", "image/png"),
+        ("latency.svg", "image/svg+xml"),
+        ("counterexample-0-5feceb66ff.png", "image/png"),
     ],
 )
 def test_each_file_is_served_as_a_type_a_browser_shows(

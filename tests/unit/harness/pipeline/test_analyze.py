@@ -110,13 +110,13 @@ def test_outputs_parquet_plots_and_index(spark: Any, analysed: dict[str, Any]) -
     out = analysed["out"]
     assert spark.read.parquet(str(out / "runs.parquet")).count() == 3
     # The runs span two days: trend plots, latency one per workload (here only kv).
-    for name in ("invalid-rate.png", "lost-writes.png", "latency-kv.png"):
+    for name in ("invalid-rate.svg", "lost-writes.svg", "latency-kv.svg"):
         assert (out / name).stat().st_size > 1000
-    assert not (out / "latency.png").exists()
+    assert not (out / "latency.png").exists() and not (out / "latency.svg").exists()
     summary = (out / "summary.md").read_text()
-    assert "![latency-kv](latency-kv.png)" in summary
+    assert "![latency-kv](latency-kv.svg)" in summary
     index = (analysed["root"] / "index.html").read_text()
-    assert "analysis/invalid-rate.png" in index and "analysis/latency-kv.png" in index
+    assert "analysis/invalid-rate.svg" in index and "analysis/latency-kv.svg" in index
 
 
 def test_summary_links_every_invalid_run_and_says_it_is_the_first_analysis(

@@ -80,5 +80,5 @@ def test_new_runs_since_the_last_analysis_and_no_trend_of_one_day(analysed: Path
     assert len(json.loads((analysed / "last-analysis.json").read_text())["runs"]) == 5
     # Every run started on T0's day: no trend plot, and the summary says why.
     assert "No trend plot: the runs that count in the rates all started on 2026-09-21" in summary
-    assert not list(analysed.glob("*.png"))
+    assert not list(analysed.glob("*.svg")) and not list(analysed.glob("*.png"))
     assert "No trend plot (summary.md says why)" in (analysed.parent / "index.html").read_text()

@@ -146,7 +146,9 @@ def _by_workload(*days: datetime.date) -> list[dict[str, Any]]:
 
 
 def test_no_trend_plot_with_one_day_and_the_older_ones_are_removed(tmp_path: Path) -> None:
-    for old in ("latency.png", "latency-register.png", "invalid-rate.png", "summary.md"):
+    # The older analyses' (PNG) and this one's (SVG) alike.
+    older = ("latency.png", "latency-register.png", "invalid-rate.png", "lost-writes.svg")
+    for old in (*older, "summary.md"):
         (tmp_path / old).write_text("an earlier analysis's")
     trends = trend_plots.draw(_by_config(DAY1), _by_workload(DAY1), tmp_path)
     assert trends == Trends([DAY1], [])
@@ -164,11 +166,11 @@ def test_trend_plots_with_two_days_latency_one_per_workload(
 ) -> None:
     trends = trend_plots.draw(_by_config(*days), _by_workload(*days), tmp_path)
     assert trends.plots == [
-        "invalid-rate.png",
-        "lost-writes.png",
-        "latency-kv.png",
-        "latency-queue.png",
+        "invalid-rate.svg",
+        "lost-writes.svg",
+        "latency-kv.svg",
+        "latency-queue.svg",
     ]
     assert all((tmp_path / name).stat().st_size > 1000 for name in trends.plots)
-    assert trend_lines(trends)[2] == "![latency-kv](latency-kv.png)"
-    assert trend_plots.latency_file("a/b c") == "latency-a_b_c.png"
+    assert trend_lines(trends)[2] == "![latency-kv](latency-kv.svg)"
+    assert trend_plots.latency_file("a/b c") == "latency-a_b_c.svg"

@@ -19,11 +19,16 @@ RESULTS = {"duration": {"planned_s": 60.0, "ran_s": 60.2, "complete": True}}
 def test_the_facts_name_start_duration_release_client_and_seed() -> None:
     assert header_facts(TEST, RESULTS) == [
         "started 2026-11-27T23:10:05+0000",
-        "ran 60.2 s of 60 s",
+        "60 s workload (its last ops returned at 60.2 s)",
         "Kafka 3.9.1 on zookeeper",
         "client java 4.4.0",
         "seed 42",
     ]
+
+
+def test_a_workload_stopped_short_says_how_long_it_ran() -> None:
+    stopped = {"duration": {"planned_s": 20.0, "ran_s": 7.7, "complete": False}}
+    assert header_facts({}, stopped) == ["ran 7.7 s of 20 s", "client librdkafka"]
 
 
 def test_files_that_hold_less_give_fewer_facts_not_an_error() -> None:

@@ -290,3 +290,17 @@ def test_filters_and_page_survive_a_reload_with_the_url(hundreds: str, tmp_path:
         assert page.evaluate("document.getElementById('page').textContent") == "page 3 of 5"
         page.evaluate("document.getElementById('next').click()")
         assert page.evaluate("location.hash") == "#per=50&page=4"
+
+
+def test_a_row_names_its_test_when_its_group_holds_several(tmp_path: Path) -> None:
+    for i, name in enumerate(("kv-a", "kv-b", "kv-b")):
+        for root, test in (("mixed", name), ("one", "kv")):
+            spec = TestSpec(name=test, nemesis=(), seed=i)
+            write_run(tmp_path / root, spec, events(VALID_OPS), T0 + 60 * i)
+    shown = {}
+    for root in ("mixed", "one"):
+        page = write_index(tmp_path / root).read_text()
+        shown[root] = re.findall(r'title="([^"]*)">([^<]*)</a></td><td><a [^>]*download', page)
+    assert len(shown["mixed"]) == len(shown["one"]) == 3
+    assert all(text == run for run, text in shown["mixed"])  # kv-a/<stamp>, kv-b/<stamp>
+    assert all(text == run.split("/")[1] for run, text in shown["one"])  # <stamp>

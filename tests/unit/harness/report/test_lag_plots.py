@@ -1,4 +1,4 @@
-"""Tests that realtime-lag.png and unseen.png draw from a checked queue history, with
+"""Tests that the realtime lag and unseen plots draw from a checked queue history, with
 fault windows (one of steps, one never healed), and that report.html shows both."""
 
 from __future__ import annotations
@@ -10,10 +10,11 @@ from checkers.queue import checker as queue
 from checkers.queue.lag import lag_points
 from checkers.queue.reader import read_queue_history
 from harness.report.page import write_report
-from harness.report.plots.lag import LAG_FILE, UNSEEN_FILE, draw_lag, unseen_plot
+from harness.report.plots.images import LAG_FILE, UNSEEN_FILE
+from harness.report.plots.lag import draw_lag, unseen_plot
 from tests.support.queue_sim import SimConfig, simulate
 
-PNG = b"\x89PNG\r\n\x1a\n"
+SVG = b"<svg"
 WINDOWS = [
     {
         "fault": "isr-shrink",
@@ -34,7 +35,7 @@ def test_both_plots_draw_and_the_report_shows_them(tmp_path: Path) -> None:
         unseen_plot(result, WINDOWS, tmp_path / UNSEEN_FILE),
     ]
     for path in drawn:
-        assert path.read_bytes()[:8] == PNG
+        assert SVG in path.read_bytes()[:2000]
         assert path.stat().st_size > 5000
     report = write_report(tmp_path, {"spec": {"name": "q"}}, {"valid": True, "queue": result}, {})
     images = re.findall(r'<img src="([^"]+)"', report.read_text(encoding="utf-8"))
@@ -42,8 +43,19 @@ def test_both_plots_draw_and_the_report_shows_them(tmp_path: Path) -> None:
 
 
 def test_plots_of_nothing_still_draw(tmp_path: Path) -> None:
-    assert draw_lag([], [], tmp_path / LAG_FILE).read_bytes()[:8] == PNG
-    assert unseen_plot({}, WINDOWS, tmp_path / UNSEEN_FILE).read_bytes()[:8] == PNG
+    assert SVG in draw_lag([], [], tmp_path / LAG_FILE).read_bytes()[:2000]
+    assert SVG in unseen_plot({}, WINDOWS, tmp_path / UNSEEN_FILE).read_bytes()[:2000]
     report = write_report(tmp_path, {}, {"valid": True}, {})
     # No queue section: the files are listed, not shown.
     assert not re.findall(r'<img src="[^"]+"', report.read_text(encoding="utf-8"))
+
+
+def test_a_queue_run_says_its_counts_once_in_the_summary(tmp_path: Path) -> None:
+    events, _ = simulate(5, SimConfig(partitions=3, workers=4, ops=100))
+    result = queue.check(events)
+    lost_acks = {"valid": True, "ack_count": result["acknowledged"], "lost_count": 0}
+    results = {"valid": True, "queue": result, "lost-acks": lost_acks}
+    page = write_report(tmp_path, {"spec": {"name": "q"}}, results, {}).read_text()
+    assert "<td>queue</td>" in page and "<td>lost-acks</td>" not in page
+    alone = write_report(tmp_path, {}, {"valid": True, "lost-acks": lost_acks}, {}).read_text()
+    assert "<td>lost-acks</td>" in alone

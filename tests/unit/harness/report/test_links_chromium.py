@@ -16,6 +16,7 @@ import pytest
 
 from harness.commands.serve import make_server
 from harness.report.index import write_index
+from harness.report.plots.images import LATENCY_FILE
 from harness.results import point_latest
 from harness.spec import TestSpec
 from tests.support.browser import Browser, chromium
@@ -75,10 +76,10 @@ def test_every_link_works_from_serve(served: str, tmp_path: Path) -> None:
 def test_a_planted_broken_link_is_found(tmp_path: Path) -> None:
     index = _results(tmp_path / "results")
     reports = sorted(index.parent.glob("kv-stale/*/report.html"))
-    (reports[0].parent / "latency.png").unlink()  # an image the report shows
+    (reports[0].parent / LATENCY_FILE).unlink()  # an image the report shows
     page = reports[0].read_text()
     reports[0].write_text(page.replace("#key-", "#no-such-key-", 1))  # a fragment
     with Browser(tmp_path / "profile", 1400, 900) as browser:
         found = crawl(browser, index.parent.as_uri() + "/", from_disk=True)
-    assert any("latency.png: no such file" in b for b in found.broken), found.broken
+    assert any(f"{LATENCY_FILE}: no such file" in b for b in found.broken), found.broken
     assert any("no element #no-such-key-" in b for b in found.broken), found.broken

@@ -17,6 +17,13 @@ from checkers.registry import Reading
 from harness.report.page import offsets_line
 from harness.report.plots.axes import Frame, run_end
 from harness.report.plots.colours import FAULT_COLOURS, fault_colour
+from harness.report.plots.images import (
+    LATENCY_FILE,
+    LOST_ACKS_FILE,
+    OFFSETS_GLOB,
+    RATE_FILE,
+    offsets_file,
+)
 from harness.report.plots.marks import LOST, NONLINEAR, Mark, anomaly_marks
 from harness.report.plots.perf import OUTCOME_COLOURS, latency_figure, rate_figure
 from harness.report.plots.queue import anomaly_offsets, case_offsets, zoom
@@ -155,12 +162,12 @@ def test_a_run_without_anomalies_draws_no_offsets_plot(tmp_path: Path) -> None:
     report = write_outputs(
         tmp_path, load(tmp_path / "history.jsonl"), {}, _checked(events, results)
     )
-    assert (tmp_path / "latency.png").exists() and not (tmp_path / "lost-acks.png").exists()
-    assert not list(tmp_path.glob("offsets-*.png"))
+    assert (tmp_path / LATENCY_FILE).exists() and not (tmp_path / LOST_ACKS_FILE).exists()
+    assert not list(tmp_path.glob(OFFSETS_GLOB))
     page = report.read_text(encoding="utf-8")
     assert "none of the 3 partitions had an anomaly" in page
     acked = f"{result['acknowledged']:,}"
-    assert f"lost-acks.png not drawn: none of the {acked} acknowledged sends was lost." in page
+    assert f"{LOST_ACKS_FILE} not drawn: none of the {acked} acknowledged sends was lost." in page
 
 
 def test_anomalies_that_cannot_be_timed_cost_the_plots_only_their_marks(
@@ -174,7 +181,7 @@ def test_anomalies_that_cannot_be_timed_cost_the_plots_only_their_marks(
     write_jsonl(events, tmp_path / "history.jsonl")
     results = {"queue": queue.check(events)}
     write_outputs(tmp_path, load(tmp_path / "history.jsonl"), {}, _checked(events, results))
-    assert (tmp_path / "latency.png").exists() and (tmp_path / "rate.png").exists()
+    assert (tmp_path / LATENCY_FILE).exists() and (tmp_path / RATE_FILE).exists()
 
 
 def test_offsets_plots_only_for_partitions_with_anomalies_zoomed_around_them(
@@ -188,8 +195,8 @@ def test_offsets_plots_only_for_partitions_with_anomalies_zoomed_around_them(
     write_jsonl(events, tmp_path / "history.jsonl")
     checked = _checked(events, {"queue": result})
     report = write_outputs(tmp_path, load(tmp_path / "history.jsonl"), {}, checked)
-    drawn = sorted(p.name for p in tmp_path.glob("offsets-*.png"))
-    assert drawn == [f"offsets-{p}.png" for p in sorted(found)]
+    drawn = sorted(p.name for p in tmp_path.glob(OFFSETS_GLOB))
+    assert drawn == [offsets_file(p) for p in sorted(found)]
     assert offsets_line(result, len(drawn)) in report.read_text(encoding="utf-8")
     assert "the other 3 had none and are not drawn" in offsets_line(result, 1)
     offset = lost[0]["offset"]

@@ -10,6 +10,7 @@ from typing import Any
 
 from harness.cluster.admin import AdminError
 from harness.cluster.quorum import Quorum, ReplicaView
+from harness.report.plots.images import IMAGE, METADATA_FILE
 from harness.report.plots.metadata import metadata_plot, plot_rows, steady_leader
 from harness.run.metadata_watch import FILE, MetadataWatch, read_samples, sample
 
@@ -74,9 +75,9 @@ def test_the_plot_has_a_row_per_node_and_one_for_nobody(tmp_path: Path) -> None:
     ]
     windows = [{"fault": "kill-active-controller", "start": 0.5, "stop": 2.5}]
     assert plot_rows(samples) == ["c1", "c2", "none"]
-    path = metadata_plot(samples, windows, tmp_path / "metadata.png")
-    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    assert metadata_plot([], [], tmp_path / "empty.png").exists()
+    path = metadata_plot(samples, windows, tmp_path / METADATA_FILE)
+    assert b"<svg" in path.read_bytes()[:2000]
+    assert metadata_plot([], [], tmp_path / f"empty{IMAGE}").exists()
 
 
 def test_one_leader_throughout_is_said_not_drawn() -> None:

@@ -13,6 +13,7 @@ import pytest
 
 from checkers import faults, perf, stats
 from harness.report.counterexamples.timeline import file_stem
+from harness.report.plots.images import LATENCY_FILE, RATE_FILE
 from harness.report.zip_link import zip_url
 from harness.results import new_run_folder, point_latest, write_json
 from harness.run.verdict import check_run, summary_lines, write_outputs
@@ -63,7 +64,7 @@ def test_a_stale_read_gives_invalid_results_and_a_complete_report(tmp_path: Path
     assert window["fault"] == "partition-leader" and window["start"] < window["stop"]
     test = {"spec": {"name": "t", "workload": "kv"}, "versions": {"kafka": "3.9.1"}}
     report = write_outputs(tmp_path, history, test, checked)
-    for name in ("results.json", "latency.png", "rate.png", f"{file_stem(1)}.png"):
+    for name in ("results.json", LATENCY_FILE, RATE_FILE, f"{file_stem(1)}.png"):
         assert (tmp_path / name).stat().st_size > 0, name
     page = report.read_text()
     assert "INVALID" in page and "get 1 but value is 2" in page.replace("&#x27;", "'")
