@@ -15,6 +15,12 @@ every acknowledged write, are paused; the minority is resumed and the crasher po
 on, so the only brokers awake are the stale minority and a crasher that lost its
 unsynced tail; who leads is recorded; stop resumes the paused brokers.
 
+On NATS a broker is a server and the ISR the stream leader's current replicas
+(harness/db/nats.py), and pause-power-loss is the sequence of nats-server#7567, which
+found a persistent split brain on 2.12.1 with five servers: n1 and n2 paused, n3 killed
+with lazyfs losing its unsynced writes, n4 and n5 paused while n1 and n2 resumed and n3
+restarted, the three left to elect a leader among themselves for 30 s.
+
 Picks are over the brokers (with three brokers and a replication factor of three, over
 every partition's replicas). Every step is read from the cluster, never assumed, and
 recorded with its time since the op began, as isr-shrink records its own; a step that

@@ -110,8 +110,9 @@ running (--txn --client java) jumps or flips, through libfaketime preloaded into
 librdkafka's clients share the harness's process, whose clock must stay true."""
 
 COMPOSED_FAULTS: tuple[str, ...] = ("partition-power-loss", "pause-power-loss")
-"""Faults of nemesis.composed: Jepsen's NATS suite's part-kill and pause-kill for Kafka,
-a minority that misses writes while the replicas that have them lose power."""
+"""Faults of nemesis.composed: Jepsen's NATS suite's part-kill and pause-kill, a minority
+that misses writes while the replicas that have them lose power (pause-power-loss also on
+NATS, where it is the sequence of nats-server#7567)."""
 
 EXPAND_FAULTS: tuple[str, ...] = ("add-partitions",)
 """Faults of nemesis.expand: the workload's topic grows by two partitions at each start,

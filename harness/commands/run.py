@@ -167,14 +167,19 @@ def spec_from_args(args: argparse.Namespace, seed: int) -> TestSpec:
 
 
 # The kills and pauses of a leader or one server: NATS has no coordinator or KRaft quorum.
-NATS_FAULTS = frozenset(
-    n
-    for n in (*NETWORK_FAULTS, *PROCESS_FAULTS)
-    if n not in ONLY_ON and n in IN_ALL and n not in GROUP_FAULTS
-) | frozenset(f"power-loss-{t}" for t in ("one", "leader", "minority", "majority", "all"))
+NATS_FAULTS = (
+    frozenset(
+        n
+        for n in (*NETWORK_FAULTS, *PROCESS_FAULTS)
+        if n not in ONLY_ON and n in IN_ALL and n not in GROUP_FAULTS
+    )
+    | frozenset(f"power-loss-{t}" for t in ("one", "leader", "minority", "majority", "all"))
+    | {"pause-power-loss"}
+)
 """The faults --db nats takes: the partitions, flaky-leader, kills and pauses (a leader is
-the stream's, an active controller the meta group's leader), and power cuts of one
-server, the stream's leader, a minority, a majority or all (on faultfs)."""
+the stream's, an active controller the meta group's leader), power cuts of one server,
+the stream's leader, a minority, a majority or all (on faultfs), and pause-power-loss,
+Jepsen's pause-kill, the sequence of nats-server#7567."""
 
 
 def _nats_problem(

@@ -28,6 +28,8 @@ from harness.cluster.nats import (
     NatsSpec,
     agreed_leader,
     ensure_nats_image,
+    replica_states,
+    split_brain,
     stream_config,
 )
 from harness.cluster.nats.config import CLIENT_PORT
@@ -37,6 +39,9 @@ from workloads.nats_kv import bucket_stream
 from workloads.nats_loop import until_placed
 
 STREAM_TIMEOUT_S = 10.0
+AGREEMENT_S = 20.0
+"""How long the replicas may take to agree after the final drains before a difference
+is called a split brain (a follower one append behind catches up in milliseconds)."""
 POLL_S = 0.25
 
 
@@ -174,6 +179,22 @@ class NatsDb(NatsCluster):
         """Returns partitions(topic): the leader's own view is what its Raft group
         committed to; a deposed leader cut off is outvoted by the majority's claims."""
         return self.partitions(topic)
+
+    def replica_agreement(self, topic: str, bound_s: float = AGREEMENT_S) -> dict[str, Any]:
+        """Asks every server, until its replicas of the stream (or the bucket's) agree or
+        bound_s passes, what it holds and whom it names leader. Returns {"states": node ->
+        its replica_states entry, "split_brain": what still differed (split_brain; [] when
+        they agreed, or when no server holds it: a stream lost everywhere is no split
+        brain), "seconds": how long it asked}."""
+        began = time.monotonic()
+        while True:
+            views = self.jetstream_views().values()
+            states = replica_states(views, topic) or replica_states(views, bucket_stream(topic))
+            found = split_brain(states)
+            waited = time.monotonic() - began
+            if not found or waited >= bound_s:
+                return {"states": states, "split_brain": found, "seconds": round(waited, 1)}
+            time.sleep(1.0)
 
     def controller(self) -> int:
         """Returns the meta leader's number (-1 while there is none)."""

@@ -62,6 +62,8 @@ def of_releases(listing: Listing, releases: Collection[Release]) -> Listing:
         if not isinstance(test, dict):
             return None
         spec = test["spec"]
+        if spec.get("db") == "nats":  # never one of the Kafka releases asked for
+            return (str(spec.get("nats_version")), "nats")
         version = spec.get("kafka_version") or test.get("versions", {}).get("kafka")
         return None if version is None else (version, spec.get("metadata") or "zookeeper")
 
@@ -92,10 +94,13 @@ def analyze_with(
     line.update("writing the tables")
     _write_broken(spark, broken, out)
     aggregates, figures, runs = found["aggregates"], found["figures"], found["run_rows"]
+    recovery = found["recovery"]
     previous = run_links.read_previous(out)
     about_runs = run_links.new_section(runs, previous, root, out)
     about_runs += run_links.invalid_section(runs, root, out)
-    summary = render(found["runs"], aggregates, figures, broken, about_runs, found["trends"])
+    summary = render(
+        found["runs"], aggregates, figures, recovery, broken, about_runs, found["trends"]
+    )
     (out / "summary.md").write_text(summary, encoding="utf-8")
     # Recorded once summary.md says what was new: an analysis that broke off marks nothing seen.
     run_links.write_previous(out, runs, datetime.datetime.now(datetime.UTC))
@@ -127,6 +132,7 @@ def _tables(spark: Any, listing: Listing, out: Path, line: StatusLine) -> dict[s
             "runs": 0,
             "aggregates": [],
             "figures": [],
+            "recovery": [],
             "broken": [],
             "run_rows": [],
             "trends": trend_plots.draw([], [], out),
@@ -144,7 +150,8 @@ def _tables(spark: Any, listing: Listing, out: Path, line: StatusLine) -> dict[s
     figures = windows.window_figures(runs, completions, windows.fault_windows(runs, results))
     figures = write_table(figures, out, "fault_windows")
     line.update("recovery per fault")
-    write_table(recovery_figures(runs, results).orderBy(*tables.CONFIG, "fault"), out, "recovery")
+    recovery = recovery_figures(runs, results).orderBy(*tables.CONFIG, "fault")
+    recovery = write_table(recovery, out, "recovery")
     line.update("trend plots")
     by_config, by_workload = windows.trends(tables.rated(runs), completions)
     run_rows = _collect(runs.select("run", *tables.CONFIG, *SUMMARY_COLUMNS))
@@ -152,6 +159,7 @@ def _tables(spark: Any, listing: Listing, out: Path, line: StatusLine) -> dict[s
         "runs": len(run_rows),
         "aggregates": _collect(aggregates.orderBy(*tables.CONFIG)),
         "figures": _collect(figures.orderBy(*tables.CONFIG, "fault")),
+        "recovery": _collect(recovery),
         "broken": bad,
         "run_rows": run_rows,
         "trends": trend_plots.draw(_collect(by_config), _collect(by_workload), out),

@@ -63,6 +63,9 @@ def test_schema() -> Any:
             t.StructField("group_protocol", t.StringType()),
             t.StructField("crash_clients", t.DoubleType()),
             t.StructField("client", t.StringType()),
+            t.StructField("db", t.StringType()),
+            t.StructField("nats_version", t.StringType()),
+            t.StructField("nats_sync", t.StringType()),
         ]
     )
     versions = t.StructType([t.StructField(name, t.StringType()) for name in VERSIONS])

@@ -7,7 +7,6 @@ from typing import Any
 
 from harness.pipeline.trend_plots import (
     MIN_DAYS,
-    TEST,
     Trends,
     cluster_label,
     config_label,
@@ -62,13 +61,15 @@ def render(
     runs: int,
     aggregates: Sequence[Row],
     figures: Sequence[Row],
+    recovery: Sequence[Row],
     broken: Sequence[Row],
     about_runs: Sequence[str],
     trends: Trends,
 ) -> str:
     """Takes the count of runs analysed, the aggregates, the fault-window figures, the
-    broken runs, the sections on single runs (harness.pipeline.run_links) and the trend
-    plots drawn. Returns summary.md's text."""
+    recovery figures (harness.pipeline.recovery), the broken runs, the sections on single
+    runs (harness.pipeline.run_links) and the trend plots drawn. Returns summary.md's
+    text."""
     invalid = sum(r["invalid"] for r in aggregates)
     incomplete = sum(r.get("incomplete") or 0 for r in aggregates)
     lines = [
@@ -99,7 +100,7 @@ def render(
         "does not count them).",
         "",
         *latency_by_workload(aggregates),
-        *side_by_side(aggregates, figures),
+        *side_by_side(aggregates, figures, recovery),
         "## Inside fault windows against outside",
         "",
         *markdown_table(
@@ -161,13 +162,26 @@ def trend_lines(trends: Trends) -> list[str]:
     ]
 
 
-def _outcome(row: Row, inside: Row | None) -> str:
-    """Returns one cell: verdicts, anomalies, and service while its fault was in force."""
+SIDE_TEST = ("workload", "store", "nemesis")
+"""A row of the side-by-side table: what ran, apart from the system and its config."""
+
+
+def _side_column(row: Row) -> str:
+    """Returns a side-by-side column: the cluster and its config, e.g. 4.4.0-kraft safe
+    or 2.12.1-nats always (a NATS run's config is its sync profile)."""
+    return f"{cluster_label(row)} {row['kafka_config']}"
+
+
+def _outcome(row: Row, inside: Row | None, recovered: Row | None) -> str:
+    """Returns one cell: verdicts, writes lost of those acknowledged, non-linearizable
+    keys, service while its fault was in force, the first ok op after each heal, and
+    throughput outside the faults."""
     text = f"{row['runs']} runs: {row['invalid']} invalid, {row['unknown']} unknown"
     if row.get("incomplete"):
         text += f" ({row['incomplete']} incomplete apart)"
     if row.get("lost_total") is not None:
-        text += f"; {row['lost_total']} lost"
+        acked = row.get("acknowledged_total")
+        text += f"; {row['lost_total']}" + (f"/{acked}" if acked is not None else "") + " lost"
     if row.get("nonlinearizable_keys"):
         text += f"; {row['nonlinearizable_keys']} non-linearizable keys"
     if inside is not None and None not in (inside["ok_per_s_inside"], inside["error_rate_inside"]):
@@ -175,32 +189,56 @@ def _outcome(row: Row, inside: Row | None) -> str:
             f"; in faults {inside['ok_per_s_inside']:g} ok/s, "
             f"{100 * inside['error_rate_inside']:.0f}% errors"
         )
+    if recovered is not None:
+        text += "; " + _after_heal(recovered)
+    if inside is not None and inside.get("ok_per_s_outside") is not None:
+        text += f"; outside faults {inside['ok_per_s_outside']:g} ok/s"
     return text
 
 
-def side_by_side(aggregates: Sequence[Row], figures: Sequence[Row]) -> list[str]:
-    """Takes the aggregates and fault-window figures. Returns a table with a row per test
-    and a column per cluster (Kafka release and metadata mode), or nothing when the runs
-    are all of one cluster."""
-    clusters = sorted({cluster_label(r) for r in aggregates})
-    if len(clusters) < 2:
+def _after_heal(recovered: Row) -> str:
+    """Returns the first ok op after each heal: median and worst over the fault windows,
+    and how many windows had none before the run ended."""
+    median, worst = recovered.get("after_heal_s_median"), recovered.get("after_heal_s_worst")
+    never = recovered.get("after_heal_s_never") or 0
+    if median is None:
+        return f"no ok op after any of {never} heals"
+    text = f"first ok op {median:g} s after the heal (worst {worst:g} s"
+    return text + (f", none after {never})" if never else ")")
+
+
+def side_by_side(
+    aggregates: Sequence[Row], figures: Sequence[Row], recovery: Sequence[Row] = ()
+) -> list[str]:
+    """Takes the aggregates, fault-window figures and recovery figures. Returns a table
+    with a row per test (workload, store, fault) and a column per cluster and config (a
+    Kafka release, metadata mode and profile; a NATS release and sync profile), or
+    nothing when the runs are all of one column."""
+    columns = sorted({_side_column(r) for r in aggregates})
+    if len(columns) < 2:
         return []
-    inside = {
-        (cluster_label(f), *(f[k] for k in TEST)): f for f in figures if f["fault"] == f["nemesis"]
-    }
+
+    def key(row: Row) -> tuple[Any, ...]:
+        return (_side_column(row), *(row[k] for k in SIDE_TEST))
+
+    inside = {key(f): f for f in figures if f["fault"] == f["nemesis"]}
+    recovered = {key(r): r for r in recovery if r["fault"] == r["nemesis"]}
     cells: dict[tuple[Any, ...], Row] = {}
     for r in aggregates:
-        test = tuple(r[k] for k in TEST)
-        row = cells.setdefault(test, {"test": test_label(r)})
-        row[cluster_label(r)] = _outcome(r, inside.get((cluster_label(r), *test)))
+        test = tuple(r[k] for k in SIDE_TEST)
+        row = cells.setdefault(test, {"test": "/".join(map(str, test))})
+        row[_side_column(r)] = _outcome(r, inside.get(key(r)), recovered.get(key(r)))
     rows = [cells[t] for t in sorted(cells, key=lambda t: tuple(map(str, t)))]
     return [
         "## Side by side",
         "",
-        *markdown_table(rows, ("test", *clusters)),
+        *markdown_table(rows, ("test", *columns)),
         "",
-        "Lost: acknowledged writes absent from the final reads, over all runs. In faults: ok",
-        "ops per second and the share of completions that were not ok while the test's one",
-        "fault was in force (blank for a test of several faults).",
+        "Lost: acknowledged writes absent from the final reads, over all runs, of those",
+        "acknowledged. In faults: ok ops per second and the share of completions that were",
+        "not ok while the test's one fault was in force (blank for a test of several",
+        "faults). After the heal: the time from each heal to the first ok op on the partition",
+        "or stream the fault took (recovery.csv), median and worst over the windows. Outside",
+        "faults: ok ops per second outside every fault window.",
         "",
     ]

@@ -15,7 +15,9 @@ from workloads.names import STORED_WORKLOADS
 
 CONFIG = ("kafka_version", "metadata", "workload", "store", "nemesis", "kafka_config")
 """What makes runs comparable: the Kafka release and its metadata mode first, so 3.9.1 on
-ZooKeeper and 4.4.0 on KRaft sit side by side, then what the test ran."""
+ZooKeeper and 4.4.0 on KRaft sit side by side, then what the test ran. A NATS run
+(`--db nats`) has its nats-server release there, metadata `nats` and its sync profile as
+its config."""
 TXN_OUTCOMES = ("txn_committed", "txn_aborted", "txn_unknown")
 """Transactions committed, aborted and ending unknown: per run, summed per configuration."""
 QUANTILES = (0.5, 0.95, 0.99)
@@ -108,14 +110,41 @@ def _nemesis() -> Any:
     return F.when(faults != "", faults).otherwise("none")
 
 
+def _system() -> tuple[Any, Any, Any]:
+    """Returns the columns kafka_version, metadata and kafka_config: a Kafka run's release
+    (runs from before KRaft record neither it nor the mode: they ran 3.9 on ZooKeeper),
+    metadata mode and profile; a NATS run's nats-server release, `nats` and its sync
+    profile, for the Kafka fields its spec leaves at their defaults say nothing of it."""
+    F = _f()
+    nats = F.col("spec.db") == "nats"
+    kafka = F.coalesce(F.col("spec.kafka_version"), F.col("versions.kafka"))
+    return (
+        F.when(nats, F.col("spec.nats_version")).otherwise(kafka).alias("kafka_version"),
+        F.when(nats, F.lit("nats"))
+        .otherwise(F.coalesce(F.col("spec.metadata"), F.lit("zookeeper")))
+        .alias("metadata"),
+        F.when(nats, F.col("spec.nats_sync"))
+        .otherwise(F.col("spec.kafka_config"))
+        .alias("kafka_config"),
+    )
+
+
 def _client() -> tuple[Any, Any]:
     """Returns the columns of the client library a run's workload went through and its
-    version: kafka-clients with --client java, else confluent-kafka (over librdkafka)."""
+    version: kafka-clients with --client java, nats-py on NATS (test.json does not record
+    its version), else confluent-kafka (over librdkafka)."""
     F = _f()
     java = F.col("spec.client") == "java"
-    name = F.when(java, F.lit("kafka-clients")).otherwise(F.lit("confluent-kafka"))
-    version = F.when(java, F.col("versions.kafka_clients")).otherwise(
-        F.col("versions.confluent_kafka")
+    nats = F.col("spec.db") == "nats"
+    name = (
+        F.when(nats, F.lit("nats-py"))
+        .when(java, F.lit("kafka-clients"))
+        .otherwise(F.lit("confluent-kafka"))
+    )
+    version = (
+        F.when(nats, F.lit(None).cast("string"))
+        .when(java, F.col("versions.kafka_clients"))
+        .otherwise(F.col("versions.confluent_kafka"))
     )
     return name.alias("client"), version.alias("client_version")
 
@@ -142,11 +171,8 @@ def run_rows(tests: Any, results: Any, counts: Any, latency: Any) -> Any:
         _workload().alias("workload"),
         _store().alias("store"),
         _nemesis().alias("nemesis"),
-        F.col("spec.kafka_config").alias("kafka_config"),
         F.col("spec.seed").alias("seed"),
-        # Runs from before KRaft record neither: they ran 3.9 on ZooKeeper.
-        F.coalesce(F.col("spec.kafka_version"), F.col("versions.kafka")).alias("kafka_version"),
-        F.coalesce(F.col("spec.metadata"), F.lit("zookeeper")).alias("metadata"),
+        *_system(),
         F.col("versions.librdkafka").alias("librdkafka_version"),
         *_client(),
         F.col("versions.harness").alias("harness_version"),
@@ -219,7 +245,8 @@ def _of_rated(column: str) -> Any:
 
 def aggregates(runs: Any, completions: Any) -> Any:
     """Takes the usable runs and the completions. Returns per configuration: runs, invalid,
-    unknown, invalid_rate with its 95% Wilson interval, lost per run (mean, max), and the
+    unknown, invalid_rate with its 95% Wilson interval, lost per run (mean, max) and over
+    all runs beside the acknowledged writes, non-linearizable keys, and the
     latency quantiles of all its ok ops, all of the runs that count in the rates; and
     incomplete, the INCOMPLETE runs counted apart."""
     F = _f()
@@ -238,6 +265,7 @@ def aggregates(runs: Any, completions: Any) -> Any:
         F.round(F.avg(_of_rated("lost")), 3).alias("lost_mean"),
         F.max(_of_rated("lost")).alias("lost_max"),
         F.sum(_of_rated("lost")).alias("lost_total"),
+        F.sum(_of_rated("acknowledged")).alias("acknowledged_total"),
         F.sum(_of_rated("nonlinearizable_keys")).alias("nonlinearizable_keys"),
         *(F.sum(_of_rated(name)).alias(name) for name in TXN_OUTCOMES),
     )
@@ -253,6 +281,7 @@ def aggregates(runs: Any, completions: Any) -> Any:
         "lost_mean",
         "lost_max",
         "lost_total",
+        "acknowledged_total",
         "nonlinearizable_keys",
         *TXN_OUTCOMES,
     )

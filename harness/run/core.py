@@ -20,7 +20,7 @@ from checkers import CheckOptions, merge_valid
 from harness import signals
 from harness.cluster.config import PROFILES
 from harness.cluster.engine import docker_client
-from harness.db import Database, KafkaDb, open_db
+from harness.db import Database, KafkaDb, NatsDb, open_db
 from harness.exit_codes import EXIT_CRASH, EXIT_INTERRUPTED, EXIT_UNKNOWN
 from harness.progress import StatusLine
 from harness.results import (
@@ -211,6 +211,15 @@ class TestRun:
         self.final |= final_reads(reads, self.open_client, recorder, cut_short)
         missing = self.final.get("missing") or "none"
         LOG.info(f"final reads: {self.final.get('read')} ok, never read: {missing}")
+        if isinstance(self.cluster, NatsDb) and not cut_short():
+            # A split brain (nats-server#7567) outlives the heal: each server's own replica
+            # and the leader it names, once the drains are done and nothing is written.
+            self.line.update("asking every server what its replica holds")
+            agreement = self.cluster.replica_agreement(self.spec.topic)
+            self.final["replica_agreement"] = agreement
+            LOG.info("replicas after the final reads: %s", agreement["states"] or "none")
+            for finding in agreement["split_brain"]:
+                LOG.warning("split brain: %s", finding)
         if self.spec.queue.txn and isinstance(self.cluster, KafkaDb):
             self.transactions = transaction_facts(self.cluster)
             LOG.info("transaction protocol: %s", self.transactions)

@@ -23,6 +23,8 @@ from harness.cluster.nats.monitor import (
     StreamView,
     agreed_leader,
     parse_jsz,
+    replica_states,
+    split_brain,
     stream_lag,
 )
 
@@ -47,7 +49,9 @@ __all__ = [
     "nats_image",
     "parse_jsz",
     "plan_servers",
+    "replica_states",
     "server_config",
+    "split_brain",
     "stream_config",
     "stream_lag",
 ]

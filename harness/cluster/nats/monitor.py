@@ -190,3 +190,41 @@ def stream_lag(views: Iterable[JetStreamView], stream: str) -> dict[str, int]:
         if found is not None and found.leader == view.server:
             return {view.server: 0} | {p.name: p.lag for p in found.replicas}
     return {}
+
+
+def replica_states(views: Iterable[JetStreamView], stream: str) -> dict[str, dict[str, Any]]:
+    """Takes every answering server's view. Returns node -> what that server says of its
+    own replica of stream: the leader it names, its messages, first and last sequence
+    (servers that hold no replica of it are left out)."""
+    return {
+        view.server: {
+            "leader": found.leader,
+            "messages": found.messages,
+            "first_seq": found.first_seq,
+            "last_seq": found.last_seq,
+        }
+        for view in views
+        if (found := view.streams.get(stream)) is not None
+    }
+
+
+def split_brain(states: Mapping[str, Mapping[str, Any]]) -> list[str]:
+    """Takes replica_states once every replica should agree (after the heal and the final
+    drains, with no writes going on). Returns what shows a split brain (nats-server#7567):
+    more than one server naming itself the leader, servers naming different leaders, or
+    replicas holding different messages (count, first or last sequence); [] when all
+    agree."""
+    found = []
+    claims = sorted(node for node, s in states.items() if s["leader"] == node)
+    if len(claims) > 1:
+        found.append(f"{len(claims)} servers each lead the stream: {', '.join(claims)}")
+    named = {node: s["leader"] for node, s in states.items()}
+    if len(set(named.values())) > 1:
+        said = ", ".join(f"{node}: {leader or 'none'}" for node, leader in sorted(named.items()))
+        found.append(f"the servers name different leaders ({said})")
+    for field in ("messages", "first_seq", "last_seq"):
+        values = {node: s[field] for node, s in states.items()}
+        if len(set(values.values())) > 1:
+            said = ", ".join(f"{node}: {v}" for node, v in sorted(values.items()))
+            found.append(f"the replicas' {field} differ ({said})")
+    return found

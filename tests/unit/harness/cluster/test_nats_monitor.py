@@ -9,7 +9,14 @@ from typing import Any
 
 import pytest
 
-from harness.cluster.nats import MonitorError, agreed_leader, parse_jsz, stream_lag
+from harness.cluster.nats import (
+    MonitorError,
+    agreed_leader,
+    parse_jsz,
+    replica_states,
+    split_brain,
+    stream_lag,
+)
 from tests.support import DATA
 
 
@@ -80,3 +87,38 @@ def test_a_leader_counts_only_when_a_majority_of_answers_names_it(
 def test_an_unreadable_answer_is_an_error_not_a_view(body: dict[str, Any]) -> None:
     with pytest.raises(MonitorError, match="unreadable /jsz"):
         parse_jsz("n1", body)
+
+
+def test_each_server_says_what_its_own_replica_holds() -> None:
+    leader, follower = parse_jsz(*captured("leader")), parse_jsz(*captured("follower"))
+    states = replica_states([leader, follower], "queue")
+    assert states == {
+        "n2": {"leader": "n2", "messages": 5, "first_seq": 1, "last_seq": 5},
+        "n1": {"leader": "n2", "messages": 5, "first_seq": 1, "last_seq": 5},
+    }
+    assert split_brain(states) == []
+    assert replica_states([leader], "missing") == {}
+
+
+def state(leader: str | None, last: int, first: int = 1) -> dict[str, Any]:
+    return {"leader": leader, "messages": last - first + 1, "first_seq": first, "last_seq": last}
+
+
+def test_two_leaders_and_replicas_that_differ_are_a_split_brain() -> None:
+    # After the heal of nats-server#7567: n1 and n2 follow n2, n3 still leads its own log.
+    states = {"n1": state("n2", 900), "n2": state("n2", 900), "n3": state("n3", 1400)}
+    assert split_brain(states) == [
+        "2 servers each lead the stream: n2, n3",
+        "the servers name different leaders (n1: n2, n2: n2, n3: n3)",
+        "the replicas' messages differ (n1: 900, n2: 900, n3: 1400)",
+        "the replicas' last_seq differ (n1: 900, n2: 900, n3: 1400)",
+    ]
+
+
+def test_one_leader_with_a_replica_behind_is_told_apart_from_two_leaders() -> None:
+    states = {"n1": state("n1", 10), "n2": state("n1", 10), "n3": state(None, 7)}
+    assert split_brain(states) == [
+        "the servers name different leaders (n1: n1, n2: n1, n3: none)",
+        "the replicas' messages differ (n1: 10, n2: 10, n3: 7)",
+        "the replicas' last_seq differ (n1: 10, n2: 10, n3: 7)",
+    ]

@@ -69,6 +69,7 @@ def test_direct_reads_are_a_nats_kv_variant() -> None:
 def test_all_on_nats_is_its_partitions_kills_and_pauses() -> None:
     everything = spec("--db", "nats", "--workload", "queue", "--nemesis", "all").nemesis
     power = {f"power-loss-{t}" for t in ("one", "leader", "minority", "majority", "all")}
+    power |= {"pause-power-loss"}
     assert set(everything) == NATS_FAULTS - power  # `all` never cuts power, on Kafka neither
     assert {"partition-leader", "kill-one", "pause-one", "kill-leader"} <= NATS_FAULTS
 
@@ -77,3 +78,10 @@ def test_a_power_cut_on_nats_puts_the_stores_on_faultfs() -> None:
     cut = spec("--db", "nats", "--workload", "queue", "--nemesis", "power-loss-all")
     assert cut.nemesis == ("power-loss-all",) and cut.cluster.faultfs
     assert not spec("--db", "nats", "--workload", "queue").cluster.faultfs
+
+
+def test_nats_takes_the_pause_and_power_cut_of_its_split_brain_issue_on_faultfs() -> None:
+    run = spec("--db", "nats", "--workload", "queue", "--nemesis", "pause-power-loss")
+    assert run.nemesis == ("pause-power-loss",) and run.cluster.faultfs
+    with pytest.raises(ValueError, match="does not take the faults partition-power-loss"):
+        spec("--db", "nats", "--workload", "queue", "--nemesis", "partition-power-loss")

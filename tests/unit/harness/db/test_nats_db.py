@@ -76,3 +76,27 @@ def test_a_probe_of_a_cut_tries_the_nats_client_port() -> None:
     db = db_seeing({})
     assert isinstance(db, ServicePorts)
     assert net.service_port(db, "n1") == CLIENT_PORT  # type: ignore[arg-type]
+
+
+def test_replicas_that_still_differ_after_the_bound_are_a_split_brain() -> None:
+    views = {
+        "n1": view("n1", "n1", (peer("n2"), peer("n3"))),
+        "n3": view("n3", "n3", (peer("n1"), peer("n2"))),
+    }
+    found = db_seeing(views).replica_agreement("s", bound_s=0.0)
+    assert found["states"]["n3"] == {"leader": "n3", "messages": 3, "first_seq": 1, "last_seq": 3}
+    assert found["split_brain"][0] == "2 servers each lead the stream: n1, n3"
+
+
+def test_replicas_that_agree_are_no_split_brain_and_a_bucket_is_asked_by_its_stream() -> None:
+    views = {n: view(n, "n2", (peer("n1"), peer("n3"))) for n in ("n1", "n2", "n3")}
+    for v in views.values():
+        v.streams["KV_b"] = v.streams.pop("s")
+    found = db_seeing(views).replica_agreement("b", bound_s=30.0)
+    assert found["split_brain"] == [] and set(found["states"]) == {"n1", "n2", "n3"}
+    # A stream no server holds (lost to a power cut of all) is no split brain.
+    assert db_seeing({}).replica_agreement("b", bound_s=30.0) == {
+        "states": {},
+        "split_brain": [],
+        "seconds": 0.0,
+    }

@@ -26,7 +26,7 @@ from tests.support import DATA
 from tests.support.run_folders import DAY, T0, VALID_OPS, WINDOW, build_results, events, write_run
 from tests.unit.checkers.linearizable import test_oracle as oracle
 from tests.unit.checkers.txn.test_verdict import aborted_read
-from workloads.options import QueueOptions
+from workloads.options import NatsOptions, QueueOptions
 
 
 @pytest.fixture(scope="module")
@@ -290,6 +290,10 @@ def mixed(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any
         queue=QueueOptions(txn=True, client="java"),
     )
     java = write_run(root, java_spec, aborted_read().events(), T0)
+    # A NATS run: its release, `nats` and its sync profile, not the Kafka fields its spec
+    # leaves at their defaults (with them it was counted as 3.9.1 on ZooKeeper, safe).
+    nats_spec = TestSpec(name="kv-nats", db="nats", nats=NatsOptions(sync="always"), seed=4)
+    nats = write_run(root, nats_spec, history, T0)
     patterns = [plain("kv[1]{a,b}*?\\"), plain("javascript:alert(1);1")]
     unreadable = plain("x[1]:y")
     reasons = build_malformed(root)
@@ -308,6 +312,7 @@ def mixed(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any
         "reasons": reasons,
         "txn": txn,
         "java": java,
+        "nats": nats,
     }
 
 
@@ -316,17 +321,20 @@ def test_runs_group_by_kafka_release_and_metadata_mode(mixed: dict[str, Any]) ->
     # partition-leader on 3.9.1: the three kv-fault runs but the KRaft one, the two with
     # encoded names, and build_malformed's good run; the pattern-named runs have no fault.
     assert sorted((r["kafka_version"], r["metadata"], r["nemesis"], r["runs"]) for r in rows) == [
+        ("2.12.1", "nats", "partition-leader", "1"),
         ("3.9.1", "zookeeper", "none", "2"),
         ("3.9.1", "zookeeper", "partition-leader", "5"),
         ("3.9.1", "zookeeper", "pause-leader", "1"),
         ("3.9.1", "zookeeper", "pause-leader,crash-clients", "1"),
         ("4.4.0", "kraft", "partition-leader", "1"),
     ]
+    assert {r["kafka_config"] for r in rows if r["metadata"] == "nats"} == {"always"}
     summary = (mixed["out"] / "summary.md").read_text()
     assert "4.4.0-kraft/kv/linearizable/partition-leader/safe" in summary
     side = summary.split("## Side by side")[1].split("##")[0]
-    assert "| test | 3.9.1-zookeeper | 4.4.0-kraft |" in side
-    assert "| kv/linearizable/partition-leader/safe | 5 runs: 0 invalid, 0 unknown" in side
+    assert "| test | 2.12.1-nats always | 3.9.1-zookeeper safe | 4.4.0-kraft safe |" in side
+    assert "| kv/linearizable/partition-leader | 1 runs: 0 invalid, 0 unknown" in side
+    assert "| 5 runs: 0 invalid, 0 unknown" in side
 
 
 def test_a_transactional_run_has_its_outcomes_and_anomalies(mixed: dict[str, Any]) -> None:
@@ -357,7 +365,9 @@ def test_a_transactional_run_has_its_outcomes_and_anomalies(mixed: dict[str, Any
     assert (txn["client"], txn["txn_protocol"]) == ("confluent-kafka", "TV1")
     assert txn["client_version"] == metadata.version("confluent-kafka")
     assert (java["client"], java["txn_protocol"]) == ("kafka-clients", "")
-    assert {r["client"] for r in others} == {"confluent-kafka"}
+    nats = rows[_run_id(mixed["nats"])]
+    assert {r["client"] for r in others if r is not nats} == {"confluent-kafka"}
+    assert (nats["client"], nats["client_version"]) == ("nats-py", "")
 
 
 def test_recovery_times_per_configuration_and_fault(mixed: dict[str, Any]) -> None:
@@ -396,8 +406,9 @@ def test_run_folders_of_the_wrong_shape_are_left_out_with_their_reason(
 
 
 def test_run_names_spark_would_read_as_patterns_are_analysed(mixed: dict[str, Any]) -> None:
-    # build_malformed's good run is the first 1, the two transactional runs the 2.
-    assert mixed["found"].runs == 3 + 2 + 2 + 1 + 2
+    # build_malformed's good run is the first 1, the two transactional runs the 2, the
+    # NATS run the last 1.
+    assert mixed["found"].runs == 3 + 2 + 2 + 1 + 2 + 1
     assert [
         (b["run"], b["reason"].split(":")[0])
         for b in mixed["found"].broken
