@@ -62,6 +62,8 @@ from harness.cluster.queries import ClusterQueries
 _SERVER_LOG = "/var/log/kafka/server.log"
 STOP_TIMEOUT_S = 30
 """How long a stopped node may take to shut down before it is killed."""
+FREEZE_ATTEMPTS = 3
+"""How often pause asks runc to freeze a node before it gives up."""
 
 __all__ = [
     "ClusterError",
@@ -456,12 +458,26 @@ class DockerCluster(ClusterQueries, ProxyControl, MembershipTools):
         """Freezes every process of node: the cgroup freezer, or on faultfs SIGSTOP to the
         JVM beneath the layer (faultfs.signal_jvm says why)."""
         if not self.spec.faultfs:
-            self._container(node).pause()
+            self._freeze(node)
             return
         problem = faultfs.signal_jvm(self._container(node), "STOP")
         if problem is not None:
             raise ClusterError(f"{node}: {problem}")
         self._stopped.add(node)
+
+    def _freeze(self, node: str) -> None:
+        """Freezes node's cgroup, asking again when runc could not: a freeze races with a
+        process that forks or waits in the kernel at that moment ("unable to freeze"),
+        and runc thaws what it froze before it reports the failure, so a second attempt
+        starts from a running node. Seen once in a parallel make test."""
+        for attempt in range(1, FREEZE_ATTEMPTS + 1):
+            try:
+                self._container(node).pause()
+                return
+            except APIError as err:
+                if "unable to freeze" not in str(err) or attempt == FREEZE_ATTEMPTS:
+                    raise
+                time.sleep(0.2 * attempt)
 
     def resume(self, node: str) -> None:
         """Thaws a paused node."""
