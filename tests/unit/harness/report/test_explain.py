@@ -273,6 +273,12 @@ def test_a_nats_power_cut_under_the_default_sync_interval_is_documented() -> Non
     assert config_sentence(synced).startswith("Not allowed under NATS's sync profile always")
     minority = {"db": "nats", "nats_sync": "default", "nemesis": ["power-loss-leader"]}
     assert config_sentence(minority).startswith("Not allowed under NATS's sync profile default")
+    # One of the acknowledging quorum loses its unsynced tail while the other is paused.
+    paused = {"db": "nats", "nats_sync": "default", "nemesis": ["pause-power-loss"]}
+    assert "nats-server#7567" in config_sentence(paused)
+    assert config_sentence(paused).startswith("Expected under NATS's default sync_interval")
+    paused_synced = paused | {"nats_sync": "always"}
+    assert config_sentence(paused_synced).startswith("Not allowed under NATS's sync profile")
 
 
 def test_a_valid_run_says_what_the_faults_did_to_the_clients() -> None:
