@@ -394,8 +394,7 @@ def write_report(
     summary.append(("final phase", _final(results.get("final", {}))))
     summary.append(("cluster", _cluster(spec)))
     summary += release_rows(results.get("release"))
-    if "interrupted" in results:
-        summary.append(("interrupted", results["interrupted"]))
+    # An interruption is said by the explanation: its INCOMPLETE line, or a sentence.
     files = sorted(p for p in folder.rglob("*") if p.is_file() and p.name != "report.html")
     plots = "".join(_plot(folder, name, (unplotted or {}).get(name)) for name in RUN_PLOTS)
     colour = VERDICT_COLOURS[word]
