@@ -25,10 +25,16 @@ from pathlib import Path
 import nats
 import pytest
 from nats.aio.client import Client as NatsClient
+from nats.aio.msg import Msg
 from nats.errors import Error as NatsError
 from nats.errors import TimeoutError as NatsTimeoutError
 from nats.js import JetStreamContext
-from nats.js.errors import KeyNotFoundError, KeyWrongLastSequenceError, NoStreamResponseError
+from nats.js.errors import (
+    KeyNotFoundError,
+    KeyWrongLastSequenceError,
+    NoStreamResponseError,
+    ServiceUnavailableError,
+)
 
 from harness.cluster.engine import docker_client
 from harness.cluster.nats import (
@@ -206,6 +212,21 @@ def test_logs_config_and_store_are_copied_and_the_cluster_is_found_again(
     assert [again.ip(n) for n in again.nodes] == [nats_cluster.ip(n) for n in nats_cluster.nodes]
 
 
+async def fetch_when_served(
+    sub: JetStreamContext.PullSubscription, batch: int, seconds: float = 20
+) -> list[Msg]:
+    """Fetches up to batch messages, asking again while the new consumer answers 503 (its
+    Raft group has no leader yet: a loaded machine takes seconds to elect one)."""
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            return await sub.fetch(batch, timeout=5)
+        except ServiceUnavailableError:
+            if time.monotonic() >= deadline:
+                raise
+            await asyncio.sleep(0.5)
+
+
 def test_a_timed_out_publish_may_still_be_stored(nats_cluster: NatsCluster) -> None:
     """A publish given 0.5 ms for its ack times out in the client, yet the stream takes
     it: a timeout is indeterminate, never a fail (workloads/nats_outcomes.py)."""
@@ -222,8 +243,7 @@ def test_a_timed_out_publish_may_still_be_stored(nats_cluster: NatsCluster) -> N
                 except NatsTimeoutError:
                     timed_out.add(value)
             sub = await js.pull_subscribe("timeouts.0", durable="drain", stream="timeouts")
-            stored = {int(msg.data) for msg in await sub.fetch(50, timeout=5)}
-            return timed_out, stored
+            return timed_out, {int(msg.data) for msg in await fetch_when_served(sub, 50)}
         finally:
             await nc.close()
 
