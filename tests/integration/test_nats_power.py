@@ -17,6 +17,7 @@ import nats
 import pytest
 from nats.js import JetStreamContext
 from nats.js.api import PubAck, StreamInfo
+from nats.js.errors import NoStreamResponseError
 
 from harness.cluster.engine import docker_client
 from harness.cluster.nats import NatsSpec, ensure_nats_image, stream_config
@@ -28,7 +29,7 @@ from workloads.nats_loop import until_placed
 pytestmark = pytest.mark.integration
 
 STREAM, SUBJECT, SENT = "power", "power.0", 50
-PUBLISH_ATTEMPTS = 4
+PUBLISH_ATTEMPTS = 6
 MESSAGE_BLOCK = f"jetstream/$G/streams/{STREAM}/msgs/1.blk"
 """The stream's first message block in the store (every publish here lands in it)."""
 
@@ -73,13 +74,14 @@ async def publish_acknowledged(cluster: NatsDb) -> int:
 
 async def publish_once(js: JetStreamContext, i: int) -> PubAck:
     """Publishes message i, asking again when its acknowledgement times out (an fsync
-    per write through FUSE on a loaded machine can take seconds); its Nats-Msg-Id makes
-    a second attempt land once, as JetStream's duplicate window promises."""
+    per write through FUSE on a loaded machine can take seconds) or no server answers
+    for the stream yet (its leader not yet elected); its Nats-Msg-Id makes a second
+    attempt land once, as JetStream's duplicate window promises."""
     for _ in range(PUBLISH_ATTEMPTS - 1):
         try:
             return await js.publish(SUBJECT, str(i).encode(), headers={"Nats-Msg-Id": str(i)})
-        except nats.errors.TimeoutError:
-            continue
+        except (nats.errors.TimeoutError, NoStreamResponseError):
+            await asyncio.sleep(0.5)
     return await js.publish(SUBJECT, str(i).encode(), headers={"Nats-Msg-Id": str(i)})
 
 
