@@ -21,6 +21,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from nemesis import file_faults as ff
+from nemesis import log_batches
 from nemesis.cluster import Cluster, Disks
 from nemesis.core import Skipped, Value, split_f, wait_until
 from nemesis.isr import Steps
@@ -165,13 +166,17 @@ class FileCorruption:
             now: bytes | None = disks.read_file(node, f"{ff.DATA_DIR}/{file}")
         except Exception:  # the node deleted or renamed the file: an answer, recorded
             now = None
+        since = int(done["log_lines_before"])
         try:
             text = disks.read_file(node, ff.SERVER_LOG).decode(errors="replace")
         except Exception as err:  # recorded as unknown, the rest still stands
             text, said = "", [f"server.log unreadable: {err}"]
         else:
-            said = ff.kafka_lines(text, int(done["log_lines_before"]), file)
+            said = ff.kafka_lines(text, since, file)
+        evidence = ff.evidence(text.splitlines()[since:], file)
         on_disk = ff.bytes_now(done["change"], now)
+        batches = _batches(file, done["change"], now)
+        elsewhere = self._elsewhere(node, file)
         steps.record(
             "observed",
             node=node,
@@ -180,11 +185,38 @@ class FileCorruption:
             rejoined=back,
             within_s=OBSERVE_WAIT_S,
             on_disk=on_disk,
+            batches=batches,
             kafka_said=said,
-            kafka_did=_verdict(state == "running", back, on_disk),
+            evidence=evidence,
+            elsewhere=elsewhere,
+            kafka_did=_verdict(state == "running", back, on_disk, evidence, elsewhere),
             state=steps.state(),
         )
         return {"node": node, "file": file, "how": done["how"], "partition": done["partition"]}
+
+    def _elsewhere(self, struck: str, file: str) -> dict[str, list[str]]:
+        """The lines of every other node's log that report a corruption of the file's
+        directory: a follower refusing what the struck node served it, a controller
+        refusing its metadata."""
+        cluster, disks = self._cluster, self._disks
+        assert cluster is not None and disks is not None
+        folder = file.rsplit("/", 1)[0] if "/" in file else file
+        found: dict[str, list[str]] = {}
+        for other in cluster.nodes:
+            if other == struck or other in cluster.zookeepers:
+                continue
+            try:
+                text = disks.read_file(other, ff.SERVER_LOG).decode(errors="replace")
+            except Exception:  # a node whose log cannot be read tells nothing either way
+                continue
+            lines = [
+                e["line"]
+                for e in ff.evidence(text.splitlines(), file)
+                if e["means"] == "detected" and folder in e["line"]
+            ]
+            if lines:
+                found[other] = lines
+        return found
 
     def _rejoined(self, node: str) -> bool:
         cluster = self._cluster
@@ -201,15 +233,42 @@ class FileCorruption:
         return wait_until(done, bound, POLL_S, self._clock, self._sleep)
 
 
-def _verdict(running: bool, rejoined: bool, on_disk: Value) -> str:
-    """What Kafka did, in words, from what was observed."""
-    if not running:
-        return "refused to start (the node is down)"
+def _batches(file: str, change: Any, now: bytes | None) -> list[Value]:
+    """For a segment (.log), the record batch at each changed byte as the file is now
+    and whether it passes its CRC; for a cut segment, the batch at its new end (a cut
+    through a batch leaves a tail no batch can be read from). Else nothing."""
+    if now is None or not file.endswith(".log"):
+        return []
+    if isinstance(change, list):
+        return log_batches.batches_at(now, [c["offset"] for c in change])
+    if isinstance(change, dict) and len(now) == change.get("size_after") and now:
+        return log_batches.batches_at(now, [len(now) - 1])
+    return []
+
+
+def _verdict(
+    running: bool,
+    rejoined: bool,
+    on_disk: Value,
+    evidence: Sequence[Value],
+    elsewhere: Value,
+) -> str:
+    """What Kafka did, in words, from what was observed: refused to start, served the
+    corrupt data (another node refused it), repaired it (its log says so, or the bytes
+    are back), or kept it without looking (a clean shutdown skips recovery)."""
+    said = {str(e.get("means")) for e in evidence}
+    if not running or "refused" in said:
+        return "refused to start (the node is down)" if not running else "halted on it"
+    if elsewhere:
+        return "served the corrupt data: " + ", ".join(sorted(elsewhere)) + " refused it"
     if not rejoined:
         return "started but did not rejoin every ISR it belongs to"
     if on_disk.get("file") == "gone":
         return "rejoined; the corrupted file is gone (deleted, or rebuilt under another name)"
     still = on_disk.get("still_flipped", 0) or on_disk.get("still_cut")
+    if still and ("detected" in said or "repaired" in said):
+        return "rejoined; it logged the corruption, and the changed bytes are still on its disk"
     if still:
-        return "rejoined with the corruption still on its disk"
+        unread = " (a clean shutdown skips recovery)" if "unchecked" in said else ""
+        return f"rejoined without noticing{unread}: the corruption is still on its disk"
     return "rejoined; the corrupted bytes were rewritten (repaired or rebuilt)"

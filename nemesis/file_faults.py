@@ -45,6 +45,32 @@ KAFKA_WORDS = re.compile(
 )
 """What a broker says, after a restart on a corrupted file, that tells what it did."""
 LINES_KEPT = 20
+EVIDENCE: tuple[tuple[str, re.Pattern[str]], ...] = (
+    (
+        "refused",
+        re.compile(
+            r"Fatal error|Exiting Kafka|Shutdown broker because all log dirs"
+            r"|Encountered fatal fault|Halting",
+            re.IGNORECASE,
+        ),
+    ),
+    (
+        "detected",
+        re.compile(
+            r"CorruptRecordException|Found invalid messages|Corrupt(?:ed)? index"
+            r"|CorruptIndexException|Malformed|InvalidRecordException|CRC|checksum"
+            r"|KafkaStorageException|Error while (?:reading|loading|writing)",
+            re.IGNORECASE,
+        ),
+    ),
+    ("repaired", re.compile(r"rebuild|Truncating|Recovering (?:unflushed )?segment", re.I)),
+    ("unchecked", re.compile(r"Skipping recovery .*clean shutdown file", re.IGNORECASE)),
+)
+"""The lines of a broker's log that tell what it did with a changed file, each with what
+it means: it refused to start (or halted), it found the corruption, it repaired the
+file's log (recovery, truncation, an index rebuilt), or it started without reading its
+logs at all (a clean shutdown skips recovery). First match wins."""
+EVIDENCE_KEPT = 6
 
 
 def listing_command(directory: str = DATA_DIR) -> list[str]:
@@ -166,3 +192,19 @@ def kafka_lines(log_text: str, since_line: int, file: str) -> list[str]:
     named = [line for line in said if folder in line]
     rest = [line for line in said if folder not in line]
     return (named + rest)[:LINES_KEPT]
+
+
+def evidence(lines: Sequence[str], file: str) -> list[dict[str, str]]:
+    """Takes a node's log lines since a corruption and the file changed. Returns the lines
+    that say what the node did with it (EVIDENCE), each as {"means", "line"}: a refusal,
+    a detection or a skipped recovery wherever it is said, a repair only when it names
+    the file's directory; EVIDENCE_KEPT at most, refusals and detections first."""
+    folder = file.rsplit("/", 1)[0] if "/" in file else file
+    found: list[dict[str, str]] = []
+    for line in lines:
+        means = next((m for m, pattern in EVIDENCE if pattern.search(line)), None)
+        if line[:1].isspace() or means is None or (means == "repaired" and folder not in line):
+            continue
+        found.append({"means": means, "line": line})
+    order = [m for m, _ in EVIDENCE]
+    return sorted(found, key=lambda e: order.index(e["means"]))[:EVIDENCE_KEPT]

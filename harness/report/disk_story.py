@@ -92,12 +92,72 @@ def change_words(step: Value) -> str:
 
 
 def observed_words(step: Value) -> str:
-    """What Kafka did about a corruption, and the first lines it logged since."""
+    """What Kafka did about a corruption: the verdict, the batches the change lies in,
+    and the lines that show it (the node's own, then other nodes' refusals); the first
+    lines it logged since when no line says more (a run recorded before the evidence)."""
     said = f"{step.get('node')} {step.get('kafka_did')}"
-    lines = step.get("kafka_said") or []
+    if batches := step.get("batches"):
+        said += "; " + batch_words(batches)
+    evidence = step.get("evidence")
+    lines = [e.get("line") for e in evidence] if evidence is not None else step.get("kafka_said")
     if lines:
         said += "; it logged: " + " | ".join(str(line)[:200] for line in lines[:LINES_SHOWN])
+    elif evidence is not None:
+        said += "; it logged nothing about the file"
+    for node, refused in sorted((step.get("elsewhere") or {}).items()):
+        said += f"; {node} logged: " + " | ".join(str(line)[:200] for line in refused[:1])
     return said
+
+
+def batch_words(batches: list[Value]) -> str:
+    """Where each changed byte lies now: which record batch, which field, and whether
+    the batch passes its CRC-32C."""
+    words = []
+    for b in batches:
+        if "unread" in b:
+            words.append(f"byte {b.get('position')} is {b['unread']}")
+            continue
+        first, last = b.get("offsets") or ["?", "?"]
+        offsets = f"offset {first}" if first == last else f"offsets {first}-{last}"
+        crc = "still passes its CRC" if b.get("crc_ok") else "now fails its CRC"
+        words.append(
+            f"byte {b.get('position')} is in the batch of {offsets} ({b.get('field')}), which {crc}"
+        )
+    return "; ".join(words)
+
+
+def corruption_sentences(nemesis: Any) -> list[str]:
+    """Takes results.json's nemesis section. Returns one sentence per file corruption:
+    which file of which node was changed and how (offsets, bytes), and what Kafka did
+    with it, with the line that shows it."""
+    ops = nemesis.get("ops", []) if isinstance(nemesis, dict) else []
+    started: dict[str, Value] = {}
+    said = []
+    for op in ops:
+        action, _, fault = str(op.get("f")).partition("-")
+        value = op.get("value") if isinstance(op.get("value"), dict) else {}
+        if fault not in CORRUPT_FAULTS:
+            continue
+        if op.get("error"):
+            said.append(f"{fault} at {op.get('time', 0):.1f} s changed no file: {op['error']}.")
+        elif action == "start":
+            started[fault] = value
+        elif fault in started:
+            steps = [s for s in value.get("steps", []) if s.get("step") == "observed"]
+            said.append(_corruption_sentence(fault, started.pop(fault), steps))
+    said += [_corruption_sentence(f, v, []) for f, v in started.items()]
+    return said
+
+
+def _corruption_sentence(fault: str, done: Value, observed: list[Value]) -> str:
+    node = done.get("node")
+    head = (
+        f"{fault}: {node}'s {done.get('file')} was changed while {node} was stopped "
+        f"({change_words(done)})"
+    )
+    if not observed:
+        return f"{head}; what Kafka did with it was not observed."
+    return f"{head}; Kafka: {observed_words(observed[-1])}."
 
 
 def lost_words(lost: Any) -> str:

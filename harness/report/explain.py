@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from checkers import availability_sentence
 from checkers.linearizable import spell
+from harness.report.disk_story import corruption_sentences
 from harness.verdicts import DURATION, incomplete, verdict_word
 from nemesis.names import LOSES_POWER, POWERS_OFF_A_MAJORITY
 
@@ -77,6 +78,7 @@ def _sentences(results: Section, spec: Section, cases_listed: bool) -> list[str]
             said += [s for s in (availability_sentence(found),) if s]
     elif valid is not False:
         said += unknown_sentences(results)
+    said += corruption_sentences(results.get("nemesis"))
     if incomplete(results):
         said.append(
             f"INCOMPLETE: {results[DURATION].get('reason', 'the workload stopped short')}; "

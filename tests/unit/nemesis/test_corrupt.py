@@ -225,9 +225,72 @@ def test_the_stop_records_what_kafka_did() -> None:
     assert observed["step"] == "observed" and observed["rejoined"] is True
     assert observed["kafka_said"] == ["[9] WARN Found invalid messages in queue-0"]
     assert observed["on_disk"]["still_cut"] is True
-    assert observed["kafka_did"] == "rejoined with the corruption still on its disk"
+    assert observed["evidence"] == [
+        {"means": "detected", "line": "[9] WARN Found invalid messages in queue-0"}
+    ]
+    assert observed["kafka_did"] == (
+        "rejoined; it logged the corruption, and the changed bytes are still on its disk"
+    )
+    assert observed["elsewhere"] == {}
     with pytest.raises(Skipped):
         nemesis.invoke("stop-truncate-log")
+
+
+def test_a_node_that_starts_without_recovery_kept_the_corruption_unnoticed() -> None:
+    cluster = DiskCluster()
+    nemesis = _nemesis(("bitflip-log",), cluster)
+    node = nemesis.invoke("start-bitflip-log")["node"]
+    cluster.files[node][ff.SERVER_LOG] += (
+        b"[7] INFO Skipping recovery of 10 logs from /var/lib/kafka/data since clean"
+        b" shutdown file was found (kafka.log.LogManager)\n"
+        b"[8] INFO [LogLoader partition=queue-0] Reloading from producer snapshot\n"
+    )
+    observed = nemesis.invoke("stop-bitflip-log")["steps"][-1]
+    assert [e["means"] for e in observed["evidence"]] == ["unchecked"]
+    assert observed["kafka_did"] == (
+        "rejoined without noticing (a clean shutdown skips recovery): the corruption is still"
+        " on its disk"
+    )
+    assert len(observed["batches"]) == 2  # one per flipped byte, placed in the file as it is
+
+
+def test_a_follower_refusing_the_struck_nodes_batch_means_it_served_corrupt_data() -> None:
+    cluster = DiskCluster()
+    nemesis = _nemesis(("bitflip-log",), cluster)
+    node = nemesis.invoke("start-bitflip-log")["node"]
+    other = next(n for n in cluster.brokers if n != node)
+    cluster.files[other][ff.SERVER_LOG] += (
+        b"[9] ERROR [ReplicaFetcher replicaId=2, leaderId=1, fetcherId=0] Found invalid"
+        b" messages during fetch for partition queue-0 offset 57\n"
+        b"[9] ERROR Found invalid messages during fetch for partition queue-1 offset 3\n"
+    )
+    observed = nemesis.invoke("stop-bitflip-log")["steps"][-1]
+    assert observed["elsewhere"] == {
+        other: [
+            "[9] ERROR [ReplicaFetcher replicaId=2, leaderId=1, fetcherId=0] Found invalid"
+            " messages during fetch for partition queue-0 offset 57"
+        ]
+    }
+    assert observed["kafka_did"] == f"served the corrupt data: {other} refused it"
+
+
+def test_the_lines_that_say_what_kafka_did_with_a_file() -> None:
+    lines = [
+        "[1] INFO Skipping recovery for all logs in /d since clean shutdown file was found",
+        "[2] INFO [LogLoader partition=queue-1] Recovering unflushed segment 0",
+        "[3] INFO [LogLoader partition=queue-0] Recovering unflushed segment 0",
+        "\tat org.apache.kafka.storage.internals.log.LogSegment.recover(LogSegment.java:1)",
+        "[4] ERROR Shutdown broker because all log dirs in /d have failed",
+        "[5] WARN Found a corrupted index file corresponding to log file queue-0/0.log due"
+        " to Corrupt index found, rebuilding index files",
+        "[6] INFO nothing to see",
+    ]
+    assert [(e["means"], e["line"][:3]) for e in ff.evidence(lines, "queue-0/0.index")] == [
+        ("refused", "[4]"),
+        ("detected", "[5]"),
+        ("repaired", "[3]"),
+        ("unchecked", "[1]"),
+    ]
 
 
 def test_a_node_that_does_not_come_back_refused_to_start() -> None:

@@ -4,6 +4,8 @@ can check against the JSON."""
 
 from __future__ import annotations
 
+from harness.report.disk_story import observed_words
+from harness.report.explain import explain
 from harness.report.nemesis_story import story
 
 STATE = {"0": {"leader": "n3", "epoch": 4, "isr": ["n3"]}}
@@ -128,4 +130,55 @@ def test_a_scenario_that_was_not_set_up_says_so() -> None:
     [row] = story([start], [1.0])
     assert row.words == (
         "pause-power-loss: stale minority n1, crasher n2, the rest n3; not set up, so no loss"
+    )
+
+
+def test_the_explanation_says_which_bytes_changed_and_what_kafka_did_with_them() -> None:
+    change = [{"offset": 191, "bit": 6, "before": "ff", "after": "bf"}]
+    observed = {
+        "step": "observed",
+        "node": "n2",
+        "kafka_did": "rejoined without noticing (a clean shutdown skips recovery): the"
+        " corruption is still on its disk",
+        "batches": [
+            {
+                "position": 191,
+                "batch_position": 140,
+                "offsets": [2, 2],
+                "field": "the part the CRC covers",
+                "crc_ok": False,
+            }
+        ],
+        "evidence": [{"means": "unchecked", "line": "INFO Skipping recovery of 10 logs"}],
+        "elsewhere": {},
+    }
+    ops = [
+        {
+            "time": 13.4,
+            "f": "start-bitflip-log",
+            "value": {"node": "n2", "file": "queue-3/0.log", "how": "bitflip", "change": change},
+        },
+        {"time": 20.2, "f": "stop-bitflip-log", "value": {"steps": [observed]}},
+        {"time": 21.0, "f": "start-truncate-index", "value": None, "error": "no file"},
+    ]
+    assert explain({"valid": True, "nemesis": {"ops": ops}}, {})[1:] == [
+        "bitflip-log: n2's queue-3/0.log was changed while n2 was stopped (bits flipped:"
+        " byte 191 ff -> bf); Kafka: n2 rejoined without noticing (a clean shutdown skips"
+        " recovery): the corruption is still on its disk; byte 191 is in the batch of offset"
+        " 2 (the part the CRC covers), which now fails its CRC; it logged:"
+        " INFO Skipping recovery of 10 logs.",
+        "truncate-index at 21.0 s changed no file: no file.",
+    ]
+
+
+def test_a_corruption_another_node_refused_names_it_and_its_line() -> None:
+    observed = {
+        "node": "n1",
+        "kafka_did": "served the corrupt data: n3 refused it",
+        "evidence": [],
+        "elsewhere": {"n3": ["ERROR Found invalid messages during fetch for partition q-0"]},
+    }
+    assert observed_words(observed) == (
+        "n1 served the corrupt data: n3 refused it; it logged nothing about the file;"
+        " n3 logged: ERROR Found invalid messages during fetch for partition q-0"
     )
