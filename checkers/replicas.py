@@ -9,7 +9,10 @@ that offset (followers truncate to the leader's epoch end, then fetch; KIP-101),
 after the final heal every replica is in sync: so two replicas that differ at an offset
 below it, one holding a record the other does not, or another record there, break that
 promise whatever the faults were. Above the high watermark a follower may be a fetch
-behind, or hold an uncommitted tail it has yet to truncate: reported, never invalid.
+behind, or hold an uncommitted tail it has yet to truncate: reported, never invalid. So
+may a replica the final heal left out of the ISR (the in-sync sets given): the promise
+is the in-sync replicas', and one out of sync is neither read from nor elected with
+unclean election off, so where only such replicas differ it is reported as behind.
 
 Which replica diverges, at an offset where they differ: the ones that do not hold what
 most replicas hold there (ties: what the leader holds), as Jepsen's NATS checker counts
@@ -41,14 +44,18 @@ def check_replicas(
     acked: Iterable[tuple[int, int, int]],
     leaders: Mapping[int, str | None] | None = None,
     unreadable: Collection[str] = (),
+    in_sync: Mapping[int, Collection[str]] | None = None,
 ) -> Result:
     """Takes node -> partition -> its log (a node lacking a partition it is assigned
     holds it empty), partition -> its replicas' nodes, partition -> high watermark, the
     acknowledged sends as (partition, offset, message), partition -> leader node, and the
-    nodes whose disks could not be read. Returns {"valid": False when replicas differ
-    below a high watermark, "unknown" when a replica or a high watermark is missing and
-    nothing differs, else True; per partition and per node what differs and what each
-    replica lacks; `lost`: how many acknowledged messages no replica holds, each
+    nodes whose disks could not be read, and partition -> its in-sync replicas' nodes as
+    the disks were read (None: every replica in sync). Returns {"valid": False when
+    replicas differ below a high watermark and an in-sync one is among those that
+    differ, "unknown" when a replica or a high watermark is missing and nothing differs,
+    else True; per partition and per node what differs and what each replica lacks;
+    `behind_out_of_isr`: the offsets below a high watermark where only replicas out of
+    sync differ; `lost`: how many acknowledged messages no replica holds, each
     partition's in its `lost_everywhere`}."""
     sends: dict[int, list[tuple[int, int]]] = {}
     for partition, offset, message in acked:
@@ -61,6 +68,7 @@ def check_replicas(
             high_watermarks.get(p),
             sends.get(p, []),
             leaders.get(p),
+            None if in_sync is None or p not in in_sync else set(in_sync[p]),
         )
         for p, nodes in sorted(assignment.items())
     }
@@ -93,6 +101,7 @@ def check_replicas(
         "partitions_checked": len(partitions),
         "divergent_below_hw": sum(e["divergent_below_hw"] for e in partitions.values()),
         "divergent_above_hw": sum(e["divergent_above_hw"] for e in partitions.values()),
+        "behind_out_of_isr": sum(e["behind_out_of_isr"] for e in partitions.values()),
         "lost": sum(len(e["lost_everywhere"]) for e in partitions.values()),
         "nodes": by_node,
         "partitions": {str(p): e for p, e in partitions.items()},
@@ -105,12 +114,14 @@ def _partition(
     hw: int | None,
     sends: Sequence[tuple[int, int]],
     leader: str | None,
+    isr: set[str] | None = None,
 ) -> dict[str, Any]:
     """One partition: its readable copies by node, the replicas that could not be read,
-    its high watermark (None: unknown), its acknowledged (offset, message) and leader."""
+    its high watermark (None: unknown), its acknowledged (offset, message), leader and
+    in-sync replicas (None: all)."""
     offsets = sorted(set().union(*(c.keys() for c in copies.values())))
     below: list[dict[str, Any]] = []
-    above = 0
+    above = behind = 0
     blamed: Counter[str] = Counter()
     for offset in offsets:
         held = {node: copy.get(offset) for node, copy in copies.items()}
@@ -118,6 +129,9 @@ def _partition(
             continue
         if hw is not None and offset < hw:
             wrong = _diverging(held, leader)
+            if isr is not None and not isr.intersection(wrong):
+                behind += 1  # only replicas out of sync differ: they lag, nobody reads them
+                continue
             blamed.update(wrong)
             below.append({"offset": offset, "held": dict(sorted(held.items())), "diverge": wrong})
         else:
@@ -142,6 +156,7 @@ def _partition(
             node: {
                 "records": len(copy),
                 "log_end": max(copy, default=-1) + 1,
+                **({} if isr is None else {"in_isr": node in isr}),
                 "divergent_below_hw": blamed[node],
                 "lacks_acked": len(lacking[node]),
                 "lacks": lacking[node][:CASES_KEPT],
@@ -150,6 +165,7 @@ def _partition(
         },
         "divergent_below_hw": len(below),
         "divergent_above_hw": above,
+        "behind_out_of_isr": behind,
         "divergences": below[:CASES_KEPT],
         "lost_everywhere": everywhere,
     }

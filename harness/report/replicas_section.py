@@ -27,13 +27,24 @@ def replicas_line(section: Section) -> str:
             f"{n} at {e['divergent_below_hw']}" for n, e in nodes.items() if e["divergent_below_hw"]
         )
         said += f"they DIFFER below the high watermark at {below} offsets ({who})"
-    elif section.get("valid") is True:
+    elif section.get("valid") is True and not section.get("behind_out_of_isr"):
         said += "the same records below the high watermark"
+    elif section.get("valid") is True:
+        said += "the in-sync replicas hold the same records below the high watermark"
     else:
         said += "no difference found, but a replica or a high watermark was unknown"
     lacking = [f"{n} {e['lacks_acked']}" for n, e in nodes.items() if e.get("lacks_acked")]
     if lacking:
         said += f"; acknowledged sends each lacks: {', '.join(lacking)}"
+    if behind := section.get("behind_out_of_isr"):
+        out = [
+            f"{n} in partition {p}"
+            for p, e in section.get("partitions", {}).items()
+            for n, r in e.get("replicas", {}).items()
+            if r.get("in_isr") is False
+        ]
+        said += f"; {behind} offsets below it missing or other on replicas out of the ISR"
+        said += f" ({', '.join(out)}): behind, not divergent" if out else ": behind"
     if above := section.get("divergent_above_hw"):
         said += f"; {above} offsets differ above it"
     return said + _counts_words(section.get("lost_counted_by"))
@@ -68,8 +79,8 @@ def replica_sentences(section: Section) -> list[str]:
     if said:
         said.append(
             "Every in-sync replica must hold every record below the high watermark at the "
-            "same offset, and after the final heal every replica was in sync: a replica "
-            "serves what another does not."
+            "same offset, and a replica that differs here was in sync when the disks were "
+            "read: a replica serves what another does not."
         )
     return said
 

@@ -65,14 +65,16 @@ def parse_segments(text: str, topic: str) -> tuple[dict[int, Records], list[str]
 
 def read_replicas(cluster: Cluster, topic: str) -> dict[str, Any]:
     """Reads every broker's copy of topic from its disk, who leads each partition and
-    which brokers hold it. Returns {"leaders": {partition: node or None}, "assignment":
-    {partition: [node]}, "replicas": {node: {partition: Records}}, "errors": {node: why}};
-    a broker that cannot be read is named in errors."""
+    which brokers hold it and which are in sync. Returns {"leaders": {partition: node or
+    None}, "assignment": {partition: [node]}, "in_sync": {partition: [node]}, "replicas":
+    {node: {partition: Records}}, "errors": {node: why}}; a broker that cannot be read is
+    named in errors."""
     states = cluster.partitions(topic)
     leaders = {
         p.partition: cluster.node_of_broker(p.leader) if p.leader >= 0 else None for p in states
     }
     assignment = {p.partition: [cluster.node_of_broker(r) for r in p.replicas] for p in states}
+    in_sync = {p.partition: [cluster.node_of_broker(r) for r in p.isr] for p in states}
     replicas: dict[str, dict[int, Records]] = {}
     errors: dict[str, str] = {}
 
@@ -87,7 +89,13 @@ def read_replicas(cluster: Cluster, topic: str) -> dict[str, Any]:
             replicas[node], problems = parse_segments(out, topic)
             if problems:
                 errors[node] = "; ".join(problems[:5])
-    return {"leaders": leaders, "assignment": assignment, "replicas": replicas, "errors": errors}
+    return {
+        "leaders": leaders,
+        "assignment": assignment,
+        "in_sync": in_sync,
+        "replicas": replicas,
+        "errors": errors,
+    }
 
 
 def acked_sends(history_lines: Iterable[str]) -> Iterator[tuple[int, int, int]]:

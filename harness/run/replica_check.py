@@ -76,6 +76,7 @@ def replica_section(folder: Path, on_disk: dict[str, Any], lost_acks: Any) -> di
             watermarks,
             sends,
             {int(p): n for p, n in on_disk["leaders"].items()},
+            in_sync={int(p): nodes for p, nodes in on_disk.get("in_sync", {}).items()} or None,
         )
         recount = _read_json(folder / "recount.json")
         section["lost_counted_by"] = compare_lost(section, lost_acks, recount)

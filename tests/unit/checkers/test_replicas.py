@@ -55,6 +55,21 @@ def test_a_replica_missing_a_record_below_the_high_watermark_is_invalid() -> Non
     assert result["nodes"]["n2"]["divergent_below_hw"] == 1
 
 
+def test_a_replica_out_of_the_isr_may_lag_but_an_in_sync_one_may_not() -> None:
+    # A follower whose fetcher failed on its changed segment (a truncate-log run on 4.4.0)
+    # stays out of the ISR with a prefix: nobody reads it, so it is behind, not divergent.
+    logs = {"n1": {0: log(10, 11, 12)}, "n2": {0: log(10)}, "n3": {0: log(10, 11, 12)}}
+    out = check_replicas(logs, ASSIGNED, {0: 3}, [], {0: "n1"}, in_sync={0: ["n1", "n3"]})
+    assert out["valid"] is True and out["divergent_below_hw"] == 0
+    assert out["behind_out_of_isr"] == 2
+    assert out["partitions"]["0"]["replicas"]["n2"]["in_isr"] is False
+    still = check_replicas(logs, ASSIGNED, {0: 3}, [], {0: "n1"}, in_sync={0: NODES})
+    assert still["valid"] is False and still["divergent_below_hw"] == 2
+    other = {**logs, "n3": {0: log(10, 99, 12)}}  # an in-sync replica differs too
+    mixed = check_replicas(other, ASSIGNED, {0: 3}, [], {0: "n1"}, in_sync={0: ["n1", "n3"]})
+    assert mixed["valid"] is False
+
+
 def test_a_replica_that_holds_nothing_of_an_assigned_partition_diverges() -> None:
     logs = {"n1": {0: log(10)}, "n2": {}, "n3": {0: log(10)}}
     result = check_replicas(logs, ASSIGNED, {0: 1}, [(0, 0, 10)], {0: "n1"})
