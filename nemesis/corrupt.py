@@ -254,13 +254,16 @@ def _verdict(
     elsewhere: Value,
 ) -> str:
     """What Kafka did, in words, from what was observed: refused to start, served the
-    corrupt data (another node refused it), repaired it (its log says so, or the bytes
-    are back), or kept it without looking (a clean shutdown skips recovery)."""
+    corrupt data (another node refused it), gave up the file's partition (its fetcher
+    failed), repaired it (its log says so, or the bytes are back), or kept it without
+    looking (a clean shutdown skips recovery)."""
     said = {str(e.get("means")) for e in evidence}
     if not running or "refused" in said:
         return "refused to start (the node is down)" if not running else "halted on it"
     if elsewhere:
         return "served the corrupt data: " + ", ".join(sorted(elsewhere)) + " refused it"
+    if "failed" in said:
+        return "stopped replicating the file's partition: its fetcher failed on the file"
     if not rejoined:
         return "started but did not rejoin every ISR it belongs to"
     if on_disk.get("file") == "gone":

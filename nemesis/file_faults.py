@@ -63,13 +63,20 @@ EVIDENCE: tuple[tuple[str, re.Pattern[str]], ...] = (
             re.IGNORECASE,
         ),
     ),
+    (
+        "failed",
+        re.compile(
+            r"marked as failed|Unexpected error occurred while processing data", re.IGNORECASE
+        ),
+    ),
     ("repaired", re.compile(r"rebuild|Truncating|Recovering (?:unflushed )?segment", re.I)),
     ("unchecked", re.compile(r"Skipping recovery .*clean shutdown file", re.IGNORECASE)),
 )
 """The lines of a broker's log that tell what it did with a changed file, each with what
-it means: it refused to start (or halted), it found the corruption, it repaired the
-file's log (recovery, truncation, an index rebuilt), or it started without reading its
-logs at all (a clean shutdown skips recovery). First match wins."""
+it means: it refused to start (or halted), it found the corruption, it stopped
+replicating the file's partition (its fetcher failed on it), it repaired the file's log
+(recovery, truncation, an index rebuilt), or it started without reading its logs at all
+(a clean shutdown skips recovery). First match wins."""
 EVIDENCE_KEPT = 6
 
 
@@ -197,13 +204,18 @@ def kafka_lines(log_text: str, since_line: int, file: str) -> list[str]:
 def evidence(lines: Sequence[str], file: str) -> list[dict[str, str]]:
     """Takes a node's log lines since a corruption and the file changed. Returns the lines
     that say what the node did with it (EVIDENCE), each as {"means", "line"}: a refusal,
-    a detection or a skipped recovery wherever it is said, a repair only when it names
-    the file's directory; EVIDENCE_KEPT at most, refusals and detections first."""
+    a detection or a skipped recovery wherever it is said, a failure or a repair only
+    when it names the file's directory; EVIDENCE_KEPT at most, refusals and detections
+    first."""
     folder = file.rsplit("/", 1)[0] if "/" in file else file
     found: list[dict[str, str]] = []
     for line in lines:
         means = next((m for m, pattern in EVIDENCE if pattern.search(line)), None)
-        if line[:1].isspace() or means is None or (means == "repaired" and folder not in line):
+        if (
+            line[:1].isspace()
+            or means is None
+            or (means in ("failed", "repaired") and folder not in line)
+        ):
             continue
         found.append({"means": means, "line": line})
     order = [m for m, _ in EVIDENCE]

@@ -284,10 +284,13 @@ def test_the_lines_that_say_what_kafka_did_with_a_file() -> None:
         "[5] WARN Found a corrupted index file corresponding to log file queue-0/0.log due"
         " to Corrupt index found, rebuilding index files",
         "[6] INFO nothing to see",
+        "[7] WARN [ReplicaFetcher replicaId=2] Partition queue-0 marked as failed",
+        "[8] WARN [ReplicaFetcher replicaId=2] Partition queue-1 marked as failed",
     ]
     assert [(e["means"], e["line"][:3]) for e in ff.evidence(lines, "queue-0/0.index")] == [
         ("refused", "[4]"),
         ("detected", "[5]"),
+        ("failed", "[7]"),
         ("repaired", "[3]"),
         ("unchecked", "[1]"),
     ]
@@ -319,3 +322,20 @@ def test_a_failed_write_still_starts_the_node() -> None:
         nemesis.invoke("start-bitflip-log")
     assert all(state == "running" for state in cluster.states.values())
     assert nemesis.teardown() == {}
+
+
+def test_a_fetcher_that_failed_on_the_file_gave_up_its_partition() -> None:
+    cluster = DiskCluster()
+    nemesis = _nemesis(("truncate-log",), cluster)
+    node = nemesis.invoke("start-truncate-log")["node"]
+    cluster.files[node][ff.SERVER_LOG] += (
+        b"[9] ERROR [ReplicaFetcher replicaId=2, leaderId=1, fetcherId=0] Unexpected error"
+        b" occurred while processing data for partition queue-0 at offset 0\n"
+        b"[9] WARN [ReplicaFetcher replicaId=2, leaderId=1, fetcherId=0] Partition queue-0"
+        b" marked as failed\n"
+    )
+    observed = nemesis.invoke("stop-truncate-log")["steps"][-1]
+    assert [e["means"] for e in observed["evidence"]] == ["failed", "failed"]
+    assert observed["kafka_did"] == (
+        "stopped replicating the file's partition: its fetcher failed on the file"
+    )
