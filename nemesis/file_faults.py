@@ -69,7 +69,10 @@ EVIDENCE: tuple[tuple[str, re.Pattern[str]], ...] = (
             r"marked as failed|Unexpected error occurred while processing data", re.IGNORECASE
         ),
     ),
-    ("repaired", re.compile(r"rebuild|Truncating|Recovering (?:unflushed )?segment", re.I)),
+    (
+        "repaired",
+        re.compile(r"rebuilding index|Truncating|Recovering (?:unflushed )?segment", re.I),
+    ),
     ("unchecked", re.compile(r"Skipping recovery .*clean shutdown file", re.IGNORECASE)),
 )
 """The lines of a broker's log that tell what it did with a changed file, each with what

@@ -283,7 +283,8 @@ def test_the_lines_that_say_what_kafka_did_with_a_file() -> None:
         "[4] ERROR Shutdown broker because all log dirs in /d have failed",
         "[5] WARN Found a corrupted index file corresponding to log file queue-0/0.log due"
         " to Corrupt index found, rebuilding index files",
-        "[6] INFO nothing to see",
+        "[6] INFO [LogLoader partition=queue-0] Reloading from producer snapshot and"
+        " rebuilding producer state from offset 0",
         "[7] WARN [ReplicaFetcher replicaId=2] Partition queue-0 marked as failed",
         "[8] WARN [ReplicaFetcher replicaId=2] Partition queue-1 marked as failed",
     ]
