@@ -82,12 +82,27 @@ class FileCorruption:
         return steps.result(**self._observe(self._last.pop(fault), steps))
 
     def teardown(self) -> Value:
-        """Starts the node a corruption left stopped, if one did."""
-        if self._cluster is None or self._down is None:
+        """Starts the node a corruption left stopped, if one did; then records what Kafka
+        did about each corruption whose stop op never came (the run ended first: a slow
+        stop of the node can take the whole interval), as the stop op would have."""
+        if self._cluster is None:
             return {}
-        node, self._down = self._down, None
-        self._cluster.start(node)
-        return {"corrupt": {"started": node}}
+        report: Value = {}
+        if self._down is not None:
+            node, self._down = self._down, None
+            self._cluster.start(node)
+            report["started"] = node
+        observed: Value = {}
+        for fault, done in list(self._last.items()):
+            steps = Steps(self._cluster, self.topic, self._clock)
+            try:
+                observed[fault] = steps.result(**self._observe(done, steps))
+            except Exception as err:  # the heal goes on; the corruption stays unobserved
+                observed[fault] = {"error": repr(err)}
+            del self._last[fault]
+        if observed:
+            report["observed"] = observed
+        return {"corrupt": report} if report else {}
 
     def _holders(self) -> dict[Any, list[str]]:
         """What is replicated where: each partition of the topic's replicas, and the KRaft

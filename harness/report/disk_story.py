@@ -145,11 +145,18 @@ def corruption_sentences(nemesis: Any) -> list[str]:
         elif fault in started:
             steps = [s for s in value.get("steps", []) if s.get("step") == "observed"]
             said.append(_corruption_sentence(fault, started.pop(fault), steps))
-    said += [_corruption_sentence(f, v, []) for f, v in started.items()]
+    healed = next((o.get("value") for o in ops if o.get("f") == "heal"), None)
+    late = (healed or {}).get("corrupt", {}).get("observed", {}) if isinstance(healed, dict) else {}
+    for fault, done in started.items():
+        steps = late.get(fault, {}).get("steps", []) if isinstance(late.get(fault), dict) else []
+        observed = [s for s in steps if s.get("step") == "observed"]
+        said.append(_corruption_sentence(fault, done, observed, at_heal=bool(observed)))
     return said
 
 
-def _corruption_sentence(fault: str, done: Value, observed: list[Value]) -> str:
+def _corruption_sentence(
+    fault: str, done: Value, observed: list[Value], at_heal: bool = False
+) -> str:
     node = done.get("node")
     head = (
         f"{fault}: {node}'s {done.get('file')} was changed while {node} was stopped "
@@ -157,7 +164,8 @@ def _corruption_sentence(fault: str, done: Value, observed: list[Value]) -> str:
     )
     if not observed:
         return f"{head}; what Kafka did with it was not observed."
-    return f"{head}; Kafka: {observed_words(observed[-1])}."
+    when = " (seen at the final heal: the run ended before the stop op)" if at_heal else ""
+    return f"{head}; Kafka{when}: {observed_words(observed[-1])}."
 
 
 def lost_words(lost: Any) -> str:

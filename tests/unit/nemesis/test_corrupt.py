@@ -340,3 +340,14 @@ def test_a_fetcher_that_failed_on_the_file_gave_up_its_partition() -> None:
     assert observed["kafka_did"] == (
         "stopped replicating the file's partition: its fetcher failed on the file"
     )
+
+
+def test_a_corruption_whose_stop_never_came_is_observed_at_the_heal() -> None:
+    cluster = DiskCluster()
+    nemesis = _nemesis(("truncate-index",), cluster)
+    node = nemesis.invoke("start-truncate-index")["node"]
+    healed = nemesis.teardown()["corrupt"]["observed"]["truncate-index"]
+    observed = healed["steps"][-1]
+    assert observed["step"] == "observed" and observed["node"] == node
+    assert "kafka_did" in observed
+    assert nemesis.teardown() == {}  # observed once

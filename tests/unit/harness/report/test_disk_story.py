@@ -182,3 +182,17 @@ def test_a_corruption_another_node_refused_names_it_and_its_line() -> None:
         "n1 served the corrupt data: n3 refused it; it logged nothing about the file;"
         " n3 logged: ERROR Found invalid messages during fetch for partition q-0"
     )
+
+
+def test_a_corruption_seen_only_at_the_heal_says_so() -> None:
+    start = {
+        "f": "start-truncate-index",
+        "value": {"node": "n2", "file": "q-3/0.timeindex", "how": "truncate", "change": {}},
+    }
+    observed = {"step": "observed", "node": "n2", "kafka_did": "rejoined", "evidence": []}
+    heal = {
+        "f": "heal",
+        "value": {"corrupt": {"observed": {"truncate-index": {"steps": [observed]}}}},
+    }
+    (said,) = explain({"valid": True, "nemesis": {"ops": [start, heal]}}, {})[1:]
+    assert "Kafka (seen at the final heal: the run ended before the stop op): n2 rejoined" in said
