@@ -434,6 +434,11 @@ class DockerCluster(ClusterQueries, ProxyControl, MembershipTools):
         """Returns a file of node's disk, running or stopped (path as its processes see it)."""
         return node_disk.read_file(self._container(node), self._disk_path(node, path))
 
+    def read_tree(self, node: str, path: str) -> dict[str, bytes]:
+        """Returns every file under a directory of node's disk, running or stopped, by its
+        path relative to the directory's parent."""
+        return node_disk.read_tree(self._container(node), self._disk_path(node, path))
+
     def write_file(self, node: str, path: str, data: bytes) -> None:
         """Replaces a file of a stopped node's disk, keeping its owner and mode."""
         node_disk.write_file(self._container(node), self._disk_path(node, path), data)

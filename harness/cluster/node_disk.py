@@ -45,6 +45,19 @@ def read_file(container: Container, path: str) -> bytes:
     return _member(container, path)[1]
 
 
+def read_tree(container: Container, path: str) -> dict[str, bytes]:
+    """Returns every regular file under a directory of a container, running or stopped,
+    by its path relative to the directory's parent (the archive's own naming)."""
+    stream, _ = container.get_archive(path)
+    found: dict[str, bytes] = {}
+    with tarfile.open(fileobj=io.BytesIO(b"".join(stream))) as tar:
+        for info in tar:
+            member = tar.extractfile(info) if info.isfile() else None
+            if member is not None:
+                found[info.name] = member.read()
+    return found
+
+
 def write_file(container: Container, path: str, data: bytes) -> None:
     """Replaces a regular file's bytes in a container, running or stopped, keeping its
     owner, group, mode and times."""

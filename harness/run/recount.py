@@ -18,7 +18,7 @@ import re
 from collections.abc import Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from harness.results import HISTORY
 from harness.run.segments import read_segment
@@ -32,6 +32,17 @@ Records = dict[int, str]
 """One replica of one partition: offset -> value, as the segment files hold them."""
 
 
+@runtime_checkable
+class Trees(Protocol):
+    """A cluster that reads a directory of a node's disk with the node stopped (Docker's
+    archive API), where exec cannot run: a broker that refused to start still has a
+    replica on its disk to compare."""
+
+    def read_tree(self, node: str, path: str) -> dict[str, bytes]:
+        """Returns every file under path by its path relative to path's parent."""
+        ...
+
+
 def segments_command(topic: str) -> list[str]:
     """Returns the shell command that prints, for every segment file of topic's
     partitions on a node, its path on one line and its bytes in base64 on the next."""
@@ -41,6 +52,17 @@ def segments_command(topic: str) -> list[str]:
         f'for f in {DATA_DIR}/{topic}-*/*.log; do [ -f "$f" ] || continue; '
         'echo "$f"; base64 -w0 "$f"; echo; done',
     ]
+
+
+def segments_listing(tree: dict[str, bytes], topic: str) -> str:
+    """Takes a data directory's files (read_tree: paths under the directory's name) and
+    the topic. Returns them as segments_command prints the topic's segments."""
+    wanted = re.compile(rf"(?:^|/){re.escape(topic)}-\d+/\d+\.log$")
+    return "".join(
+        f"{DATA_DIR}/{path.split('/', 1)[-1]}\n{base64.b64encode(data).decode()}\n"
+        for path, data in sorted(tree.items())
+        if wanted.search(path)
+    )
 
 
 def parse_segments(text: str, topic: str) -> tuple[dict[int, Records], list[str]]:
@@ -79,7 +101,15 @@ def read_replicas(cluster: Cluster, topic: str) -> dict[str, Any]:
     errors: dict[str, str] = {}
 
     def segments(node: str) -> tuple[str, int, str]:
-        return (node, *cluster.exec(node, segments_command(topic)))
+        try:
+            return (node, *cluster.exec(node, segments_command(topic)))
+        except Exception as err:  # a stopped node: exec refused; its disk is still there
+            if not isinstance(cluster, Trees):
+                return node, -1, f"exec failed: {err}"
+            try:
+                return node, 0, segments_listing(cluster.read_tree(node, DATA_DIR), topic)
+            except Exception as late:  # named in errors below; the other brokers still count
+                return node, -1, f"exec failed: {err}; reading its disk failed: {late}"
 
     with ThreadPoolExecutor(max_workers=len(cluster.brokers)) as pool:
         for node, code, out in pool.map(segments, cluster.brokers):

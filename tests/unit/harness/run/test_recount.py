@@ -15,15 +15,19 @@ from hypothesis import strategies as st
 from checkers.queue.checker import check as check_queue
 from harness.report.page import recount_line
 from harness.run.recount import (
+    DATA_DIR,
     acked_sends,
     compare_with_checker,
     parse_segments,
+    read_replicas,
     recount,
     segments_command,
+    segments_listing,
     write_recount,
 )
 from history import load
 from tests.support import DATA
+from tests.support.fake_cluster import FakeCluster
 from tests.support.segment_bytes import batch
 
 RECORDED = DATA / "queue_isr_unsafe.jsonl"
@@ -175,3 +179,49 @@ def test_a_committed_transactions_sends_are_acknowledged_sends() -> None:
         '{"index": 2, "process": 1, "type": "fail", "f": "txn", "value": [["send", 2, 7]]}',
     ]
     assert list(acked_sends(lines)) == [(1, 3, 5), (0, 4, 6)]
+
+
+class StoppedN2(FakeCluster):
+    """n2 refused to start: exec on it fails as Docker's does (409), its disk is read
+    through the archive API instead."""
+
+    def __init__(self, tree: dict[str, bytes]) -> None:
+        super().__init__()
+        self.tree = tree
+
+    def exec(self, node: str, cmd: list[str]) -> tuple[int, str]:
+        if node == "n2":
+            raise RuntimeError("409 Client Error: Conflict (container is not running)")
+        return 0, segments_output(
+            {f"{DATA_DIR}/store-1-0/00000000000000000000.log": batch(0, [b"5"])}
+        )
+
+    def read_tree(self, node: str, path: str) -> dict[str, bytes]:
+        assert node == "n2" and path == DATA_DIR
+        return self.tree
+
+
+def test_a_broker_that_refused_to_start_is_read_from_its_disk_through_the_archive() -> None:
+    tree = {
+        "data/store-1-0/00000000000000000000.log": batch(0, [b"5", b"6"]),
+        "data/store-1-0/00000000000000000000.index": b"\0" * 8,
+        "data/store-10-0/00000000000000000000.log": batch(0, [b"99"]),
+        "data/recovery-point-offset-checkpoint": b"0\n",
+    }
+    assert parse_segments(segments_listing(tree, "store-1"), "store-1") == (
+        {0: {0: "5", 1: "6"}},
+        [],
+    )
+    on_disk = read_replicas(StoppedN2(tree), "store-1")
+    assert on_disk["errors"] == {}
+    assert on_disk["replicas"]["n2"] == {0: {0: "5", 1: "6"}}
+    assert on_disk["replicas"]["n1"] == {0: {0: "5"}}
+    assert on_disk["in_sync"] == {0: ["n1", "n2", "n3"]}
+
+
+def test_a_broker_whose_disk_cannot_be_read_either_is_named_and_the_others_still_count() -> None:
+    cluster = StoppedN2({})
+    cluster.read_tree = None  # type: ignore[assignment,method-assign]
+    on_disk = read_replicas(cluster, "store-1")
+    assert "exec failed: 409" in on_disk["errors"]["n2"]
+    assert set(on_disk["replicas"]) == {"n1", "n3"}
