@@ -175,13 +175,13 @@ class FileCorruption:
         cluster, disks = self._cluster, self._disks
         assert cluster is not None and disks is not None
         node, file = done["node"], done["file"]
-        back = self._wait(lambda: self._rejoined(node), OBSERVE_WAIT_S)
+        since = int(done["log_lines_before"])
+        back = self._wait(lambda: self._rejoined(node, since), OBSERVE_WAIT_S)
         state = cluster.state(node)
         try:
             now: bytes | None = disks.read_file(node, f"{ff.DATA_DIR}/{file}")
         except Exception:  # the node deleted or renamed the file: an answer, recorded
             now = None
-        since = int(done["log_lines_before"])
         try:
             text = disks.read_file(node, ff.SERVER_LOG).decode(errors="replace")
         except Exception as err:  # recorded as unknown, the rest still stands
@@ -233,13 +233,16 @@ class FileCorruption:
                 found[other] = lines
         return found
 
-    def _rejoined(self, node: str) -> bool:
-        cluster = self._cluster
-        assert cluster is not None
+    def _rejoined(self, node: str, since: int) -> bool:
+        cluster, disks = self._cluster, self._disks
+        assert cluster is not None and disks is not None
         if cluster.state(node) != "running":
             return False
         if node not in cluster.brokers:
-            return True  # a controller: running is as far as the topic can tell
+            # A controller: running is not enough (its JVM runs while it reads its
+            # snapshot, and may then halt on it); it is back once it says it started.
+            log = disks.read_file(node, ff.SERVER_LOG).decode(errors="replace")
+            return any(ff.STARTED in line for line in log.splitlines()[since:])
         broker = cluster.broker_id(node)
         parts = cluster.committed_partitions(self.topic)
         return all(broker in p.isr for p in parts if broker in p.replicas)
@@ -280,7 +283,10 @@ def _verdict(
     if "failed" in said:
         return "stopped replicating the file's partition: its fetcher failed on the file"
     if not rejoined:
-        return "started but did not rejoin every ISR it belongs to"
+        return (
+            f"started but was not back within {OBSERVE_WAIT_S:.0f} s (a broker: in every"
+            " ISR it belongs to; a controller: its start logged)"
+        )
     if on_disk.get("file") == "gone":
         return "rejoined; the corrupted file is gone (deleted, or rebuilt under another name)"
     still = on_disk.get("still_flipped", 0) or on_disk.get("still_cut")

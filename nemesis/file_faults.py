@@ -21,6 +21,8 @@ DATA_DIR = "/var/lib/kafka/data"
 """log.dirs on every Kafka node (compose/server.properties.tmpl): on KRaft the metadata
 log's directory too."""
 SERVER_LOG = "/var/log/kafka/server.log"
+STARTED = "Kafka Server started"
+"""What a KRaft node's log says once its start is through (KafkaRaftServer)."""
 METADATA = "metadata"
 """The file group of the KRaft metadata log and its snapshots, held by the voters."""
 _SEGMENT = r"\d{20}"

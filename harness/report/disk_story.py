@@ -151,7 +151,27 @@ def corruption_sentences(nemesis: Any) -> list[str]:
         steps = late.get(fault, {}).get("steps", []) if isinstance(late.get(fault), dict) else []
         observed = [s for s in steps if s.get("step") == "observed"]
         said.append(_corruption_sentence(fault, done, observed, at_heal=bool(observed)))
+    revived = (healed or {}).get("revived") if isinstance(healed, dict) else None
+    struck = {str(v.get("node")) for v in _starts(ops)}
+    if isinstance(revived, dict) and (down := sorted(struck & set(revived))):
+        said.append(
+            f"{_names(down)} had stopped again by the final heal, which started "
+            f"{'it' if len(down) == 1 else 'them'}: what the observation above saw was not "
+            "the end of it (the node's log says why)."
+        )
     return said
+
+
+def _starts(ops: list[Value]) -> list[Value]:
+    """The values of the corruptions' start ops that changed a file."""
+    return [
+        o["value"]
+        for o in ops
+        if isinstance(o.get("value"), dict)
+        and str(o.get("f")).startswith("start-")
+        and str(o.get("f"))[len("start-") :] in CORRUPT_FAULTS
+        and not o.get("error")
+    ]
 
 
 def _corruption_sentence(

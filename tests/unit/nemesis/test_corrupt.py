@@ -351,3 +351,25 @@ def test_a_corruption_whose_stop_never_came_is_observed_at_the_heal() -> None:
     assert observed["step"] == "observed" and observed["node"] == node
     assert "kafka_did" in observed
     assert nemesis.teardown() == {}  # observed once
+
+
+def test_a_controller_is_back_only_once_it_logs_its_start() -> None:
+    cluster = DiskCluster(kraft=True)
+    clock = iter(range(0, 10_000, 5))
+    nemesis = FileCorruption(
+        ("bitflip-metadata",), TOPIC, random.Random(2), lambda s: None, lambda: next(clock)
+    )
+    nemesis.setup(cluster)
+    node = nemesis.invoke("start-bitflip-metadata")["node"]
+    cluster.files[node][ff.SERVER_LOG] += (
+        b"[9] ERROR Encountered fatal fault: caught exception"
+        b" (org.apache.kafka.server.fault.ProcessTerminatingFaultHandler)\n"
+    )
+    observed = nemesis.invoke("stop-bitflip-metadata")["steps"][-1]
+    assert observed["running"] is True and observed["rejoined"] is False
+    assert observed["kafka_did"] == "halted on it"
+    node = nemesis.invoke("start-bitflip-metadata")["node"]
+    cluster.files[node][ff.SERVER_LOG] += (
+        b"[9] INFO [KafkaRaftServer nodeId=4] Kafka Server started\n"
+    )
+    assert nemesis.invoke("stop-bitflip-metadata")["steps"][-1]["rejoined"] is True

@@ -196,3 +196,21 @@ def test_a_corruption_seen_only_at_the_heal_says_so() -> None:
     }
     (said,) = explain({"valid": True, "nemesis": {"ops": [start, heal]}}, {})[1:]
     assert "Kafka (seen at the final heal: the run ended before the stop op): n2 rejoined" in said
+
+
+def test_a_struck_node_down_again_at_the_heal_is_said() -> None:
+    start = {
+        "f": "start-bitflip-metadata",
+        "value": {"node": "c2", "file": "m/0.checkpoint", "how": "bitflip", "change": []},
+    }
+    observed = {"step": "observed", "node": "c2", "kafka_did": "rejoined", "evidence": []}
+    ops = [
+        start,
+        {"f": "stop-bitflip-metadata", "value": {"steps": [observed]}},
+        {"f": "heal", "value": {"revived": {"c2": "exited"}}},
+    ]
+    said = explain({"valid": True, "nemesis": {"ops": ops}}, {})
+    assert said[-1] == (
+        "c2 had stopped again by the final heal, which started it: what the observation"
+        " above saw was not the end of it (the node's log says why)."
+    )
