@@ -210,8 +210,8 @@ def evidence(lines: Sequence[str], file: str) -> list[dict[str, str]]:
     """Takes a node's log lines since a corruption and the file changed. Returns the lines
     that say what the node did with it (EVIDENCE), each as {"means", "line"}: a refusal,
     a detection or a skipped recovery wherever it is said, a failure or a repair only
-    when it names the file's directory; EVIDENCE_KEPT at most, refusals and detections
-    first."""
+    when it names the file's directory (a segment's recovery only for a segment);
+    EVIDENCE_KEPT at most, refusals and detections first."""
     folder = file.rsplit("/", 1)[0] if "/" in file else file
     found: list[dict[str, str]] = []
     for line in lines:
@@ -220,6 +220,8 @@ def evidence(lines: Sequence[str], file: str) -> list[dict[str, str]]:
             line[:1].isspace()
             or means is None
             or (means in ("failed", "repaired") and folder not in line)
+            # A segment recovered is no repair of an index, a checkpoint or a snapshot.
+            or (means == "repaired" and "segment" in line and not file.endswith(".log"))
         ):
             continue
         found.append({"means": means, "line": line})

@@ -295,6 +295,10 @@ def test_the_lines_that_say_what_kafka_did_with_a_file() -> None:
         ("repaired", "[3]"),
         ("unchecked", "[1]"),
     ]
+    snapshot = "__cluster_metadata-0/00000000000000000000-0000000000.checkpoint"
+    recovered = "[2] INFO [LogLoader partition=__cluster_metadata-0] Recovering unflushed segment 0"
+    assert ff.evidence([recovered], snapshot) == []
+    assert ff.evidence([recovered], "__cluster_metadata-0/00000000000000000000.log") != []
 
 
 def test_a_node_that_does_not_come_back_refused_to_start() -> None:
