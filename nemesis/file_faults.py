@@ -37,6 +37,8 @@ FILE_GROUPS: dict[str, str] = {
 run's topic's log segments; its offset and time indexes; its partitions' leader-epoch
 checkpoints and the directory's recovery-point, high-watermark and log-start
 checkpoints; the metadata log's segments and its snapshots (KRaft)."""
+SEGMENT_FILES = (".log", ".index", ".timeindex")
+"""A segment and its indexes: what a segment's recovery rewrites."""
 BITS_FLIPPED = 2
 BYTES_SHOWN = 64
 """How many removed bytes a truncation's record shows (their count and digest are whole)."""
@@ -210,7 +212,8 @@ def evidence(lines: Sequence[str], file: str) -> list[dict[str, str]]:
     """Takes a node's log lines since a corruption and the file changed. Returns the lines
     that say what the node did with it (EVIDENCE), each as {"means", "line"}: a refusal,
     a detection or a skipped recovery wherever it is said, a failure or a repair only
-    when it names the file's directory (a segment's recovery only for a segment);
+    when it names the file's directory (a segment's recovery only for a segment or its
+    indexes);
     EVIDENCE_KEPT at most, refusals and detections first."""
     folder = file.rsplit("/", 1)[0] if "/" in file else file
     found: list[dict[str, str]] = []
@@ -220,8 +223,9 @@ def evidence(lines: Sequence[str], file: str) -> list[dict[str, str]]:
             line[:1].isspace()
             or means is None
             or (means in ("failed", "repaired") and folder not in line)
-            # A segment recovered is no repair of an index, a checkpoint or a snapshot.
-            or (means == "repaired" and "segment" in line and not file.endswith(".log"))
+            # A segment recovered (its indexes rebuilt) is no repair of a checkpoint or a
+            # snapshot: a KRaft controller recovers its metadata segment on every start.
+            or (means == "repaired" and "segment" in line and not file.endswith(SEGMENT_FILES))
         ):
             continue
         found.append({"means": means, "line": line})
