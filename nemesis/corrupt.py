@@ -204,7 +204,7 @@ class FileCorruption:
             kafka_said=said,
             evidence=evidence,
             elsewhere=elsewhere,
-            kafka_did=_verdict(state == "running", back, on_disk, evidence, elsewhere),
+            kafka_did=_verdict(state == "running", back, on_disk, evidence, elsewhere, batches),
             state=steps.state(),
         )
         return {"node": node, "file": file, "how": done["how"], "partition": done["partition"]}
@@ -253,14 +253,15 @@ class FileCorruption:
 
 def _batches(file: str, change: Any, now: bytes | None) -> list[Value]:
     """For a segment (.log), the record batch at each changed byte as the file is now
-    and whether it passes its CRC; for a cut segment, the batch at its new end (a cut
-    through a batch leaves a tail no batch can be read from). Else nothing."""
+    and whether it passes its CRC; for a cut segment, the batch at the last byte kept
+    (a cut through a batch leaves its head, which no batch can be read from, and what
+    the node appends later lands after it). Else nothing."""
     if now is None or not file.endswith(".log"):
         return []
     if isinstance(change, list):
         return log_batches.batches_at(now, [c["offset"] for c in change])
-    if isinstance(change, dict) and len(now) == change.get("size_after") and now:
-        return log_batches.batches_at(now, [len(now) - 1])
+    if isinstance(change, dict) and int(change.get("size_after", 0)) > 0:
+        return log_batches.batches_at(now, [int(change["size_after"]) - 1])
     return []
 
 
@@ -270,6 +271,7 @@ def _verdict(
     on_disk: Value,
     evidence: Sequence[Value],
     elsewhere: Value,
+    batches: Sequence[Value] = (),
 ) -> str:
     """What Kafka did, in words, from what was observed: refused to start, served the
     corrupt data (another node refused it), gave up the file's partition (its fetcher
@@ -289,7 +291,8 @@ def _verdict(
         )
     if on_disk.get("file") == "gone":
         return "rejoined; the corrupted file is gone (deleted, or rebuilt under another name)"
-    still = on_disk.get("still_flipped", 0) or on_disk.get("still_cut")
+    broken = any("unread" in b or b.get("crc_ok") is False for b in batches)
+    still = on_disk.get("still_flipped", 0) or on_disk.get("still_cut") or broken
     if still and ("detected" in said or "repaired" in said):
         return "rejoined; it logged the corruption, and the changed bytes are still on its disk"
     if still:

@@ -14,8 +14,9 @@ from hypothesis import strategies as st
 
 from nemesis import file_faults as ff
 from nemesis.core import Skipped
-from nemesis.corrupt import FileCorruption
+from nemesis.corrupt import FileCorruption, _batches, _verdict
 from tests.support.fake_cluster import FakeCluster
+from tests.support.kafka_segment import BATCH, SEGMENT
 
 TOPIC = "queue"
 LISTING = {
@@ -377,3 +378,25 @@ def test_a_controller_is_back_only_once_it_logs_its_start() -> None:
         b"[9] INFO [KafkaRaftServer nodeId=4] Kafka Server started\n"
     )
     assert nemesis.invoke("stop-bitflip-metadata")["steps"][-1]["rejoined"] is True
+
+
+def test_a_cut_segment_that_grew_again_still_holds_the_cut_batchs_head() -> None:
+    # A 4.4.0 run (seed 5302): n3's segment was cut through a batch; n3 started on it
+    # without recovery, counted its log end from the batches before the cut, and
+    # appended what it fetched after the half batch: the file grew, the cut stayed.
+    cut = 2 * BATCH + 40
+    grown = SEGMENT[:cut] + SEGMENT[2 * BATCH :]
+    change = {"size_after": cut}
+    (found,) = _batches("queue-0/00000000000000000000.log", change, grown)
+    assert found["batch_position"] == 2 * BATCH and found["crc_ok"] is False
+    on_disk = ff.bytes_now(change, grown)
+    assert on_disk["still_cut"] is False
+    assert _verdict(True, True, on_disk, [], {}, [found]) == (
+        "rejoined without noticing: the corruption is still on its disk"
+    )
+    whole = SEGMENT[: 2 * BATCH] + SEGMENT[2 * BATCH :]  # cut at a batch's end, then grown
+    (clean,) = _batches("q-0/0.log", {"size_after": 2 * BATCH}, whole)
+    assert clean["crc_ok"] is True
+    assert _verdict(
+        True, True, ff.bytes_now({"size_after": 2 * BATCH}, whole), [], {}, [clean]
+    ) == ("rejoined; the corrupted bytes were rewritten (repaired or rebuilt)")
