@@ -111,12 +111,24 @@ def read_replicas(cluster: Cluster, topic: str) -> dict[str, Any]:
             except Exception as late:  # named in errors below; the other brokers still count
                 return node, -1, f"exec failed: {err}; reading its disk failed: {late}"
 
+    def unread(node: str, held: dict[int, Records]) -> list[int]:
+        # Kafka keeps a segment file for every partition a broker holds, even an empty
+        # one: a partition with none was not read (an empty answer under load), not empty.
+        return sorted(p for p, nodes in assignment.items() if node in nodes and p not in held)
+
     with ThreadPoolExecutor(max_workers=len(cluster.brokers)) as pool:
         for node, code, out in pool.map(segments, cluster.brokers):
+            held, problems = parse_segments(out, topic) if code == 0 else ({}, [])
+            if code == 0 and unread(node, held):  # asked once more before it is unknown
+                node, code, out = segments(node)
+                held, problems = parse_segments(out, topic) if code == 0 else ({}, [])
             if code != 0:
                 errors[node] = f"reading the segments exited {code}: {out.strip()[-300:]}"
                 continue
-            replicas[node], problems = parse_segments(out, topic)
+            if missing := unread(node, held):
+                errors[node] = f"no segment file read for partitions {missing}, asked twice"
+                continue
+            replicas[node] = held
             if problems:
                 errors[node] = "; ".join(problems[:5])
     return {

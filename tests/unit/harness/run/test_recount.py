@@ -225,3 +225,28 @@ def test_a_broker_whose_disk_cannot_be_read_either_is_named_and_the_others_still
     on_disk = read_replicas(cluster, "store-1")
     assert "exec failed: 409" in on_disk["errors"]["n2"]
     assert set(on_disk["replicas"]) == {"n1", "n3"}
+
+
+class EmptyAnswers(FakeCluster):
+    """Every broker answers the segments command; n1 with nothing, `empties` times
+    (seen once at load 50: n1 and n2 answered nothing, exit 0, though they led)."""
+
+    def __init__(self, empties: int) -> None:
+        super().__init__()
+        self.empties = empties
+
+    def exec(self, node: str, cmd: list[str]) -> tuple[int, str]:
+        if node == "n1" and self.empties > 0:
+            self.empties -= 1
+            return 0, ""
+        return 0, segments_output(
+            {f"{DATA_DIR}/store-1-0/00000000000000000000.log": batch(0, [b"5"])}
+        )
+
+
+def test_a_broker_that_answers_no_segment_file_is_asked_again_then_named_unread() -> None:
+    once = read_replicas(EmptyAnswers(1), "store-1")
+    assert once["errors"] == {} and once["replicas"]["n1"] == {0: {0: "5"}}
+    twice = read_replicas(EmptyAnswers(2), "store-1")
+    assert twice["errors"] == {"n1": "no segment file read for partitions [0], asked twice"}
+    assert set(twice["replicas"]) == {"n2", "n3"}
