@@ -165,9 +165,7 @@ def _quick_events(
     try:  # an undecoded line ends with its LF; a decoded one has none, nor a CR within
         data = b"".join(lines)
     except TypeError:  # some line decoded already (the first, or one ended by a CR)
-        data = b"".join(
-            line if isinstance(line, bytes) else line.encode() + b"\n" for line in lines
-        )
+        data = b"".join([x if isinstance(x, bytes) else x.encode() + b"\n" for x in lines])
     try:
         text = data.decode()[:-1]
     except UnicodeDecodeError:
@@ -235,12 +233,15 @@ def _quick_values(texts: list[str]) -> list[list[Any]] | None:
         )  # maybe too deep: read_forms says, as _is_simple has it
     ):
         return None
+    if list(map(str.count, texts, repeat("["))) != list(map(str.count, texts, repeat("]"))):
+        return None  # a text that opens a vector another closes ([ then ]): read_forms says
     spelled = ("[[" + "],[".join(texts) + "]]").replace(" ", ",").replace("nil", "null")
     try:  # JSON refuses what EDN reads otherwise: [1 [2]3], 007, 1  2, -, nils, truefalse
         rows: list[list[Any]] = orjson.loads(spelled)
     except orjson.JSONDecodeError:
         return None
-    return rows
+    # Each text balanced, one that closes its row early (`],[`) makes rows of its own.
+    return rows if len(rows) == len(texts) else None
 
 
 def _process(text: str, path: str, line_no: int) -> int | str:
@@ -297,11 +298,14 @@ def read_simple(texts: list[str]) -> list[Any]:
     chosen = [text for text, ok in zip(texts, simple, strict=True) if ok]
     spelled = _SEPARATORS.sub(",", "[[" + "],[".join(chosen) + "]]").replace("nil", "null")
     try:
-        values = iter(orjson.loads(spelled.replace("[,", "[").replace(",]", "]")))
-    except orjson.JSONDecodeError:  # some text is two vectors unseparated ([1][2]): one by one
-        if len(texts) == 1:
+        rows = orjson.loads(spelled.replace("[,", "[").replace(",]", "]"))
+    except orjson.JSONDecodeError:  # some text is two vectors unseparated ([1][2])
+        rows = None
+    if rows is None or len(rows) != len(chosen):  # or a text closes more than it opens
+        if len(texts) == 1:  # `],[`, balanced: its two rows are no value of its own
             return [NOT_SIMPLE]
-        return [read_simple([text])[0] for text in texts]
+        return [read_simple([text])[0] for text in texts]  # one by one
+    values = iter(rows)
     # A text holding no value or two ([] or [1, 2] here) is left to read_forms too.
     singles = (next(values) if ok else [] for ok in simple)
     return [value[0] if len(value) == 1 else NOT_SIMPLE for value in singles]
@@ -311,4 +315,7 @@ def _is_simple(text: str) -> bool:
     """Whether text is one of read_simple's values. One with more brackets than a value may
     nest is read_forms', which refuses one too deep with its line; the JSON parser would
     find the depth only as its own limit (orjson's 1024 levels, Python's stack)."""
-    return text.count("[") <= MAX_NESTING and _SIMPLE.fullmatch(text) is not None
+    opened = text.count("[")
+    return (
+        opened <= MAX_NESTING and opened == text.count("]") and _SIMPLE.fullmatch(text) is not None
+    )

@@ -87,6 +87,12 @@ CASES: dict[str, list[str]] = {
     "keyword in a vector": _pair(0, "write", "[:a 1]"),
     "two vectors": _pair(0, "write", "[1][2]"),
     "two values": _pair(0, "write", "1 2"),
+    "a vector over two records": _pair(0, "write", "[", more="\t]"),
+    "rows closed early": [
+        *_pair(0, "write", "1],[2", more="\t[3"),
+        _op("1", "invoke", "write", "\t]"),
+    ],
+    "a row closed early": [_op("1", "invoke", "write", "\t],[")],
     "commas": _pair(0, "write", "[1, 2]", more="\t[1,2]"),
     "tab in a vector": _pair(0, "write", "[1\t2]"),
     "trailing blanks": _pair(0, "write", "[1 2] ", more="\t3\t"),
