@@ -113,6 +113,13 @@ class Facts:
         self.last_index = index
         return index
 
+    def numbered(self, indexes: list[int]) -> None:
+        """Takes the :index of each event of a batch, each an integer above the one before
+        and the last numbered. Records them as number would, one after another."""
+        if self.reading.indexed is None:
+            self.reading = replace(self.reading, indexed=True)
+        self.last_index = indexes[-1]
+
     def take_key(self, event: Event) -> Event:
         """Takes an event. Returns it with its key moved out of its value: a tagged tuple's
         always, a plain pair's when the history is keyed."""
