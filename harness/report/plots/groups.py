@@ -177,9 +177,10 @@ def groups_plot(
     windows: Sequence[dict[str, Any]],
     path: Path,
     end: float,
+    workload_end: float | None = None,
 ) -> Path:
     """Takes a consumer group's history as its check read it, its groups section, the
-    fault windows (checkers.faults), a file and the test's end (s). Draws the
+    fault windows (checkers.faults), a file, the test's end (s) and the workload's end. Draws the
     ownership timeline above the committed offsets, faults shaded. Returns the file."""
     from matplotlib.patches import Patch
 
@@ -195,7 +196,7 @@ def groups_plot(
     more = f" (the first {MAX_MEMBERS} of {members} members)" if members > shown else ""
     title = f"Consumer group: who owned which partition, and what was committed{more}"
     height = max(TIMELINE_MIN_IN, MEMBER_IN * shown)
-    frame = time_axes.time_figure([height, COMMITS_IN], windows, end, title)
+    frame = time_axes.time_figure([height, COMMITS_IN], windows, end, title, workload_end)
     owners, committed = frame.axes
     cases = section.get("kinds", {}).get("double-ownership", {}).get("cases", [])
     draw_ownership(owners, intervals, partitions, cases)
@@ -281,16 +282,19 @@ def draw_groups(
     group: GroupHistory | None,
     share: ShareHistory | None,
     end: float,
+    workload_end: float | None = None,
 ) -> list[Path]:
     """Takes a run folder, its results, the consumer group's and the share group's
-    histories as the checks read them (None: not read) and the test's end (s). Draws
+    histories as the checks read them (None: not read), the test's end (s) and the
+    workload's end (axes.workload_end). Draws
     groups.svg for a consumer group's run and share-deliveries.svg for a share group's
     (each only when its section was checked). Returns the files written."""
     windows = results.get("nemesis", {}).get("windows", [])
     drawn = []
     groups_section, share_section = results.get("groups"), results.get("share")
     if group is not None and isinstance(groups_section, dict) and "error" not in groups_section:
-        drawn.append(groups_plot(group, groups_section, windows, folder / GROUPS_FILE, end))
+        path = folder / GROUPS_FILE
+        drawn.append(groups_plot(group, groups_section, windows, path, end, workload_end))
     if share is not None and isinstance(share_section, dict) and "error" not in share_section:
         drawn.append(share_plot(share, share_section, folder / SHARE_FILE))
     return drawn
