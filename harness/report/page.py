@@ -16,7 +16,7 @@ from checkers.queue import case_words, effect, follows_from_loss
 from harness.cluster.config import PROFILES
 from harness.report.counterexamples.cycles import cycle_svg
 from harness.report.counterexamples.viewer import key_anchor
-from harness.report.explain import explain
+from harness.report.explain import explain_points, explanation_html
 from harness.report.groups_section import groups_html
 from harness.report.header import header_html
 from harness.report.nemesis_table import story_table, time_zero
@@ -51,7 +51,9 @@ text-align:left;vertical-align:top;font-size:.9em}img{max-width:100%;border:1px 
 svg{max-width:100%;height:auto}.cx{overflow-x:auto}.cx img{max-width:none}
 code{font-size:.9em}.fail{color:#d62728}.note{color:#666}pre{white-space:pre-wrap;margin:0 0 .5em}
 #explanation{border-left:.4em solid;padding:.1em 1em;margin:0 0 1em;font-size:1.05em}
-#explanation p{margin:.4em 0}tr.step td.said{padding-left:1.5em}
+#explanation p{margin:.4em 0}#explanation p.lead{font-weight:600}
+#explanation ul{margin:.2em 0 .4em;padding-left:1.3em}#explanation li{margin:.15em 0}
+tr.step td.said{padding-left:1.5em}
 mark{background:#fff3b0}details pre{max-height:20em;overflow:auto;font-size:.8em}
 p.header{color:#555;margin:-.5em 0 .3em}pre.rerun{background:#f6f6f6;padding:.3em .6em}
 """
@@ -398,7 +400,7 @@ def write_report(
     files = sorted(p for p in folder.rglob("*") if p.is_file() and p.name != "report.html")
     plots = "".join(_plot(folder, name, (unplotted or {}).get(name)) for name in RUN_PLOTS)
     colour = VERDICT_COLOURS[word]
-    sentences = "".join(f"<p>{_e(said)}</p>" for said in explain(results, spec))
+    sentences = explanation_html(explain_points(results, spec))
     nemesis = story_table(results.get("nemesis", {}), nemesis_invoked, time_zero(test))
     page = f"""<!doctype html><html><head><meta charset="utf-8">
 <title>{_e(spec.get("name", "run"))}: {word}</title><style>{STYLE}</style></head><body>
