@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from harness.report.index_glance import glance_table, newest_first, newest_line
+from harness.report.index_glance import GLANCE_STYLE, glance_table, newest_first, newest_line
 from harness.report.index_script import DEFAULT_PER_PAGE, OTHER_WORDS, PER_PAGE_CHOICES, script
 from harness.report.page import STYLE, VERDICT_COLOURS
 from harness.report.plots.images import TREND_PLOTS
@@ -307,7 +307,7 @@ def render_index(root: Path, entries: Sequence[dict[str, Any]], analysis: Path |
     groups = "".join(_group(g) for g in group_runs(entries))
     return f"""<!doctype html><html><head><meta charset="utf-8"><title>Runs</title>
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<link rel="icon" href="data:,"><style>{STYLE}{INDEX_STYLE}</style></head><body>
+<link rel="icon" href="data:,"><style>{STYLE}{INDEX_STYLE}{GLANCE_STYLE}</style></head><body>
 <h1>Runs</h1><p id="count">{_e(count_line(entries))}</p>
 {newest_line(entries)}{glance_table(entries, RANK)}
 <p>Below, every run: INVALID first, then newest first; grouped by configuration and

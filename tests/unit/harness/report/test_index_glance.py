@@ -48,9 +48,10 @@ ENTRIES = [
 
 
 def _rows(table: str) -> list[list[str]]:
-    rows = re.findall(r"<tr>(.*?)</tr>", table)
+    rows = re.findall(r"<tr[^>]*>(.*?)</tr>", table)
     return [
-        [re.sub(r"<[^>]+>", "", c) for c in re.findall(r"<t[dh]>(.*?)</t[dh]>", r)] for r in rows
+        [re.sub(r"<[^>]+>", "", c) for c in re.findall(r"<t[dh][^>]*>(.*?)</t[dh]>", r)]
+        for r in rows
     ]
 
 
@@ -69,7 +70,9 @@ def test_one_row_per_configuration_worst_first_one_column_per_release_in_order()
 def test_each_cell_links_its_newest_run() -> None:
     table = glance_table(ENTRIES, RANK)
     newest = "./queue-kill/20261127T120000/report.html"
-    assert re.search(rf'<td><a class="v" href="{re.escape(newest)}"[^>]*>VALID</a> 1 of 3', table)
+    assert re.search(
+        rf'<td[^>]*><a class="v" href="{re.escape(newest)}"[^>]*>VALID</a> 1 of 3', table
+    )
     assert glance_table([], RANK) == "" and newest_line([]) == ""
     line = newest_line(ENTRIES)
     assert "./queue-pause/20261127T130000/report.html" in line and "pause-leader" in line
@@ -124,3 +127,42 @@ def test_a_filter_that_matches_nothing_says_so(tmp_path: Path) -> None:
         page.open(index.as_uri() + "#q=no-such-run")
         assert page.evaluate("document.getElementById('none').hidden") is False
         assert page.evaluate("document.getElementById('count').textContent") == "0 of 0 INVALID"
+
+
+RELEASES = ("3.9.1", "3.9.2", "4.0.0", "4.1.2", "4.2.2", "4.3.1", "4.4.0")
+"""The seven releases of the 300-run index, whose table scrolled sideways at 800 px."""
+
+
+@pytest.mark.skipif(chromium() is None, reason="chromium is not installed (make test installs it)")
+def test_the_table_of_seven_releases_fits_at_1400_and_is_stacked_at_800(tmp_path: Path) -> None:
+    from harness.report.index import INDEX_STYLE
+    from harness.report.index_glance import GLANCE_STYLE
+    from harness.report.page import STYLE
+
+    entries = [
+        _entry(f"queue-{n}-{i}/20261127T1{i}0000", verdict, kafka, nemesis)
+        for i, kafka in enumerate(RELEASES)
+        for n, (verdict, nemesis) in enumerate(
+            [("INVALID", "partition-power-loss"), ("VALID", "bump-clock-leader,strobe-clock-one")]
+        )
+    ]
+    page = tmp_path / "index.html"
+    head = '<meta name="viewport" content="width=device-width, initial-scale=1">'
+    style = f"<style>{STYLE}{INDEX_STYLE}{GLANCE_STYLE}</style>"  # as render_index's page
+    page.write_text(f"<!doctype html>{head}{style}{glance_table(entries, RANK)}")
+    for width in (1400, 800):
+        with Browser(tmp_path / f"profile-{width}", width, 900) as browser:
+            browser.open(page.as_uri())
+            sideways = "(t => t.scrollWidth - t.clientWidth)(document.getElementById('glance'))"
+            assert browser.evaluate(sideways) <= 0, width
+            assert browser.evaluate("document.documentElement.scrollWidth") <= width
+            shown = "getComputedStyle(document.querySelector('#glance tr.head')).display"
+            named = (
+                "getComputedStyle(document.querySelector('#glance td[data-release]'), "
+                "'::before').content"
+            )
+            if width == 800:  # stacked: no header row, each cell named by its release
+                assert browser.evaluate(shown) == "none"
+                assert browser.evaluate(named) == '"3.9.1 zookeeper: "'
+            else:
+                assert browser.evaluate(shown) != "none"
