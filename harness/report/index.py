@@ -37,6 +37,9 @@ NO_VERDICT = "NONE"
 RANK = {"INVALID": 0, "UNKNOWN": 1, INCOMPLETE_WORD: 2, "VALID": 3, NO_VERDICT: 4}
 """The order runs and groups are listed in: what needs a look first; a folder with no
 verdict (a run still going, or broken) last."""
+SET_CHECK_KINDS = {"unexpected_count": "unexpected", "duplicated_count": "duplicate"}
+"""The lost-acks counts the anomalies cell names, by the queue checker's name for each
+kind: a queue run's cell said "2 duplicated; 2 duplicate", one kind in two words."""
 INDEX_STYLE = """
 tr.run[hidden],details[hidden]{display:none}select,input{margin-right:1em}
 body{max-width:none}.scroll{overflow-x:auto}details{margin:.4em 0}
@@ -59,12 +62,15 @@ def _anomalies(results: dict[str, Any]) -> str:
     unknown = len(failures) - bad
     if unknown:
         parts.append(f"{unknown} key{'s' if unknown != 1 else ''} unknown")
+    queue = results.get("queue")
+    judged = queue.get("kinds") if isinstance(queue, dict) else None
     for section in LOST_ACKS_SECTIONS:
         counts = results.get(section) or {}
-        for kind in ("unexpected", "duplicated"):
-            if counts.get(f"{kind}_count"):
-                parts.append(f"{counts[f'{kind}_count']} {kind}")
-    parts += _kinds(results.get("queue"))
+        for field, kind in SET_CHECK_KINDS.items():
+            # One name per kind: the queue checker's, which judged it where it ran.
+            if counts.get(field) and not (isinstance(judged, dict) and kind in judged):
+                parts.append(f"{counts[field]} {kind}")
+    parts += _kinds(queue)
     if "error" in results:
         parts.append(f"error: {results['error']}")
     return "; ".join(parts)

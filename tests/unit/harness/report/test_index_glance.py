@@ -97,6 +97,19 @@ def test_the_anomalies_cell_names_queue_and_transaction_kinds(tmp_path: Path) ->
     assert run_entry(tmp_path, run, None)["anomalies"] == "2 G1c; allowed: 1 G0"
 
 
+def test_the_anomalies_cell_names_each_kind_once_in_the_queue_checkers_words(
+    tmp_path: Path,
+) -> None:
+    set_check = {"lost_count": 0, "ack_count": 9, "duplicated_count": 2, "unexpected_count": 1}
+    kinds = {"duplicate": {"count": 2, "invalidating": True}, "unexpected": {"count": 0}}
+    spec = TestSpec(name="queue", workload="queue", nemesis=())
+    both = _run(tmp_path, spec, {"valid": False, "lost-acks": set_check, "queue": {"kinds": kinds}})
+    # Was "2 duplicated; 1 unexpected; 2 duplicate": the queue checker judged both kinds.
+    assert run_entry(tmp_path, both, None)["anomalies"] == "2 duplicate"
+    alone = _run(tmp_path, spec, {"valid": False, "lost-acks": set_check})
+    assert run_entry(tmp_path, alone, None)["anomalies"] == "1 unexpected; 2 duplicate"
+
+
 def test_names_say_what_ran_and_a_queue_has_no_store(tmp_path: Path) -> None:
     grouped = QueueOptions(consumer_group=True, group_protocol="consumer")
     spec = TestSpec(name="queue-group", workload="queue", nemesis=(), queue=grouped)
