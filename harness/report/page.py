@@ -20,7 +20,7 @@ from harness.report.explain import explain_points, explanation_html
 from harness.report.groups_section import groups_html
 from harness.report.header import header_html
 from harness.report.nemesis_table import story_table, time_zero
-from harness.report.plots.images import LAG_FILE, OFFSETS_GLOB, RUN_PLOTS, UNSEEN_FILE
+from harness.report.plots.images import IMAGE, LAG_FILE, OFFSETS_GLOB, RUN_PLOTS, UNSEEN_FILE
 from harness.report.release_rows import release_rows
 from harness.report.replicas_section import replicas_html, replicas_line
 from harness.report.zip_link import zip_link
@@ -115,7 +115,7 @@ def _anomalies(results: dict[str, Any], drawings: dict[str, list[Path]], folder:
         ]
         parts.append(_table(rows))
         for path in drawings.get(key, []):
-            if path.suffix == ".png":  # at its own size: text shrunk to fit 800 px is unreadable
+            if path.suffix == IMAGE:  # at its own size: text shrunk to fit 800 px is unreadable
                 img = f'<img src="{html.escape(quote(path.name))}" alt="counterexample {_e(key)}">'
                 parts.append(f'<div class="cx">{img}</div>')
             else:
