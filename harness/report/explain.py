@@ -14,16 +14,13 @@ details under it (a fault's steps, the kinds that follow from a loss); `harness 
 from __future__ import annotations
 
 import html
-from dataclasses import dataclass
 from typing import Any
 
 from checkers import availability_sentence
 from checkers.linearizable import spell
+from harness.report.points import KEYS_SHOWN, Point, Section
 from harness.verdicts import DURATION, incomplete, verdict_word
 
-Section = dict[str, Any]
-KEYS_SHOWN = 3
-VALUES_SHOWN = 5
 READ_FS = frozenset({"get", "read"})
 BUILT_TO_FAIL: dict[str, str] = {
     "local-read": "its reads answer from the local replica with no barrier, so a read can "
@@ -39,15 +36,6 @@ BUILT_TO_FAIL: dict[str, str] = {
 
 DETAIL = "- "
 """How a point's detail starts in explain's lines (a terminal's list item)."""
-
-
-@dataclass(frozen=True)
-class Point:
-    """One thing the explanation says, and the details under it: a fault's steps, the
-    partitions a loss struck, the anomaly kinds that follow from it."""
-
-    text: str
-    under: tuple[str, ...] = ()
 
 
 def explain(results: Section, spec: Section, cases_listed: bool = False) -> list[str]:

@@ -2,7 +2,7 @@
 where, under which faults, and whether the configuration allows it), then where, the
 faults' steps and the configuration's reasons, as explain's points.
 
-Pure functions of results.json's sections and test.json's spec, for harness.report.explain.
+Pure functions of results.json's sections and test.json's spec, for harness/report/explain.py.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from harness.report.explain import KEYS_SHOWN, VALUES_SHOWN, Point, Section
+from harness.report.points import KEYS_SHOWN, VALUES_SHOWN, Point, Section
 from nemesis.names import LOSES_POWER, POWERS_OFF_A_MAJORITY
 
 if TYPE_CHECKING:  # the nemesis story: for a run's results only
