@@ -83,10 +83,11 @@ def _points(results: Section, spec: Section, cases_listed: bool) -> list[Point]:
         from harness.report.replicas_section import replica_sentences  # a run's results only
 
         said += replica_sentences(replicas)
-    if valid is True:
-        said.append(checked_sentence(results))
+    if valid is True:  # what was checked leads, before the counts and allowed kinds
+        checked: list[str | Point] = [checked_sentence(results)]
         if isinstance(found := results.get("availability"), dict):
-            said += [s for s in (availability_sentence(found),) if s]
+            checked += [s for s in (availability_sentence(found),) if s]
+        said = checked + said
     elif valid is not False:
         said += unknown_sentences(results)
     if incomplete(results):
@@ -187,27 +188,31 @@ def pinning_op(failure: Section) -> Section | None:
 
 def anomaly_sentences(queue: Section) -> list[str]:
     """Takes the queue section. Returns, per anomaly kind found other than lost writes,
-    its count, what it does to the verdict and its first case in the checker's words."""
+    its count, what it does to the verdict and its first case in the checker's words: the
+    kinds that make the history invalid first, then the transactions' counts, then the
+    kinds Kafka allows or the run ignores (a page led by the counts or an allowed G0 hid
+    the one case that mattered)."""
     from checkers.queue import effect  # the queue checker loads for a queue's results only
 
-    said = []
-    if isinstance(txns := queue.get("transactions"), dict):
-        said.append(
-            f"Transactions: {txns.get('committed')} committed, {txns.get('aborted')} "
-            f"aborted, {txns.get('unknown')} unknown."
-        )
-    following = _following(queue)  # said under the loss, by consequence_sentences
+    invalidating: list[str] = []
+    reported: list[str] = []
+    following = _following(queue)  # said under the loss, by consequence_points
     for kind, found in queue.get("kinds", {}).items():
         count = found.get("count", 0)
         if not count or (kind == "lost-write" and queue.get("lost")) or kind in following:
             continue
-        said_of = effect(
-            kind, invalidating=bool(found.get("invalidating")), ignored=bool(found.get("ignored"))
-        )
+        bad = bool(found.get("invalidating"))
+        said_of = effect(kind, invalidating=bad, ignored=bool(found.get("ignored")))
         first = found.get("cases") or []
         case = f"; the first: {_case_words(kind, first[0])}" if first else ""
-        said.append(f"{count} {kind} ({said_of}){case}.")
-    return said
+        (invalidating if bad else reported).append(f"{count} {kind} ({said_of}){case}.")
+    counts = []
+    if isinstance(txns := queue.get("transactions"), dict):
+        counts.append(
+            f"Transactions: {txns.get('committed')} committed, {txns.get('aborted')} "
+            f"aborted, {txns.get('unknown')} unknown."
+        )
+    return invalidating + counts + reported
 
 
 def consequence_points(queue: Section) -> list[Point]:

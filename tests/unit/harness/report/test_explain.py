@@ -206,12 +206,17 @@ def test_queue_anomalies_give_their_count_and_first_case_in_the_checkers_words()
             },
         },
     }
-    assert explain(results, {}) == [
-        "Transactions: 7 committed, 2 aborted, 1 unknown.",
+    assert explain(results, {}) == [  # what makes it invalid leads; the allowed come last
         "11 inconsistent-offsets (makes the history invalid); the first: partition 0 offset "
         "58 held 540 (send op 2202) and 467 (poll op 1961).",
+        "Transactions: 7 committed, 2 aborted, 1 unknown.",
         "2 G0 (reported: Kafka allows it); the first: T1 ... (ww); then T2 ... (ww).",
     ]
+    # A valid run leads with what was checked, the counts and the allowed kinds after it.
+    del results["queue"]["kinds"]["inconsistent-offsets"]
+    valid = results | {"valid": True, "queue": results["queue"] | {"valid": True}}
+    said = explain(valid, {})
+    assert said[0].startswith("Checked ") and said[1].startswith("Transactions: 7 committed")
 
 
 def test_a_valid_run_says_what_was_checked() -> None:
