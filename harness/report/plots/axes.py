@@ -71,16 +71,15 @@ def run_end(events: Sequence[Event], windows: Sequence[dict[str, Any]] = ()) -> 
 
 def workload_end(results: dict[str, Any]) -> float | None:
     """Takes results.json's body. Returns when the workload stopped invoking ops (s since
-    the test began, whose clock starts with the workload): its time limit, or how long it
-    ran when it stopped short; None when the results do not say (a history checked alone).
-    What follows is the final phase: the ops in flight return, the faults are healed and
-    the final reads run."""
+    the test began, whose clock starts with the workload): its time limit. What follows
+    is the final phase: the ops in flight return, the faults are healed and the final
+    reads run. None when the results do not say (a history checked alone) or the
+    workload was cut short: no final phase ran, the plots end where it stopped."""
     duration = results.get("duration")
-    if not isinstance(duration, dict):
+    if not isinstance(duration, dict) or duration.get("complete") is False:
         return None
-    said = [duration.get(k) for k in ("planned_s", "ran_s")]
-    known = [float(v) for v in said if isinstance(v, int | float) and v > 0]
-    return min(known) if known else None
+    planned = duration.get("planned_s")
+    return float(planned) if isinstance(planned, int | float) and planned > 0 else None
 
 
 def time_figure(
