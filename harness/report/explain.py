@@ -34,8 +34,8 @@ BUILT_TO_FAIL: dict[str, str] = {
 (tests/unit/harness/report/test_explain_anchor.py holds the two lists together)."""
 
 
-DETAIL = "- "
-"""How a point's detail starts in explain's lines (a terminal's list item)."""
+DETAIL = "  - "
+"""How a point's detail starts in explain's lines: a list item, indented under its point."""
 
 
 def explain(results: Section, spec: Section, cases_listed: bool = False) -> list[str]:
