@@ -8,6 +8,11 @@ record's logger put before it (a level, maybe a timestamp and a thread) is dropp
 These logs carry no time: each event's position stands in for it. Keys come out of
 jepsen.independent's [k v] values as in history.jepsen. A record with no value has none:
 an ok one takes its invoke's (history.core); a nil value read nil.
+
+A batch whose every line is UTF-8 and holds no record or one common record (its value made
+of vectors, nil, booleans and small integers, maybe an error keyword after it) is read in
+one go: its records by one regular expression, their values through JSON. Any other batch
+is read line by line, to the same events or to the error of its line.
 """
 
 from __future__ import annotations
