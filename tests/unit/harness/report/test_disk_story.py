@@ -214,3 +214,15 @@ def test_a_struck_node_down_again_at_the_heal_is_said() -> None:
         "c2 had stopped again by the final heal, which started it: what the observation"
         " above saw was not the end of it (the node's log says why)."
     )
+
+
+def test_partitions_led_alike_are_named_together_with_their_epochs() -> None:
+    from harness.report.disk_story import leaders_words
+
+    nobody = {"leader": None, "isr": ["n2"]}
+    state = {str(p): nobody | {"epoch": 2 + p % 2} for p in range(8)}
+    state["8"] = {"leader": "n3", "epoch": 4, "isr": ["n3"]}
+    assert leaders_words(state) == (
+        "partitions 0, 1, 2, 3, 4, 5, 6 and 7 led by nobody (epochs 2-3), ISR [n2]; "
+        "partition 8 led by n3 (epoch 4), ISR [n3]"
+    )
