@@ -152,7 +152,14 @@ def corruption_sentences(nemesis: Any) -> list[str]:
         observed = [s for s in steps if s.get("step") == "observed"]
         said.append(_corruption_sentence(fault, done, observed, at_heal=bool(observed)))
     revived = (healed or {}).get("revived") if isinstance(healed, dict) else None
-    struck = {str(v.get("node")) for v in _starts(ops)}
+    # A node the observation already found down is no news at the heal.
+    struck = {str(v.get("node")) for v in _starts(ops)} - {
+        str(s.get("node"))
+        for o in ops
+        if isinstance(o.get("value"), dict)
+        for s in o["value"].get("steps", [])
+        if s.get("step") == "observed" and s.get("running") is False
+    }
     if isinstance(revived, dict) and (down := sorted(struck & set(revived))):
         said.append(
             f"{_names(down)} had stopped again by the final heal, which started "

@@ -226,3 +226,18 @@ def test_partitions_led_alike_are_named_together_with_their_epochs() -> None:
         "partitions 0, 1, 2, 3, 4, 5, 6 and 7 led by nobody (epochs 2-3), ISR [n2]; "
         "partition 8 led by n3 (epoch 4), ISR [n3]"
     )
+
+
+def test_a_node_the_observation_found_down_is_not_said_down_again_at_the_heal() -> None:
+    start = {
+        "f": "start-bitflip-checkpoint",
+        "value": {"node": "n3", "file": "q-6/leader-epoch-checkpoint", "how": "bitflip"},
+    }
+    observed = {"step": "observed", "node": "n3", "running": False, "kafka_did": "refused"}
+    ops = [
+        start,
+        {"f": "stop-bitflip-checkpoint", "value": {"steps": [observed]}},
+        {"f": "heal", "value": {"revived": {"n3": "exited"}}},
+    ]
+    said = explain({"valid": True, "nemesis": {"ops": ops}}, {})
+    assert not any("had stopped again" in line for line in said)
