@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from checkers import availability_sentence
+from checkers import availability_sentence, lost_store_lines
 from checkers.linearizable import spell
 from harness.verdicts import DURATION, incomplete, verdict_word
 from nemesis.names import LOSES_POWER, POWERS_OFF_A_MAJORITY
@@ -54,6 +54,10 @@ def _sentences(results: Section, spec: Section, cases_listed: bool) -> list[str]
     valid = results.get("valid")
     said: list[str] = []
     lin, queue = results.get("linearizable"), results.get("queue")
+    if isinstance(gone := results.get("lost-store"), dict) and gone.get("valid") is False:
+        said += lost_store_lines(gone)
+        if spec.get("db") == "nats":
+            said.append(config_sentence(spec))
     if isinstance(lin, dict) and lin.get("valid") is False:
         said += linearizable_sentences(lin)
     if valid is False and (store := spec.get("store")) in BUILT_TO_FAIL:
