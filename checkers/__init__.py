@@ -58,6 +58,8 @@ if TYPE_CHECKING:
         error_line,
         merge_valid,
     )
+    from checkers.split_brain import check as check_split_brain
+    from checkers.split_brain import explain as split_brain_lines
 
 _HOMES: dict[str, tuple[str, str]] = {
     **{
@@ -71,6 +73,8 @@ _HOMES: dict[str, tuple[str, str]] = {
     "Sample": ("checkers.perf", "Sample"),
     "gone_error": ("checkers.lost_store", "gone_error"),
     "lost_store_lines": ("checkers.lost_store", "explain"),
+    "check_split_brain": ("checkers.split_brain", "check"),
+    "split_brain_lines": ("checkers.split_brain", "explain"),
     "check_replicas": ("checkers.replicas", "check_replicas"),
     **{
         name: ("checkers.recovery", name)
@@ -140,6 +144,7 @@ __all__ = [
     "check_history",
     "check_replicas",
     "check_safe",
+    "check_split_brain",
     "checker_for",
     "compose",
     "default_model",
@@ -157,4 +162,5 @@ __all__ = [
     "recovery_times",
     "run_checker",
     "section_of",
+    "split_brain_lines",
 ]

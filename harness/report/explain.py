@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from checkers import availability_sentence, lost_store_lines
+from checkers import availability_sentence, lost_store_lines, split_brain_lines
 from checkers.linearizable import spell
 from harness.verdicts import DURATION, incomplete, verdict_word
 from nemesis.names import LOSES_POWER, POWERS_OFF_A_MAJORITY
@@ -75,6 +75,8 @@ def _sentences(results: Section, spec: Section, cases_listed: bool) -> list[str]
         from harness.report.replicas_section import replica_sentences  # a run's results only
 
         said += replica_sentences(replicas)
+    if isinstance(brain := results.get("split-brain"), dict) and brain.get("valid") is False:
+        said += split_brain_lines(brain, str(brain.get("stream", "")))
     if valid is True:
         said.append(checked_sentence(results))
         if isinstance(found := results.get("availability"), dict):
