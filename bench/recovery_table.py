@@ -19,8 +19,8 @@ from harness.run.metadata_watch import LEADERS_FILE, read_samples
 from harness.run.recovery import store_partitions
 from history import load
 
-Cell = tuple[str, str, str, str]
-"""Release (with its metadata mode), workload, client, fault."""
+Cell = tuple[str, str, str, str, str]
+"""Release (with its metadata mode), workload, client, fault, Kafka profile."""
 
 
 def run_folders(roots: Sequence[Path]) -> Iterator[Path]:
@@ -49,7 +49,8 @@ def cell(spec: dict[str, Any]) -> Cell:
     workload = spec["workload"] + ("-txn" if spec.get("txn") else "")
     workload += "-idempotent" if spec.get("idempotence") and not spec.get("txn") else ""
     release = f"{spec['kafka_version']} {spec['metadata']}"
-    return release, workload, spec.get("client", "librdkafka"), ",".join(spec["nemesis"])
+    fault = ",".join(spec["nemesis"])
+    return release, workload, spec.get("client", "librdkafka"), fault, spec["kafka_config"]
 
 
 def median_worst(times: Sequence[float | None]) -> str:
@@ -64,11 +65,11 @@ def median_worst(times: Sequence[float | None]) -> str:
 def table(cells: dict[Cell, tuple[int, list[dict[str, Any]]]]) -> str:
     """Takes per cell its run count and recovery rows. Returns the markdown table."""
     head = (
-        "| release | workload | client | fault | runs | partitions taken | new leader, s |"
+        "| release | workload | client | fault | config | runs | partitions taken | new leader, s |"
         " served in the fault | first ok op in the fault, s | after the heal, s |"
         " ops failed / timed out |"
     )
-    lines = [head, "| --- " * 11 + "|"]
+    lines = [head, "| --- " * 12 + "|"]
     for key, (runs, rows) in sorted(cells.items()):
         served = [r["in_fault_s"] for r in rows]
         lines.append(

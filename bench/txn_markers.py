@@ -9,11 +9,8 @@ family of KAFKA-20716: the ABORT marker was lost in an unclean election, and the
 producer's next commit closed the transaction it found open); and a transaction still
 open at the log end (no marker at all: the last stable offset stays there).
 
-The batch layout is Kafka's record batch v2 (DefaultRecordBatch: baseOffset,
-batchLength, partitionLeaderEpoch, magic, crc, attributes, lastOffsetDelta, two
-timestamps, producerId, producerEpoch, baseSequence, recordsCount; attributes bit 4
-transactional, bit 5 control; a control record's key holds a version and a type, 0 ABORT
-and 1 COMMIT: EndTransactionMarker and ControlRecordType in kafka-clients).
+Each replica's segments are read by harness/run/segments.py (record batch v2, as the
+recount reads them), with each batch's producer id, epoch and marker.
 Usage: .venv/bin/python bench/txn_markers.py --cluster-name NAME --topic TOPIC
            --partition P [--history RUN/history.jsonl] [--out FILE.json]
 """
@@ -23,18 +20,17 @@ from __future__ import annotations
 import argparse
 import base64
 import json
-import struct
 import subprocess
 import sys
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from harness.run.segments import read_segment
+
 DATA_DIR = "/var/lib/kafka/data"
-HEAD = struct.Struct(">qiibIhiqqqhii")  # baseOffset .. recordsCount: 61 bytes
-OVERHEAD = 12  # baseOffset and batchLength precede the length they count
-TRANSACTIONAL, CONTROL, COMPRESSION = 0x10, 0x20, 0x07
-MARKERS = {0: "ABORT", 1: "COMMIT"}
 
 
 @dataclass
@@ -51,62 +47,20 @@ class Batch:
     values: list[str] = field(default_factory=list)
 
 
-def varint(data: bytes, pos: int) -> tuple[int, int]:
-    """Reads a zigzag varint at pos; returns it and the position after it."""
-    shift = raw = 0
-    while True:
-        byte = data[pos]
-        pos += 1
-        raw |= (byte & 0x7F) << shift
-        if not byte & 0x80:
-            return (raw >> 1) ^ -(raw & 1), pos
-        shift += 7
-
-
-def records(body: bytes, count: int) -> list[tuple[bytes | None, bytes | None]]:
-    """Reads count uncompressed records; returns each one's key and value."""
-    out: list[tuple[bytes | None, bytes | None]] = []
-    pos = 0
-    for _ in range(count):
-        length, pos = varint(body, pos)
-        end = pos + length
-        pos += 1  # attributes
-        _, pos = varint(body, pos)  # timestampDelta
-        _, pos = varint(body, pos)  # offsetDelta
-        fields: list[bytes | None] = []
-        for _ in range(2):  # key, value
-            size, pos = varint(body, pos)
-            fields.append(None if size < 0 else body[pos : pos + size])
-            pos += max(size, 0)
-        out.append((fields[0], fields[1]))
-        pos = end
-    return out
-
-
-def batches(data: bytes) -> list[Batch]:
-    """Takes a .log file's bytes. Returns its batches (compressed ones without values)."""
-    found: list[Batch] = []
-    pos = 0
-    while pos + OVERHEAD <= len(data):
-        base, length = struct.unpack_from(">qi", data, pos)
-        if length == 0 or pos + OVERHEAD + length > len(data):
-            break
-        (*_, attributes, last_delta, _, _, producer, epoch, _, count) = HEAD.unpack_from(data, pos)
-        body = data[pos + HEAD.size : pos + OVERHEAD + length]
-        batch = Batch(
-            base, base + last_delta, producer, epoch, bool(attributes & TRANSACTIONAL), None
+def batches(data: bytes) -> tuple[list[Batch], list[str]]:
+    """Takes a .log file's bytes. Returns its batches (compressed ones without values) and
+    what could not be read of it."""
+    segment = read_segment(data)
+    found = [
+        Batch(
+            *(b.first, b.last, b.producer, b.epoch, b.transactional, b.marker),
+            []
+            if b.marker
+            else [(v or b"").decode(errors="replace") for _, v in b.records.values()],
         )
-        if not attributes & COMPRESSION:
-            read = records(body, count)
-            if attributes & CONTROL:
-                key = read[0][0] or b""
-                kind = struct.unpack(">hh", key[:4])[1] if len(key) >= 4 else -1
-                batch.marker = MARKERS.get(kind, "UNKNOWN")
-            else:
-                batch.values = [(v or b"").decode(errors="replace") for _, v in read]
-        found.append(batch)
-        pos += OVERHEAD + length
-    return found
+        for b in segment.batches
+    ]
+    return found, segment.problems
 
 
 def replica_logs(cluster: str, topic: str, partition: int) -> dict[str, list[Batch]]:
@@ -133,7 +87,12 @@ def replica_logs(cluster: str, topic: str, partition: int) -> dict[str, list[Bat
             check=True,
         ).stdout.splitlines()
         node = container.rsplit("-", 1)[-1]
-        logs[node] = [b for encoded in out[1::2] for b in batches(base64.b64decode(encoded))]
+        logs[node] = []
+        for path, encoded in zip(out[0::2], out[1::2], strict=True):
+            read, problems = batches(base64.b64decode(encoded))
+            logs[node] += read
+            for problem in problems:  # never skipped silently
+                print(f"{node} {path}: {problem}", file=sys.stderr)
     return logs
 
 

@@ -18,7 +18,7 @@ import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from harness.verdicts import DURATION
 from history import jsonable
@@ -124,8 +124,23 @@ def to_json(body: Any, indent: int | None = None) -> str:
     return json.dumps(_finite(body), indent=indent, default=_jsonable)
 
 
+_LEAVES: Final = frozenset({str, int, bool, type(None)})
+
+
 def _finite(value: Any) -> Any:
     # JSON has no NaN or infinity; a stray one would make the file unreadable elsewhere.
+    # A result has tens of thousands of values (a counterexample's graph): the exact
+    # classes are told first, a list of leaves copied whole, subclasses as isinstance has
+    # them after.
+    cls = value.__class__
+    if cls in _LEAVES:
+        return value
+    if cls is list or cls is tuple:
+        if _LEAVES.issuperset(map(type, value)):
+            return list(value)
+        return [_finite(v) for v in value]
+    if cls is dict:
+        return {k if k.__class__ is str else str(k): _finite(v) for k, v in value.items()}
     if isinstance(value, float) and not math.isfinite(value):
         return None
     if isinstance(value, dict):

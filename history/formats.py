@@ -10,8 +10,9 @@ twice (history.jepsen); `events_of` reads it once, `parse_history` as often as i
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from itertools import chain
+from typing import Protocol, TypeVar
 
 from history.events import (
     EDN,
@@ -48,6 +49,18 @@ __all__ = [
 ]
 
 NumberedLines = Iterable[tuple[int, str]]
+_Line = TypeVar("_Line", str, str | bytes)
+
+
+class Replayable(Protocol):
+    """What makes a Jepsen history's lines readable again (history.source), text or not yet
+    decoded (history.lines), when they cannot be read twice from their source."""
+
+    def __call__(self, lines: Iterable[tuple[int, _Line]], /) -> Iterable[tuple[int, _Line]]:
+        """Takes numbered lines. Returns them, to be read now and kept if need be."""
+        ...
+
+
 # A history.edn opens with a map, a tagged record, a comment or a discard, or with a vector
 # (or list) of them; a log may open with a bracketed thread name ("[main] starting").
 _EDN_START = re.compile(r"\s*(?:[{#;]|[\[(]\s*(?:[{#;]|$))")
@@ -79,7 +92,7 @@ def events_of(
     path: str,
     reading: Reading,
     budget: int,
-    replayable: Callable[[NumberedLines], NumberedLines] = iter,
+    replayable: Replayable = iter,
 ) -> tuple[str, Iterator[tuple[int, Event]]]:
     """Takes a history's numbered lines (some may be undecoded: history.lines), its path
     (for messages), the facts to read a Jepsen history with, a budget in bytes for each
@@ -95,10 +108,12 @@ def events_of(
     fmt = first_line_format(text)
     if fmt == JSONL:  # read on undecoded: history.jsonl parses them as bytes
         return fmt, read_jsonl_lines(chain([first], numbered), path, budget)
-    rest = chain([first], text_lines)
     if fmt == EDN:
+        rest = chain([first], text_lines)
         return fmt, read_edn_events(replayable(rest), path, reading, budget)
-    return fmt, read_log_events(replayable(rest), path, reading, budget, line_no)
+    # A log is read on undecoded lines too: its reader decodes a batch of them at once.
+    undecoded = chain([first], numbered)
+    return fmt, read_log_events(replayable(undecoded), path, reading, budget, line_no)
 
 
 def parse_history(text: str, path: str) -> tuple[str, Located]:

@@ -113,6 +113,13 @@ class Facts:
         self.last_index = index
         return index
 
+    def numbered(self, indexes: list[int]) -> None:
+        """Takes the :index of each event of a batch, each an integer above the one before
+        and the last numbered. Records them as number would, one after another."""
+        if self.reading.indexed is None:
+            self.reading = replace(self.reading, indexed=True)
+        self.last_index = indexes[-1]
+
     def take_key(self, event: Event) -> Event:
         """Takes an event. Returns it with its key moved out of its value: a tagged tuple's
         always, a plain pair's when the history is keyed."""
@@ -125,6 +132,32 @@ class Facts:
         if value.__class__ is Tagged and value.tag == INDEPENDENT_TUPLE and is_pair(value.value):
             event["key"], event["value"] = value.value
         return event
+
+    def take_keys(self, events: list[Event]) -> None:
+        """Takes events in history order whose values were read from JSON (never a tagged
+        literal), none with a :key. Moves each key out of its value as take_key would, one
+        event after another: the facts come out the same, and a guess proved wrong raises
+        the same Reread, only once the batch is counted rather than at its event."""
+        clients = [event for event in events if event["process"].__class__ is int]
+        if clients and self.reading.keyed is None:  # the first client event makes the guess
+            self.take_key(clients[0])
+            clients = clients[1:]
+        if not clients:
+            return
+        self.clients += len(clients)
+        # Each fact only ever turns false, and cas_pairs tells only while pairs and
+        # cas_only hold (_keyed): none is looked at again once it cannot change the guess.
+        if self.pairs:
+            self.pairs = all(is_pair(event["value"]) for event in clients)
+        if self.cas_only:
+            self.cas_only = [event["f"] for event in clients].count("cas") == len(clients)
+        if self.pairs and self.cas_only and self.cas_pairs:
+            self.cas_pairs = all(is_pair(event["value"][1]) for event in clients)
+        if self.reading.keyed:
+            if not self.pairs:
+                raise Reread(replace(self.reading, keyed=False))
+            for event in clients:
+                event["key"], event["value"] = event["value"]
 
     def finish(self) -> None:
         """Checks the guesses once every event is read: raises Reread if one was wrong."""

@@ -25,16 +25,25 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator
 from itertools import chain
+from operator import ge
 from typing import Any, Final
 
 import orjson
 
 from history.edn import EdnError, history_forms, top_level_forms
 from history.edn_values import Keyword, Tagged, name_of
-from history.events import Event, HistoryError, check_event, could_exceed, require
+from history.events import (
+    EVENT_TYPES,
+    TOKEN_BYTES,
+    Event,
+    HistoryError,
+    check_event,
+    require,
+)
 from history.jepsen import Facts, Reading
 
 _REQUIRED: Final = ("type", "process", "f")
+_REQUIRED_SET: Final = frozenset(_REQUIRED)
 # Fields read above with a meaning of their own; any other keyword field (Jepsen's Kafka
 # ops carry :rebalance-log and :seek-to-beginning?) is kept under its name, as JSON's are.
 _READ: Final = frozenset(("index", "time", "process", "type", "f", "value", "key", "error"))
@@ -58,8 +67,10 @@ _QUICK_LINE: Final = re.compile(rf"\{{[\s,]*{_FIELD}(?:[\s,]+{_FIELD})*[\s,]*\}}
 # null, maps and vectors as arrays, separators as commas.
 _KEYWORD_NAME: Final = re.compile(r":([A-Za-z][\w-]*)")
 _SEPARATORS: Final = re.compile(r"[\s,]+")
-_OTHER_BLANKS: Final = "".join(  # what \s matches besides the space (none above U+3000)
-    c for c in map(chr, range(0x3001)) if c != " " and re.fullmatch(r"\s", c)
+_OTHER_BLANKS: Final = "".join(  # what \s matches besides the space (none above U+3000):
+    c
+    for c in map(chr, range(0x3001))
+    if c != " " and c.isspace()  # str.isspace's, as re's
 )
 _BRACES: Final = str.maketrans("{}", "[]")
 _BATCH: Final = 1024  # lines whose values are read in one go (more would cost memory)
@@ -77,8 +88,10 @@ def read_edn_events(
     quick: list[tuple[int, str]] = []  # lines to read quickly, a batch at a time
     unread: list[tuple[int, str]] = []  # read quickly, but for the EDN reader after all
     rest: Iterable[tuple[int, str]] = lines  # from the first line not read quickly
+    longest = budget // (TOKEN_BYTES + 1)  # could_exceed of a longer line, inline
+    quick_line = _QUICK_LINE.fullmatch
     for line_no, text in lines:
-        if could_exceed(text, budget) or _QUICK_LINE.fullmatch(text) is None:
+        if len(text) > longest or quick_line(text) is None:
             if text.strip(" \t,"):
                 rest = chain([(line_no, text)], lines)
                 break
@@ -135,14 +148,77 @@ def _quick_events(
     # Every nil is an atom after a comma or a bracket (a keyword named nil is quoted).
     spelled = spelled.replace("[,", "[").replace(",]", "]")
     spelled = spelled.replace(",nil", ",null").replace("[nil", "[null")
-    for i, (pairs, (line_no, _)) in enumerate(zip(orjson.loads(spelled), quick, strict=True)):
+    read: list[dict[str, Any]] = []
+    for i, pairs in enumerate(orjson.loads(spelled)):
         names = iter(pairs)
-        fields = dict(zip(names, names, strict=True))
-        if 2 * len(fields) != len(pairs):
+        read.append(dict(zip(names, names, strict=True)))
+        if 2 * len(read[-1]) != len(pairs):
             unread += quick[i:]
-            return
+            read.pop()
+            break
+    line_nos = [line_no for line_no, _ in quick[: len(read)]]
+    events = _common_events(read, position, facts)
+    if events is not None:
+        yield from zip(line_nos, events, strict=True)
+        return
+    for i, (fields, line_no) in enumerate(zip(read, line_nos, strict=True)):
         event = _event(fields, position + i, facts, path, line_no, known=True)
         yield line_no, facts.take_key(event)
+
+
+def _common_events(read: list[dict[str, Any]], position: int, facts: Facts) -> list[Event] | None:
+    """Takes quick lines' fields, the position of the first and the facts. Returns their
+    events, made in one go, when every line has the fields each must have, of the types
+    an event's must be, its :time as the lines before had one or not, and its :index an
+    integer above the one before (or none is read: history.jepsen); else None, having
+    changed nothing: each is read by _event, to the same event or to its error."""
+    if not read or not all(map(_REQUIRED_SET.issubset, read)):
+        return None
+    reading = facts.reading
+    timed = reading.timed
+    has_time = ["time" in fields for fields in read]
+    if timed is None:
+        timed = has_time[0]
+    if (timed and not all(has_time)) or (
+        timed and not all(fields["time"].__class__ is int for fields in read)
+    ):
+        return None
+    if reading.indexed is False:
+        indexes: list[Any] = list(range(position, position + len(read)))
+    else:
+        indexes = [fields.get("index") for fields in read]
+        if not all(index.__class__ is int for index in indexes):
+            return None
+        ordered = [facts.last_index, *indexes] if facts.last_index.__class__ is int else indexes
+        if any(map(ge, ordered, ordered[1:])):
+            return None
+    if not all(
+        fields["type"] in EVENT_TYPES
+        and fields["process"].__class__ in (int, str)
+        and fields["f"].__class__ is str
+        and fields["f"]
+        for fields in read
+    ):
+        return None
+    events: list[Event] = []
+    for at, (index, fields) in enumerate(zip(indexes, read, strict=True), position):
+        event: Event = {
+            "index": index,
+            "time": fields["time"] if timed else at,
+            "process": fields["process"],
+            "type": fields["type"],
+            "f": fields["f"],
+        }
+        if "value" in fields or event["type"] != "ok":  # an ok's absent value is its invoke's
+            event["value"] = fields.get("value")
+        if fields.get("error") is not None:
+            event["error"] = fields["error"]
+        events.append(event)
+    facts.timed(has_time[0])  # as the first event would have it (the others agree)
+    if reading.indexed is not False:
+        facts.numbered(indexes)
+    facts.take_keys(events)
+    return events
 
 
 def _event(

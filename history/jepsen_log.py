@@ -8,6 +8,11 @@ record's logger put before it (a level, maybe a timestamp and a thread) is dropp
 These logs carry no time: each event's position stands in for it. Keys come out of
 jepsen.independent's [k v] values as in history.jepsen. A record with no value has none:
 an ok one takes its invoke's (history.core); a nil value read nil.
+
+A batch whose every line is UTF-8 and holds no record or one common record (its value made
+of vectors, nil, booleans and small integers, maybe an error keyword after it) is read in
+one go: its records by one regular expression, their values through JSON. Any other batch
+is read line by line, to the same events or to the error of its line.
 """
 
 from __future__ import annotations
@@ -15,6 +20,8 @@ from __future__ import annotations
 import re
 import sys
 from collections.abc import Iterable, Iterator
+from itertools import compress, islice, repeat
+from operator import contains, itemgetter, ne
 from typing import Any, Final
 
 import orjson
@@ -23,6 +30,7 @@ from history.edn import EdnError, read_forms
 from history.edn_values import Keyword, name_of
 from history.events import (
     EVENT_TYPES,
+    TOKEN_BYTES,
     UNRECOGNISED,
     Event,
     HistoryError,
@@ -31,6 +39,7 @@ from history.events import (
 )
 from history.frozen import MAX_NESTING
 from history.jepsen import Facts, Reading
+from history.lines import decoded
 
 # `jepsen.util - 3  :invoke  :cas  [1 4]`: the logger name, then process, type, f, value.
 LOG_LINE: Final = re.compile(
@@ -49,29 +58,56 @@ _NEXT_PREFIX = re.compile(
     r"(?:\d{4}-\d\d-\d\d[T ][\d:.,]+(?:\{\w+\})?\s*(?:[A-Z]+\s+)?|"
     r"(?:TRACE|DEBUG|INFO|WARN|WARNING|ERROR|FATAL)\s+)(?:\[[^\]\n]*\]\s*)?$"
 )
-_BATCH: Final = 4096  # records whose values are read in one go
+# An op record as nearly every one is, on a line of a batch joined by newlines: blanks
+# are tabs and spaces, its value (if any) is free of colons, then at most an error keyword.
+# Groups a process number (of up to 18 digits) or name, type, f, value and error; each
+# group ends where its text does (none can be cut short for the rest to match). Where
+# _OP_RECORD reads such a line, it finds the same process, type and f (its one colon
+# dropped), and its rest is blanks, the value, the error keyword and blanks.
+_QUICK_RECORD: Final = re.compile(
+    r"jepsen\.util[ \t]*[-:][ \t]*(?:(-?[0-9]{1,18})|:([\w.-]+))[ \t]+:(invoke|ok|fail|info)"
+    r"[ \t]+:?([^\s:]\S*)(?!\S)[ \t]*([^\n:]*)(?::([^\W\d][\w.-]*)[ \t]*)?$",
+    re.MULTILINE,
+)
+# What _quick_values reads: each character it may meet is deleted, and digits made 0 so
+# that an integer of 19 digits or more (beyond what orjson reads as an integer) and an
+# exponent (1e5, a float in both) show.
+_QUICK_CHARS: Final = str.maketrans("", "", "0123456789-[] \t,nilfaseutr")
+_DIGITS_AS_ZERO: Final = str.maketrans("-123456789", "0000000000")
+_LONG_OR_FLOAT: Final = re.compile("0{19}|0e")
+_BATCH: Final = 512  # lines read in one go (more would cost memory)
 
 
 def read_log_events(
-    lines: Iterable[tuple[int, str]], path: str, reading: Reading, budget: int, first: int
+    lines: Iterable[tuple[int, str | bytes]],
+    path: str,
+    reading: Reading,
+    budget: int,
+    first: int,
 ) -> Iterator[tuple[int, Event]]:
-    """Takes a log's numbered lines, the facts to read it with, a budget in bytes for each
-    value and the log's first non-blank line. Yields (line, event) for each op record.
-    Raises HistoryError for a malformed record, or at `first` for a log with none; and
-    Reread when a fact guessed proves wrong."""
+    """Takes a log's numbered lines (some may be undecoded: history.lines), the facts to
+    read it with, a budget in bytes for each value and the log's first non-blank line.
+    Yields (line, event) for each op record. Raises HistoryError for a malformed record or
+    a line not UTF-8, or at `first` for a log with none; and Reread when a fact guessed
+    proves wrong."""
     facts = Facts(reading)
-    batch: list[tuple[int, re.Match[str]]] = []
+    lines = iter(lines)
     position = 0
-    for line_no, line in lines:
-        if "jepsen.util" not in line:  # most lines of a log, passed over quickly
-            continue
-        batch.extend((line_no, record) for record in _records(line, path, line_no))
-        if len(batch) >= _BATCH:
-            yield from _events(batch, position, facts, path, budget)
-            position += len(batch)
-            batch = []
-    yield from _events(batch, position, facts, path, budget)
-    if position + len(batch) == 0:
+    while batch := list(islice(lines, _BATCH)):
+        located = _quick_events(batch, position, facts, budget)
+        if located is None:  # some line is not a common one: each is read on its own
+            records = [
+                (line_no, record)
+                for line_no, line in decoded(batch, path)
+                if "jepsen.util" in line  # most lines of a log, passed over quickly
+                for record in _records(line, path, line_no)
+            ]
+            yield from _events(records, position, facts, path, budget)
+            position += len(records)
+        else:
+            yield from located
+            position += len(located)
+    if position == 0:
         raise HistoryError(path, first, UNRECOGNISED)
     facts.finish()
 
@@ -120,6 +156,97 @@ def _events(
             event["value"] = value
         position += 1
         yield line_no, facts.take_key(event)
+
+
+def _quick_events(
+    batch: list[tuple[int, str | bytes]], position: int, facts: Facts, budget: int
+) -> list[tuple[int, Event]] | None:
+    """Takes a batch of numbered lines (some undecoded), the position of its first record,
+    the facts and the budget of a value. Returns (line, event) for each op record, read in
+    one go, when every line is UTF-8 and holds no record or one common one (_QUICK_RECORD).
+    Else None, having read nothing: the batch is read line by line, by _records and
+    _events, to the same events or to the error of its line."""
+    line_nos, lines = zip(*batch, strict=True)
+    try:  # an undecoded line ends with its LF; a decoded one has none, nor a CR within
+        data = b"".join(lines)
+    except TypeError:  # some line decoded already (the first, or one ended by a CR)
+        data = b"".join([x if isinstance(x, bytes) else x.encode() + b"\n" for x in lines])
+    try:
+        text = data.decode()[:-1]
+    except UnicodeDecodeError:
+        return None
+    texts = text.split("\n")
+    if len(texts) != len(batch) or max(map(len, texts)) * (TOKEN_BYTES + 1) > budget:
+        return None  # the first cannot be; the second is could_exceed, for any line
+    named = list(map(contains, texts, repeat("jepsen.util")))
+    records = _QUICK_RECORD.findall(text)
+    # As many records as lines naming jepsen.util, and each names it once: one a line.
+    if len(records) != named.count(True) or text.count("jepsen.util") != len(records):
+        return None
+    if not records:
+        return []
+    rows = _quick_values(list(map(itemgetter(4), records)))
+    if rows is None:
+        return None
+    at = range(len(records))
+    with_error = list(compress(at, map(itemgetter(5), records)))
+    for i in with_error:
+        if records[i][4][-1:] not in ("", " ", "\t"):
+            return None  # `1:timed-out`, one atom in EDN
+    for i in compress(at, map(ne, map(len, rows), repeat(1))):
+        if rows[i] or not records[i][5] or records[i][2] in ("invoke", "ok"):
+            return None  # two values, none, or a keyword as the value: _value_and_error's
+    try:  # no process named, none with a leading zero: read in one go
+        processes = orjson.loads("[" + ",".join(map(itemgetter(0), records)) + "]")
+    except orjson.JSONDecodeError:
+        processes = []
+    if len(processes) != len(records):  # a name, or a lone name (`[]` reads as none)
+        processes = [int(number) if number else name for number, name, *_ in records]
+    events: list[Event] = [
+        {
+            "index": at,
+            "time": at,
+            "process": process,
+            "type": kind,
+            "f": f,
+            # None: `:info :read :timed-out`, a lone keyword on a failed or crashed op
+            "value": values[0] if values else None,
+        }
+        for at, process, (_, _, kind, f, _, _), values in zip(
+            range(position, position + len(records)), processes, records, rows, strict=True
+        )
+    ]
+    for i in with_error:
+        events[i]["error"] = records[i][5]
+    facts.take_keys(events)
+    return list(zip(compress(line_nos, named), events, strict=True))
+
+
+def _quick_values(texts: list[str]) -> list[list[Any]] | None:
+    """Takes EDN texts. Returns each one's values (a list), read in one go as JSON, when
+    every one is made only of vectors, nil, booleans and integers of up to 18 digits,
+    separated as JSON separates them once each space is a comma (so that both read the same
+    values); else None."""
+    joined = "".join(texts)
+    if (
+        joined.translate(_QUICK_CHARS)  # another character
+        or "null" in joined  # a symbol, in EDN
+        or _LONG_OR_FLOAT.search(joined.translate(_DIGITS_AS_ZERO))
+        or (
+            joined.count("[") > MAX_NESTING
+            and max(map(str.count, texts, repeat("["))) > MAX_NESTING
+        )  # maybe too deep: read_forms says, as _is_simple has it
+    ):
+        return None
+    if list(map(str.count, texts, repeat("["))) != list(map(str.count, texts, repeat("]"))):
+        return None  # a text that opens a vector another closes ([ then ]): read_forms says
+    spelled = ("[[" + "],[".join(texts) + "]]").replace(" ", ",").replace("nil", "null")
+    try:  # JSON refuses what EDN reads otherwise: [1 [2]3], 007, 1  2, -, nils, truefalse
+        rows: list[list[Any]] = orjson.loads(spelled)
+    except orjson.JSONDecodeError:
+        return None
+    # Each text balanced, one that closes its row early (`],[`) makes rows of its own.
+    return rows if len(rows) == len(texts) else None
 
 
 def _process(text: str, path: str, line_no: int) -> int | str:
@@ -176,11 +303,14 @@ def read_simple(texts: list[str]) -> list[Any]:
     chosen = [text for text, ok in zip(texts, simple, strict=True) if ok]
     spelled = _SEPARATORS.sub(",", "[[" + "],[".join(chosen) + "]]").replace("nil", "null")
     try:
-        values = iter(orjson.loads(spelled.replace("[,", "[").replace(",]", "]")))
-    except orjson.JSONDecodeError:  # some text is two vectors unseparated ([1][2]): one by one
-        if len(texts) == 1:
+        rows = orjson.loads(spelled.replace("[,", "[").replace(",]", "]"))
+    except orjson.JSONDecodeError:  # some text is two vectors unseparated ([1][2])
+        rows = None
+    if rows is None or len(rows) != len(chosen):  # or a text closes more than it opens
+        if len(texts) == 1:  # `],[`, balanced: its two rows are no value of its own
             return [NOT_SIMPLE]
-        return [read_simple([text])[0] for text in texts]
+        return [read_simple([text])[0] for text in texts]  # one by one
+    values = iter(rows)
     # A text holding no value or two ([] or [1, 2] here) is left to read_forms too.
     singles = (next(values) if ok else [] for ok in simple)
     return [value[0] if len(value) == 1 else NOT_SIMPLE for value in singles]
@@ -190,4 +320,7 @@ def _is_simple(text: str) -> bool:
     """Whether text is one of read_simple's values. One with more brackets than a value may
     nest is read_forms', which refuses one too deep with its line; the JSON parser would
     find the depth only as its own limit (orjson's 1024 levels, Python's stack)."""
-    return text.count("[") <= MAX_NESTING and _SIMPLE.fullmatch(text) is not None
+    opened = text.count("[")
+    return (
+        opened <= MAX_NESTING and opened == text.count("]") and _SIMPLE.fullmatch(text) is not None
+    )

@@ -18,12 +18,12 @@ import sys
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import BinaryIO, Final, Literal, Protocol, overload
+from typing import BinaryIO, Final, Literal, Protocol, TypeVar, overload
 
 from history.events import VALUE_BUDGET, Event, HistoryError
 from history.formats import events_of
 from history.jepsen import Reading
-from history.lines import NumberedLines, UndecodedLines, line_text
+from history.lines import NumberedLines, UndecodedLines, decoded, line_text
 
 STDIN: Final = "-"
 STDIN_NAME: Final = "<stdin>"
@@ -32,6 +32,7 @@ MAX_LINE_BYTES: Final = 64 * 2**20
 MAX_PIPED_BYTES: Final = 2**30  # a Jepsen history piped in, kept to be read again
 _LINE_END: Final = re.compile(rb"\r\n?|\n")
 _CR: Final = ord("\r")  # `int in bytes` is searched four times faster than `bytes in bytes`
+_Line = TypeVar("_Line", str, str | bytes)
 
 
 class LineStream(Protocol):
@@ -152,12 +153,12 @@ class HistorySource:
         lines = numbered_lines(self.stream, self.name, undecoded=True)
         return events_of(lines, self.name, reading, VALUE_BUDGET, self._replayable)
 
-    def _replayable(self, lines: Iterable[tuple[int, str]]) -> Iterable[tuple[int, str]]:
+    def _replayable(self, lines: Iterable[tuple[int, _Line]]) -> Iterable[tuple[int, _Line]]:
         if self.start is not None:
             return lines
         self.kept = []
         size = 0
-        for line_no, text in lines:
+        for line_no, text in decoded(lines, self.name):
             size += len(text) + 1
             if size > MAX_PIPED_BYTES:
                 limit = MAX_PIPED_BYTES // 2**20

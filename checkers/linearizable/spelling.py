@@ -34,6 +34,8 @@ def spelling_of(history_format: str | None) -> str:
 def spell(value: Any, spelling: str = JSON) -> str:
     """Takes a thawed or frozen value. Returns it as the spelling writes it, e.g. `null`
     or `nil`, `[1, 2]` or `[1 2]`, `#{1 2}` for an EDN set."""
+    if value.__class__ is int:  # the common value, as json.dumps writes it (and EDN)
+        return int.__repr__(value)
     edn = spelling == EDN
     if isinstance(value, Exact):
         value = value.value

@@ -57,7 +57,6 @@ from harness.cluster.node_setup import (
     node_env,
     node_files,
 )
-from harness.cluster.queries import ClusterQueries
 
 _SERVER_LOG = "/var/log/kafka/server.log"
 STOP_TIMEOUT_S = 30
@@ -102,8 +101,9 @@ def cluster_names(client: docker.DockerClient, checkout: str | None = None) -> l
     return sorted(n for n in names if n)
 
 
-class DockerCluster(ClusterQueries, ProxyControl, MembershipTools):
-    """A cluster named spec.name: containers {name}-n1.., {name}-zk1.., network {name}-net."""
+class DockerCluster(MembershipTools, ProxyControl):
+    """A cluster named spec.name: containers {name}-n1.., {name}-zk1.., network {name}-net
+    (its queries are ClusterQueries', which MembershipTools extends)."""
 
     def __init__(self, spec: ClusterSpec, client: docker.DockerClient | None = None) -> None:
         self.spec = spec

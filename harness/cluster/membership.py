@@ -15,12 +15,12 @@ from __future__ import annotations
 
 import json
 import re
-from abc import ABC, abstractmethod
+from abc import abstractmethod
 from collections.abc import Mapping, Sequence
 
-from harness.cluster.admin import Admin, AdminError
+from harness.cluster.admin import AdminError
 from harness.cluster.config import BROKER_PORT, CONTROLLER_PORT
-from harness.cluster.quorum import Quorum
+from harness.cluster.queries import ClusterQueries
 from nemesis.cluster import PartitionState, QuorumMembers, Voter
 
 TOOL_S = 60
@@ -132,39 +132,13 @@ def reassignment_json(moves: Mapping[tuple[str, int], tuple[int, ...]]) -> str:
     return json.dumps({"version": 1, "partitions": partitions})
 
 
-class MembershipTools(ABC):
-    """The membership tools over nodes a subclass names (nemesis.cluster's Reconfigurable
-    and Reassignable)."""
-
-    @property
-    @abstractmethod
-    def brokers(self) -> list[str]:
-        """Returns the broker nodes' names in id order."""
-
-    @property
-    @abstractmethod
-    def controllers(self) -> list[str]:
-        """Returns the KRaft controllers' node names in id order."""
-
-    @abstractmethod
-    def ip(self, node: str) -> str:
-        """Returns node's address."""
+class MembershipTools(ClusterQueries):
+    """The membership tools over the nodes a ClusterQueries names (nemesis.cluster's
+    Reconfigurable and Reassignable); a subclass says how to run a command in a node."""
 
     @abstractmethod
     def exec(self, node: str, cmd: list[str]) -> tuple[int, str]:
         """Runs cmd in node; returns its exit code and output."""
-
-    @abstractmethod
-    def node_states(self) -> dict[str, str]:
-        """Returns every node's container state."""
-
-    @abstractmethod
-    def broker_id(self, node: str) -> int:
-        """Returns the Kafka node id of a broker or controller node."""
-
-    @abstractmethod
-    def admin(self, timeout: float = 5.0) -> Admin:
-        """Returns an Admin client for the cluster."""
 
     def _running(self, nodes: list[str], avoid: Sequence[str] = ()) -> list[str]:
         states = self.node_states()
@@ -190,10 +164,6 @@ class MembershipTools(ABC):
         if not running:
             raise ToolError("no node is running to run the tool in")
         return running[0]
-
-    @abstractmethod
-    def quorum(self) -> Quorum:
-        """Returns the quorum as its leader answers DescribeQuorum (v1: no directories)."""
 
     def quorum_members(self, avoid: Sequence[str] = (), directories: bool = True) -> QuorumMembers:
         """Returns the quorum's membership as `describe --status` prints it now, asked

@@ -87,7 +87,7 @@ def _check_all(args: argparse.Namespace) -> int:
         jobs if one else 1,
         args.sub_via,
         args.ignore,
-        args.png,
+        args.still,
         args.ww_deps,
     )
     with contextlib.closing(check_files(files, asked, drawings_of(files, args.out), jobs)) as done:

@@ -86,10 +86,13 @@ def add_parser(subparsers: Any) -> None:
         "DIR/<its path>/ for many (default: beside each history; none for - without it)",
     )
     parser.add_argument(
-        "--png",
+        "--still",
         action="store_true",
-        help="draw each counterexample as a PNG too (matplotlib: about 0.1 s each)",
+        help="draw each counterexample as a still image too, an SVG as every plot "
+        "(matplotlib: about 0.1 s each)",
     )
+    # Its old name, from when the still was a PNG: scripts that pass it still run.
+    parser.add_argument("--png", action="store_true", dest="still", help=argparse.SUPPRESS)
     parser.add_argument(
         "--spark",
         action="store_true",

@@ -69,8 +69,8 @@ class Asked:
     jobs: int | None = None
     sub_via: SubVia | None = None
     ignore: frozenset[str] | None = None
-    png: bool = False
-    """Draw each counterexample as a PNG too (matplotlib), not only its HTML viewer."""
+    still: bool = False
+    """Draw each counterexample as a still image too (matplotlib), not only its viewer."""
     ww_deps: bool | None = None
     """Queue histories: ww edges join G1c's cycles (None: as each run's test.json says,
     else not)."""
@@ -122,7 +122,7 @@ def _check(path: str, asked: Asked, drawings: Path | None) -> Outcome:
             f"delivery_limit): checked against the broker's default, {BROKER_DELIVERY_LIMIT}"
         )
     faults = fault_windows(history.nemesis)
-    drawn = draw_counterexamples(result, drawings, warnings, name, faults, png=asked.png)
+    drawn = draw_counterexamples(result, drawings, warnings, name, faults, still=asked.still)
     stopped = run_duration(history)
     return {
         "path": history.path,
@@ -248,14 +248,15 @@ def draw_counterexamples(
     history: str | None = None,
     faults: Sequence[dict[str, Any]] = (),
     *,
-    png: bool = False,
+    still: bool = False,
 ) -> list[str]:
     """Takes a linearizability result, a folder (None: no drawing, for standard input with
-    no --out), the history's file name, its fault windows and whether to draw PNGs; writes
-    one viewer of every invalid key (and with png a PNG per key) into the folder, named
+    no --out), the history's file name, its fault windows and whether to draw stills;
+    writes one viewer of every invalid key (and with still a still image per key, SVG)
+    into the folder, named
     after the history too when given (the next history checked there must not draw over
     it), and returns the files written. A drawing that fails, or is not made, adds a
-    warning: the verdict stands. The viewer alone costs a millisecond; a PNG a tenth of
+    warning: the verdict stands. The viewer alone costs a millisecond; a still a tenth of
     a second and matplotlib's import, more than checking a small history."""
     failures = result.get("failures", [])
     if not any(f.get("valid") is False for f in failures):
@@ -266,16 +267,16 @@ def draw_counterexamples(
             "(give --out DIR for them)"
         )
         return []
-    from harness.report.counterexamples.viewer import file_stem, invalid, write_viewer
+    from harness.report.counterexamples.viewer import invalid, write_viewer
 
     written: list[str] = []
-    if png:
-        from harness.report.counterexamples.timeline import draw_png
+    if still:
+        from harness.report.counterexamples.timeline import draw_still, still_file
 
         for failure in invalid(failures):
             try:
                 out_dir.mkdir(parents=True, exist_ok=True)
-                drawn = draw_png(failure, out_dir / f"{file_stem(failure['key'], history)}.png")
+                drawn = draw_still(failure, out_dir / still_file(failure["key"], history))
                 written.append(str(drawn))
             except Exception as err:  # the drawing is a convenience, the verdict is the point
                 key = short(failure.get("key"), 40)

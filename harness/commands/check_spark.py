@@ -86,7 +86,7 @@ def _check(args: argparse.Namespace, log: Path) -> int:
     result = respelled(result, history.format)
     warnings = check_file.reading_warnings(history, result)
     name = Path(history.path).name
-    drawn = check_file.draw_counterexamples(result, out_dir, warnings, name, png=args.png)
+    drawn = check_file.draw_counterexamples(result, out_dir, warnings, name, still=args.still)
     outcome = {
         "path": history.path,
         "format": history.format,

@@ -113,15 +113,26 @@ def lost_words(lost: Any) -> str:
 
 
 def leaders_words(state: Any) -> str:
-    """Who led each partition, from a step's recorded state."""
+    """Who led each partition, from a step's recorded state: partitions led alike (the
+    same leader and ISR) named together with their epochs, e.g. `partitions 0, 1 and 2
+    led by nobody (epochs 2-3), ISR [n2]` (a line per partition was a paragraph of 8)."""
     if not isinstance(state, dict) or "error" in state:
         return f"partitions unreadable ({state.get('error') if isinstance(state, dict) else state})"
-    return "; ".join(
-        f"partition {p} led by {s.get('leader') or 'nobody'} (epoch {s.get('epoch')}), "
-        f"ISR [{', '.join(s.get('isr') or [])}]"
-        for p, s in sorted(state.items(), key=lambda i: int(i[0]) if i[0].isdigit() else 1 << 30)
-        if isinstance(s, dict)
-    )
+    alike: dict[str, list[tuple[str, Any]]] = {}
+    for p, s in sorted(state.items(), key=lambda i: int(i[0]) if i[0].isdigit() else 1 << 30):
+        if isinstance(s, dict):
+            led = f"{s.get('leader') or 'nobody'}|{', '.join(s.get('isr') or [])}"
+            alike.setdefault(led, []).append((p, s.get("epoch")))
+    return "; ".join(_led_alike(led, found) for led, found in alike.items())
+
+
+def _led_alike(led: str, found: list[tuple[str, Any]]) -> str:
+    leader, isr = led.split("|")
+    epochs = sorted({e for _, e in found if isinstance(e, int)})
+    span = "" if not epochs else f"{epochs[0]}" if len(epochs) == 1 else f"{epochs[0]}-{epochs[-1]}"
+    which = f"partition{'s' if len(found) > 1 else ''} {_names([p for p, _ in found])}"
+    epoch = f" (epoch{'s' if len(epochs) > 1 else ''} {span})" if epochs else ""
+    return f"{which} led by {leader}{epoch}, ISR [{isr}]"
 
 
 def _names(items: Any) -> str:

@@ -3,28 +3,24 @@ lost, the faults with their times, the brokers' truncations, whether the configu
 allows it; the real-time argument of a non-linearizable key, anchored on the op that
 pinned the state it had to follow, with values in its history's spelling; whether the store
 variant was built to fail; each queue or transaction anomaly's count and first case), or
-for a valid run what was checked.
+for a valid run what was checked. A queue run's loss is told by loss_story.
 
 Pure functions of results.json's sections and test.json's spec: report.html shows the
-sentences under its verdict, and `harness run` and `harness check` end with them.
+points under its verdict, the first as its lead and the rest as a list, each with its
+details under it (a fault's steps, the kinds that follow from a loss); `harness run` and
+`harness check` end with them, a detail on a line of its own.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+import html
+from typing import Any
 
 from checkers import availability_sentence, lost_store_lines, split_brain_lines
 from checkers.linearizable import spell
+from harness.report.points import KEYS_SHOWN, Point, Section
 from harness.verdicts import DURATION, incomplete, verdict_word
-from nemesis.names import LOSES_POWER, POWERS_OFF_A_MAJORITY
 
-if TYPE_CHECKING:  # the nemesis story and the clusters' profiles: for a run's results only
-    from harness.report.nemesis_story import Row
-
-Section = dict[str, Any]
-KEYS_SHOWN = 3
-VALUES_SHOWN = 5
 READ_FS = frozenset({"get", "read"})
 BUILT_TO_FAIL: dict[str, str] = {
     "local-read": "its reads answer from the local replica with no barrier, so a read can "
@@ -38,25 +34,41 @@ BUILT_TO_FAIL: dict[str, str] = {
 (tests/unit/harness/report/test_explain_anchor.py holds the two lists together)."""
 
 
+DETAIL = "  - "
+"""How a point's detail starts in explain's lines: a list item, indented under its point."""
+
+
 def explain(results: Section, spec: Section, cases_listed: bool = False) -> list[str]:
+    """Takes what explain_points does. Returns its points as lines: each point's text,
+    then each of its details on a line of its own starting DETAIL."""
+    return [
+        line
+        for point in explain_points(results, spec, cases_listed)
+        for line in (point.text, *(DETAIL + detail for detail in point.under))
+    ]
+
+
+def explain_points(results: Section, spec: Section, cases_listed: bool = False) -> list[Point]:
     """Takes results.json's body, test.json's spec (kafka_config, producer_acks; {} when
     unknown) and whether the queue's transactions and anomaly cases are listed above the
     sentences already (`harness check` lists every case: then they are not said again).
-    Returns the sentences, the verdict's reason first; one saying so if writing them
-    failed."""
+    Returns the points, the verdict's reason first, in one sentence where sends were lost
+    (what and why); one saying so if writing them failed."""
     try:
-        return _sentences(results, spec, cases_listed)
+        return _points(results, spec, cases_listed)
     except Exception as err:  # words beside the verdict must never cost the run its verdict
-        return [f"No explanation: writing it failed ({err!r}); the sections below stand."]
+        return [Point(f"No explanation: writing it failed ({err!r}); the sections below stand.")]
 
 
-def _sentences(results: Section, spec: Section, cases_listed: bool) -> list[str]:
+def _points(results: Section, spec: Section, cases_listed: bool) -> list[Point]:
     valid = results.get("valid")
-    said: list[str] = []
+    said: list[str | Point] = []
     lin, queue = results.get("linearizable"), results.get("queue")
     if isinstance(gone := results.get("lost-store"), dict) and gone.get("valid") is False:
         said += lost_store_lines(gone)
         if spec.get("db") == "nats":
+            from harness.report.loss_story import config_sentence  # a lost store only
+
             said.append(config_sentence(spec))
     if isinstance(lin, dict) and lin.get("valid") is False:
         said += linearizable_sentences(lin)
@@ -66,9 +78,11 @@ def _sentences(results: Section, spec: Section, cases_listed: bool) -> list[str]
         )
     if isinstance(queue, dict) and "error" not in queue:
         if queue.get("lost"):
-            said += lost_sentences(queue, results.get("lost-acks"), results, spec)
+            from harness.report.loss_story import lost_points  # a queue's loss only
+
+            said += lost_points(queue, results.get("lost-acks"), results, spec)
             if not cases_listed:
-                said += consequence_sentences(queue)
+                said += consequence_points(queue)
         if not cases_listed:
             said += anomaly_sentences(queue)
     if isinstance(replicas := results.get("replicas"), dict) and replicas.get("valid") is False:
@@ -77,10 +91,11 @@ def _sentences(results: Section, spec: Section, cases_listed: bool) -> list[str]
         said += replica_sentences(replicas)
     if isinstance(brain := results.get("split-brain"), dict) and brain.get("valid") is False:
         said += split_brain_lines(brain, str(brain.get("stream", "")))
-    if valid is True:
-        said.append(checked_sentence(results))
+    if valid is True:  # what was checked leads, before the counts and allowed kinds
+        checked: list[str | Point] = [checked_sentence(results)]
         if isinstance(found := results.get("availability"), dict):
-            said += [s for s in (availability_sentence(found),) if s]
+            checked += [s for s in (availability_sentence(found),) if s]
+        said = checked + said
     elif valid is not False:
         said += unknown_sentences(results)
     if incomplete(results):
@@ -90,6 +105,24 @@ def _sentences(results: Section, spec: Section, cases_listed: bool) -> list[str]
         )
     if "interrupted" in results and not incomplete(results):  # else INCOMPLETE said it
         said.append(f"The run was interrupted: {results['interrupted']}.")
+    return [s if isinstance(s, Point) else Point(s) for s in said]
+
+
+def explanation_html(points: list[Point]) -> str:
+    """Takes explain's points. Returns them as HTML: the first, the verdict's reason, as a
+    paragraph of its own, the rest as a short list, each point's details listed under it
+    (five paragraphs a screen long were read as one wall of text)."""
+
+    def item(point: Point) -> str:
+        under = "".join(f"<li>{html.escape(detail)}</li>" for detail in point.under)
+        return html.escape(point.text) + (f"<ul>{under}</ul>" if under else "")
+
+    if not points:
+        return ""
+    lead, rest = points[0], points[1:]
+    said = f'<p class="lead">{item(lead)}</p>' if not lead.under else f"<div>{item(lead)}</div>"
+    if rest:
+        said += "<ul>" + "".join(f"<li>{item(point)}</li>" for point in rest) + "</ul>"
     return said
 
 
@@ -161,198 +194,40 @@ def pinning_op(failure: Section) -> Section | None:
     return done[-1] if done else None
 
 
-def lost_sentences(queue: Section, lost_acks: Any, results: Section, spec: Section) -> list[str]:
-    """Takes the queue section, the lost-acks section, results.json's body and the spec.
-    Returns which acknowledged sends were lost where, the faults on those partitions with
-    their steps and times, the brokers' truncations, whether the configuration allows the
-    loss, and how lost-acks's count differs from the queue checker's."""
-    lost, acked = queue.get("lost", 0), queue.get("acknowledged", 0)
-    cases = queue.get("kinds", {}).get("lost-write", {}).get("cases", [])
-    by_partition = _lost_by_partition(cases, lost_acks)
-    judged = {c.get("judged_by") for c in cases}
-    how = "the final drains" if judged == {"drain"} else "the final drains and the polls"
-    where = "; ".join(
-        _partition_loss(p, n, [c for c in cases if str(c.get("partition")) == p])
-        for p, n in by_partition.items()
-    )
-    said = [f"{lost} of {acked} acknowledged sends were lost, as {how} show: {where}."]
-    torn = sorted({c["index"] for c in cases if "outcome" in c and "index" in c})
-    if torn:  # KAFKA-17754's shape: a transaction committed in part
-        ops = ", ".join(f"op {i}" for i in torn[:KEYS_SHOWN])
-        said.append(
-            f"Of them, {sum(1 for c in cases if 'outcome' in c)} belong to transactions of "
-            f"unknown outcome that committed only in part ({ops}): a poll read another of "
-            "their sends, so they committed, and a transaction is all or nothing."
-        )
-    said += fault_sentences(results.get("nemesis"), set(by_partition))
-    said.append(config_sentence(spec))
-    if isinstance(lost_acks, dict) and "lost_count" in lost_acks:
-        said.append(two_counts_sentence(lost, lost_acks["lost_count"]))
-    return said
-
-
-def _lost_by_partition(cases: Sequence[Section], lost_acks: Any) -> dict[str, int]:
-    # lost-acks lists every lost send per partition; the queue's cases are the first 20.
-    counts: dict[str, int] = {}
-    if isinstance(lost_acks, dict):
-        for entry in lost_acks.get("by_key", []):
-            if entry.get("lost_count"):
-                counts[str(entry.get("key"))] = int(entry["lost_count"])
-    if not counts:
-        for case in cases:
-            p = str(case.get("partition"))
-            counts[p] = counts.get(p, 0) + 1
-    return dict(sorted(counts.items(), key=lambda item: -item[1]))
-
-
-def _partition_loss(partition: str, count: int, cases: Sequence[Section]) -> str:
-    values = [str(c.get("value")) for c in cases[:VALUES_SHOWN]]
-    offsets = sorted(int(c["offset"]) for c in cases if isinstance(c.get("offset"), int))
-    shown = ", ".join(values) + (", ..." if count > len(values) else "")
-    span = ""
-    if offsets:
-        span = f" at offset{'s' if len(offsets) > 1 else ''} {offsets[0]}"
-        span += f"-{offsets[-1]}" if offsets[-1] != offsets[0] else ""
-    sends = "sends" if len(values) > 1 else "send"
-    what = f" ({sends} of {shown}{span})" if values else ""
-    return f"partition {partition} lost {count}{what}"
-
-
-def fault_sentences(nemesis: Any, partitions: set[str]) -> list[str]:
-    """Takes the nemesis section and the partitions with losses. Returns a sentence per
-    fault window that targeted one of them (else every window, the first few): its steps
-    with their test times, the brokers' truncations among them."""
-    if not isinstance(nemesis, dict) or not nemesis.get("windows"):
-        return ["No fault was injected."]
-    ops = nemesis.get("ops", [])
-    from harness.report.nemesis_story import estimated_invokes, story
-
-    rows = story(ops, estimated_invokes(nemesis))
-    windows = nemesis["windows"]
-    aimed = [w for w in windows if _targets(w.get("detail")) & partitions] or windows
-    said = []
-    for window in aimed[:KEYS_SHOWN]:
-        start, stop = window["start"], window.get("stop")
-        # A last step is stamped as its op returns: a hair after the window's stop.
-        mine = [r for r in rows if start <= r.start and (stop is None or r.start < stop + 0.5)]
-        steps = [r for r in mine if r.stop is None] or mine
-        ended = "never healed" if stop is None else f"healed by {stop:.1f} s"
-        said.append(
-            f"Fault {window['fault']} from {start:.1f} s ({ended}): "
-            + "; ".join(_at(r) for r in steps)
-            + "."
-        )
-    if len(aimed) > KEYS_SHOWN:
-        said.append(f"{len(aimed) - KEYS_SHOWN} more fault windows are in the nemesis story.")
-    return said
-
-
-def _targets(detail: Any) -> set[str]:
-    if not isinstance(detail, dict):
-        return set()
-    listed = detail.get("partitions")
-    if isinstance(listed, list):
-        return {str(p) for p in listed}
-    return set() if detail.get("partition") is None else {str(detail["partition"])}
-
-
-def _at(row: Row) -> str:
-    return f"{row.start:.1f} s {row.words}"
-
-
-def config_sentence(spec: Section) -> str:
-    """Takes the spec. Returns whether its Kafka configuration and producers (or its
-    NATS sync profile) allow an acknowledged send to be lost."""
-    if spec.get("db") == "nats":
-        return nats_sentence(spec)
-    name = spec.get("kafka_config")
-    from harness.cluster.config import PROFILES
-
-    profile = PROFILES.get(name) if isinstance(name, str) else None
-    if spec.get("producer_acks") == "1":
-        return (
-            "Expected with acks=1: a leader acknowledges before any follower holds the "
-            "send, so losing that leader can lose it."
-        )
-    if profile is None:
-        return (
-            "The run's Kafka configuration is not recorded, so whether it allows this is not said."
-        )
-    settings = f"min.insync.replicas={profile.min_insync_replicas}"
-    nemeses = spec.get("nemesis") or ()
-    if not profile.fsync_every_write and any(n in POWERS_OFF_A_MAJORITY for n in nemeses):
-        return (
-            f"Expected when power fails under {profile.name}: Kafka acknowledges a write "
-            "once the in-sync replicas hold it in memory, and fsyncs it only when the OS "
-            "writes it back (log.flush.interval.messages at its default), so replicas "
-            "that lose power together can lose it; the -fsync profiles should not."
-        )
-    if not profile.unclean_leader_election and any(n in LOSES_POWER for n in nemeses):
-        return (
-            f"Not allowed under {profile.name} ({settings}, no unclean leader election), "
-            "power loss or not: these faults cut the power of a minority of the replicas "
-            "at most, so a replica that never lost power held every acknowledged send and "
-            "should have been elected. A BUG, in Kafka (a replica that lost its unsynced "
-            "tail elected: its unclean shutdown not detected), the client or the harness."
-        )
-    if profile.unclean_leader_election:
-        return (
-            f"Expected under {profile.name}: {settings} with unclean leader election lets a "
-            "replica that missed acknowledged sends become leader, and the old leader "
-            "truncates its log to match."
-        )
-    return (
-        f"Not allowed under {profile.name} ({settings}, no unclean leader election): every "
-        "acknowledged send should survive, so this is a bug in Kafka, the client or the "
-        "harness."
-    )
-
-
-def two_counts_sentence(queue_lost: int, lost_acks_lost: int) -> str:
-    """Takes the queue checker's and lost-acks's counts of lost writes. Returns how they
-    differ, in one sentence."""
-    counts = (
-        f"both count {queue_lost}"
-        if queue_lost == lost_acks_lost
-        else f"count {lost_acks_lost} and {queue_lost}"
-    )
-    return (
-        "lost-acks (Jepsen's set check: values missing from each partition's final drain) "
-        "and the queue checker (messages at their offsets, judged by the final drain or "
-        f"else the polls) {counts}."
-    )
-
-
 def anomaly_sentences(queue: Section) -> list[str]:
     """Takes the queue section. Returns, per anomaly kind found other than lost writes,
-    its count, what it does to the verdict and its first case in the checker's words."""
+    its count, what it does to the verdict and its first case in the checker's words: the
+    kinds that make the history invalid first, then the transactions' counts, then the
+    kinds Kafka allows or the run ignores (a page led by the counts or an allowed G0 hid
+    the one case that mattered)."""
     from checkers.queue import effect  # the queue checker loads for a queue's results only
 
-    said = []
-    if isinstance(txns := queue.get("transactions"), dict):
-        said.append(
-            f"Transactions: {txns.get('committed')} committed, {txns.get('aborted')} "
-            f"aborted, {txns.get('unknown')} unknown."
-        )
-    following = _following(queue)  # said under the loss, by consequence_sentences
+    invalidating: list[str] = []
+    reported: list[str] = []
+    following = _following(queue)  # said under the loss, by consequence_points
     for kind, found in queue.get("kinds", {}).items():
         count = found.get("count", 0)
         if not count or (kind == "lost-write" and queue.get("lost")) or kind in following:
             continue
-        said_of = effect(
-            kind, invalidating=bool(found.get("invalidating")), ignored=bool(found.get("ignored"))
-        )
+        bad = bool(found.get("invalidating"))
+        said_of = effect(kind, invalidating=bad, ignored=bool(found.get("ignored")))
         first = found.get("cases") or []
         case = f"; the first: {_case_words(kind, first[0])}" if first else ""
-        said.append(f"{count} {kind} ({said_of}){case}.")
-    return said
+        (invalidating if bad else reported).append(f"{count} {kind} ({said_of}){case}.")
+    counts = []
+    if isinstance(txns := queue.get("transactions"), dict):
+        counts.append(
+            f"Transactions: {txns.get('committed')} committed, {txns.get('aborted')} "
+            f"aborted, {txns.get('unknown')} unknown."
+        )
+    return invalidating + counts + reported
 
 
-def consequence_sentences(queue: Section) -> list[str]:
-    """Takes the queue section of a run that lost sends. Returns one sentence naming the
-    anomaly kinds that follow from that loss (checkers.queue.follows_from_loss), with
-    their counts, why and a first case, so they read as consequences of the loss and not
-    as problems of their own; [] when none does."""
+def consequence_points(queue: Section) -> list[Point]:
+    """Takes the queue section of a run that lost sends. Returns one point with the
+    anomaly kinds that follow from that loss under it (checkers.queue.follows_from_loss),
+    each with its count, why and a first case, so they read as consequences of the loss
+    and not as problems of their own; [] when none does."""
     following = _following(queue)
     if not following:
         return []
@@ -367,7 +242,7 @@ def consequence_sentences(queue: Section) -> list[str]:
         first = found.get("cases") or []
         case = f"; the first: {_case_words(kind, first[0])}" if first else ""
         parts.append(f"{found.get('count', 0)} {kind} ({said_of}: {why}{case})")
-    return ["Following from the same loss, not separate problems: " + "; and ".join(parts) + "."]
+    return [Point("Following from the same loss, not separate problems:", tuple(parts))]
 
 
 def _following(queue: Section) -> dict[str, str]:
@@ -467,35 +342,3 @@ def _duration(ns: float) -> str:
     if ms < 1:
         return f"{ms:.2f} ms"
     return f"{ms:.1f} ms" if ms < 1000 else f"{ms / 1000:.2f} s"
-
-
-PAUSE_POWER_LOSS = "pause-power-loss"
-"""The composed fault whose power cut strikes one server of a quorum, the other paused."""
-
-
-def nats_sentence(spec: Section) -> str:
-    """Takes a NATS run's spec. Returns whether its sync profile and faults allow an
-    acknowledged publish to be lost. NATS documents the default's window
-    (nats-io/nats.docs nats-concepts/jetstream/README.md, "Syncing data to disk"): a
-    publish is acknowledged once a quorum holds it and fsynced within sync_interval (2
-    minutes), so servers that lose power together before it may lose it."""
-    nemeses = spec.get("nemesis") or ()
-    if spec.get("nats_sync") != "always" and any(n in POWERS_OFF_A_MAJORITY for n in nemeses):
-        return (
-            "Expected under NATS's default sync_interval (2 minutes), and documented: "
-            "JetStream acknowledges a publish once a quorum of the stream's replicas hold "
-            "it and fsyncs it within sync_interval, so a majority that loses power before "
-            "then can lose it (nats-server#7564); sync_interval: always should not."
-        )
-    if spec.get("nats_sync") != "always" and PAUSE_POWER_LOSS in nemeses:
-        return (
-            "Expected under NATS's default sync_interval (2 minutes): in pause-power-loss "
-            "one server of the quorum that acknowledged a publish loses power before it "
-            "fsynced it while the other is paused, so the two that elect the next leader "
-            "may both lack it (Jepsen's nats-server#7567); sync_interval: always should not."
-        )
-    return (
-        f"Not allowed under NATS's sync profile {spec.get('nats_sync', 'default')} with "
-        "these faults: every acknowledged publish is held by a quorum that never lost "
-        "an unsynced write, so this is a bug in NATS, the client or the harness."
-    )

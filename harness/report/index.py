@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from harness.report.index_glance import glance_table, newest_first, newest_line
+from harness.report.index_glance import GLANCE_STYLE, glance_table, newest_first, newest_line
 from harness.report.index_script import DEFAULT_PER_PAGE, OTHER_WORDS, PER_PAGE_CHOICES, script
 from harness.report.page import STYLE, VERDICT_COLOURS
 from harness.report.plots.images import TREND_PLOTS
@@ -37,6 +37,9 @@ NO_VERDICT = "NONE"
 RANK = {"INVALID": 0, "UNKNOWN": 1, INCOMPLETE_WORD: 2, "VALID": 3, NO_VERDICT: 4}
 """The order runs and groups are listed in: what needs a look first; a folder with no
 verdict (a run still going, or broken) last."""
+SET_CHECK_KINDS = {"unexpected_count": "unexpected", "duplicated_count": "duplicate"}
+"""The lost-acks counts the anomalies cell names, by the queue checker's name for each
+kind: a queue run's cell said "2 duplicated; 2 duplicate", one kind in two words."""
 INDEX_STYLE = """
 tr.run[hidden],details[hidden]{display:none}select,input{margin-right:1em}
 body{max-width:none}.scroll{overflow-x:auto}details{margin:.4em 0}
@@ -59,12 +62,15 @@ def _anomalies(results: dict[str, Any]) -> str:
     unknown = len(failures) - bad
     if unknown:
         parts.append(f"{unknown} key{'s' if unknown != 1 else ''} unknown")
+    queue = results.get("queue")
+    judged = queue.get("kinds") if isinstance(queue, dict) else None
     for section in LOST_ACKS_SECTIONS:
         counts = results.get(section) or {}
-        for kind in ("unexpected", "duplicated"):
-            if counts.get(f"{kind}_count"):
-                parts.append(f"{counts[f'{kind}_count']} {kind}")
-    parts += _kinds(results.get("queue"))
+        for field, kind in SET_CHECK_KINDS.items():
+            # One name per kind: the queue checker's, which judged it where it ran.
+            if counts.get(field) and not (isinstance(judged, dict) and kind in judged):
+                parts.append(f"{counts[field]} {kind}")
+    parts += _kinds(queue)
     if "error" in results:
         parts.append(f"error: {results['error']}")
     return "; ".join(parts)
@@ -307,7 +313,7 @@ def render_index(root: Path, entries: Sequence[dict[str, Any]], analysis: Path |
     groups = "".join(_group(g) for g in group_runs(entries))
     return f"""<!doctype html><html><head><meta charset="utf-8"><title>Runs</title>
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<link rel="icon" href="data:,"><style>{STYLE}{INDEX_STYLE}</style></head><body>
+<link rel="icon" href="data:,"><style>{STYLE}{INDEX_STYLE}{GLANCE_STYLE}</style></head><body>
 <h1>Runs</h1><p id="count">{_e(count_line(entries))}</p>
 {newest_line(entries)}{glance_table(entries, RANK)}
 <p>Below, every run: INVALID first, then newest first; grouped by configuration and

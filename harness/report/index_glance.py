@@ -15,6 +15,19 @@ CONFIG = ("workload", "store", "nemesis", "config")
 """A row: what ran and under which faults and settings (index.GROUP_BY without the release)."""
 RELEASE = ("kafka", "metadata")
 """A column: the release and its metadata mode."""
+GLANCE_STYLE = """
+#glance td,#glance th{white-space:normal}#glance td[data-release]{min-width:7em}
+@media (max-width:60em){#glance,#glance tbody,#glance tr,#glance td{display:block}
+#glance tr.head{display:none}#glance tr{border-top:1px solid #ccc;padding:.3em 0}
+#glance td{border:none;padding:.1em .6em;white-space:normal}#glance td:empty{display:none}
+#glance td:first-child{font-weight:600}#glance td[data-release]{display:inline-block}
+#glance td[data-release]::before{content:attr(data-release) ": ";color:#555}
+#glance caption{display:block;caption-side:top;margin-bottom:.3em}}
+"""
+"""The table's cells wrap (7 releases' columns did not fit at 1400 px unwrapped); below
+60em (a page 800 px wide held 2 of the 7, the rest a sideways scroll away) each
+configuration is stacked: its name, then its releases' cells in a line that wraps, each
+named, the empty ones left out."""
 
 
 def newest_first(entries: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -39,12 +52,12 @@ def glance_table(entries: Sequence[dict[str, Any]], rank: dict[str, int]) -> str
         runs = [e for found in cells[config].values() for e in found]
         return min(rank.get(e["verdict"], len(rank)) for e in runs), config
 
-    head = "<tr><th>configuration</th>" + "".join(
+    head = '<tr class="head"><th>configuration</th>' + "".join(
         f"<th>{_e(' '.join(r for r in release if r))}</th>" for release in releases
     )
     rows = [
         f"<tr><td>{_e(' · '.join(c for c in config if c))}</td>"
-        + "".join(_cell(cells[config].get(release, [])) for release in releases)
+        + "".join(_cell(cells[config].get(release, []), release) for release in releases)
         + "</tr>"
         for config in sorted(cells, key=worst)
     ]
@@ -63,16 +76,17 @@ def newest_line(entries: Sequence[dict[str, Any]]) -> str:
     return f"<p>Newest: {_badge(newest)} {_e(what)}, {_e(newest['run'])}</p>"
 
 
-def _cell(runs: Sequence[dict[str, Any]]) -> str:
+def _cell(runs: Sequence[dict[str, Any]], release: tuple[str, ...]) -> str:
     if not runs:
         return "<td></td>"
+    named = _e(" ".join(r for r in release if r))
     invalid = sum(1 for e in runs if e["verdict"] == "INVALID")
     counted = (
         f"{invalid} of {len(runs)} INVALID"
         if invalid
         else f"{len(runs)} run" + ("s" if len(runs) != 1 else "")
     )
-    return f"<td>{_badge(runs[0])} {_e(counted)}</td>"
+    return f'<td data-release="{named}">{_badge(runs[0])} {_e(counted)}</td>'
 
 
 def _badge(entry: dict[str, Any]) -> str:

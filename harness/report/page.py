@@ -16,11 +16,11 @@ from checkers.queue import case_words, effect, follows_from_loss
 from harness.cluster.config import PROFILES
 from harness.report.counterexamples.cycles import cycle_svg
 from harness.report.counterexamples.viewer import key_anchor
-from harness.report.explain import explain
+from harness.report.explain import explain_points, explanation_html
 from harness.report.groups_section import groups_html
 from harness.report.header import header_html
 from harness.report.nemesis_table import story_table, time_zero
-from harness.report.plots.images import LAG_FILE, OFFSETS_GLOB, RUN_PLOTS, UNSEEN_FILE
+from harness.report.plots.images import IMAGE, LAG_FILE, OFFSETS_GLOB, RUN_PLOTS, UNSEEN_FILE
 from harness.report.release_rows import release_rows
 from harness.report.replicas_section import replicas_html, replicas_line
 from harness.report.zip_link import zip_link
@@ -51,7 +51,10 @@ text-align:left;vertical-align:top;font-size:.9em}img{max-width:100%;border:1px 
 svg{max-width:100%;height:auto}.cx{overflow-x:auto}.cx img{max-width:none}
 code{font-size:.9em}.fail{color:#d62728}.note{color:#666}pre{white-space:pre-wrap;margin:0 0 .5em}
 #explanation{border-left:.4em solid;padding:.1em 1em;margin:0 0 1em;font-size:1.05em}
-#explanation p{margin:.4em 0}tr.step td.said{padding-left:1.5em}
+#explanation p{margin:.4em 0}#explanation p.lead{font-weight:600}
+#explanation ul{margin:.2em 0 .4em;padding-left:1.3em}#explanation li{margin:.15em 0}
+tr.step td.said{padding-left:1.5em}
+.allowed,.allowed td{color:#777}
 mark{background:#fff3b0}details pre{max-height:20em;overflow:auto;font-size:.8em}
 p.header{color:#555;margin:-.5em 0 .3em}pre.rerun{background:#f6f6f6;padding:.3em .6em}
 """
@@ -76,7 +79,21 @@ def _link(folder: Path, path: Path) -> str:
 
 def _anomalies(results: dict[str, Any], drawings: dict[str, list[Path]], folder: Path) -> str:
     if isinstance(queue := results.get("queue"), dict):
-        return _cases(queue) or "<p>No anomaly was found.</p>"
+        allowed = _allowed_count(queue)
+        below = (
+            f'<p class="note">{allowed} found that Kafka allows: <a href="#allowed">below the '
+            "plots</a>, in grey.</p>"
+            if allowed
+            else ""
+        )
+        found = _cases(queue, allowed=False)
+        if not found:
+            return (
+                "<p>None that makes the history invalid.</p>"
+                if allowed
+                else "<p>No anomaly was found.</p>"
+            ) + below
+        return found + below
     if "linearizable" not in results:
         if any(isinstance(results.get(s), dict) for s in ("groups", "share")):
             return "<p>None here: the Groups section below has the group checks' findings.</p>"
@@ -98,7 +115,7 @@ def _anomalies(results: dict[str, Any], drawings: dict[str, list[Path]], folder:
         ]
         parts.append(_table(rows))
         for path in drawings.get(key, []):
-            if path.suffix == ".png":  # at its own size: text shrunk to fit 800 px is unreadable
+            if path.suffix == IMAGE:  # at its own size: text shrunk to fit 800 px is unreadable
                 img = f'<img src="{html.escape(quote(path.name))}" alt="counterexample {_e(key)}">'
                 parts.append(f'<div class="cx">{img}</div>')
             else:
@@ -183,14 +200,37 @@ def offsets_line(queue: dict[str, Any], drawn: int) -> str:
 CASES_SHOWN = 3
 
 
-def _cases(queue: dict[str, Any]) -> str:
-    """Returns the first cases of each kind found, in the checker's words, a dependency
-    cycle also drawn; "" when none was found."""
+def allowed_html(results: dict[str, Any]) -> str:
+    """Takes results.json's body. Returns the section of the anomalies found that do not
+    make a history invalid (G0 under Kafka's transactions: found, and not a fault), in
+    grey, for below the plots: first come the problems; "" when none was found."""
+    queue = results.get("queue")
+    if not isinstance(queue, dict) or not (table := _cases(queue, allowed=True)):
+        return ""
+    return (
+        '<h2 id="allowed">Allowed anomalies</h2><div class="allowed"><p>Found and reported, '
+        "never a reason for INVALID: Kafka's guarantees allow them.</p>" + table + "</div>"
+    )
+
+
+def _allowed_count(queue: dict[str, Any]) -> int:
+    return sum(
+        int(found.get("count", 0))
+        for found in queue.get("kinds", {}).values()
+        if found.get("count") and not found.get("invalidating")
+    )
+
+
+def _cases(queue: dict[str, Any], allowed: bool) -> str:
+    """Returns the first cases of each kind found that makes a history invalid (allowed:
+    of each that does not), in the checker's words, a dependency cycle also drawn; ""
+    when none was found."""
     rows = []
     following = _following(queue)
     for kind, found in queue.get("kinds", {}).items():
+        if allowed == bool(found.get("invalidating")):
+            continue
         cases = found.get("cases", [])
-        allowed = not found.get("invalidating")  # G0 under Kafka: found, and not a fault
         said = f"{kind} (allowed)" if allowed else kind
         if kind in following:  # a consequence, said under its cause
             said += " (follows from the lost writes)"
@@ -398,7 +438,7 @@ def write_report(
     files = sorted(p for p in folder.rglob("*") if p.is_file() and p.name != "report.html")
     plots = "".join(_plot(folder, name, (unplotted or {}).get(name)) for name in RUN_PLOTS)
     colour = VERDICT_COLOURS[word]
-    sentences = "".join(f"<p>{_e(said)}</p>" for said in explain(results, spec))
+    sentences = explanation_html(explain_points(results, spec))
     nemesis = story_table(results.get("nemesis", {}), nemesis_invoked, time_zero(test))
     page = f"""<!doctype html><html><head><meta charset="utf-8">
 <title>{_e(spec.get("name", "run"))}: {word}</title><style>{STYLE}</style></head><body>
@@ -409,6 +449,7 @@ def write_report(
 {_table(summary)}
 <h2 id="anomalies">Anomalies</h2>{_anomalies(results, drawings, folder)}
 <h2>Plots</h2>{plots or "<p>No plot (no completed operation).</p>"}
+{allowed_html(results)}
 <h2 id="nemesis">Nemesis</h2>{nemesis}
 {_recovery(results)}
 {_queue(results, folder)}

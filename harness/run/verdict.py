@@ -115,29 +115,31 @@ def write_outputs(
     drawings: dict[str, list[Path]] = {}
     unplotted: dict[str, str] = {}  # a plot with nothing to show -> the sentence instead
     windows = results.get("nemesis", {}).get("windows", [])
-    end = 0.0
+    end, finished = 0.0, None
     try:
         from harness.report.counterexamples.timeline import render_counterexamples
-        from harness.report.plots.axes import run_end
+        from harness.report.plots.axes import run_end, workload_end
         from harness.report.plots.images import LATENCY_FILE, METADATA_FILE, RATE_FILE
         from harness.report.plots.marks import anomaly_marks
         from harness.report.plots.perf import latency_plot, rate_plot
 
         samples = reading.samples or []
         end = run_end(history.events, windows)  # every time plot's x range: they line up
+        finished = workload_end(results)  # the final phase after it, told apart on each
         try:
             marks = anomaly_marks(results, history.events, reading.queue)
         except Exception:  # the marks must not cost the plots they go on
             LOG.exception("finding the anomalies' times failed; the plots go without them")
             marks = []
-        latency_plot(samples, windows, folder / LATENCY_FILE, end, marks)
+        latency_plot(samples, windows, folder / LATENCY_FILE, end, marks, finished)
         recovered = results.get("recovery", {}).get("partitions", [])
-        rate_plot(samples, windows, folder / RATE_FILE, recovered, end, marks)
+        rate_plot(samples, windows, folder / RATE_FILE, recovered, end, marks, finished)
         failures = results.get("linearizable", {}).get("failures", [])
         drawings = render_counterexamples(failures, folder, windows=windows)
         queue = results.get("queue")
         if reading.queue is not None and isinstance(queue, dict) and "error" not in queue:
-            _queue_plots(folder, reading.queue, checked.lag, queue, windows, end, unplotted)
+            times = (end, finished)  # every time plot's x range and the workload's end
+            _queue_plots(folder, reading.queue, checked.lag, queue, windows, times, unplotted)
         if metadata := read_samples(folder):
             from harness.report.plots.metadata import metadata_plot, steady_leader
 
@@ -146,13 +148,13 @@ def write_outputs(
                     f"{leader} led the metadata in every sample and no voter fell behind"
                 )
             else:
-                metadata_plot(metadata, windows, folder / METADATA_FILE, end)
+                metadata_plot(metadata, windows, folder / METADATA_FILE, end, finished)
     except Exception:  # a drawing must never cost the run its verdict
         LOG.exception("drawing the plots failed")
     try:  # report.html's Groups section: groups.svg, share-deliveries.svg
         from harness.report.plots.groups import draw_groups
 
-        draw_groups(folder, results, reading.groups, reading.share, end)
+        draw_groups(folder, results, reading.groups, reading.share, end, finished)
     except Exception:  # nor the other drawings
         LOG.exception("drawing the groups plots failed")
     return write_report(folder, test, results, drawings, invoke_times(history.events), unplotted)
@@ -164,21 +166,22 @@ def _queue_plots(
     lag: Sequence[LagPoint],
     queue: dict[str, Any],
     windows: list[dict[str, Any]],
-    end: float,
+    times: tuple[float, float | None],
     unplotted: dict[str, str],
 ) -> None:
+    end, finished = times
     from harness.report.plots.images import LAG_FILE, LOST_ACKS_FILE, UNSEEN_FILE, offsets_file
     from harness.report.plots.lag import draw_lag, unseen_plot
     from harness.report.plots.queue import anomaly_offsets, lost_acks_plot, offsets_plot, zoom
 
     if queue.get("lost"):
-        lost_acks_plot(history, queue, windows, folder / LOST_ACKS_FILE, end)
+        lost_acks_plot(history, queue, windows, folder / LOST_ACKS_FILE, end, finished)
     else:  # the rate plot already shows the sends over time
         unplotted[LOST_ACKS_FILE] = (
             f"none of the {queue.get('acknowledged', 0):,} acknowledged sends was lost"
         )
-    draw_lag(lag, windows, folder / LAG_FILE, end)
-    unseen_plot(queue, windows, folder / UNSEEN_FILE, end)
+    draw_lag(lag, windows, folder / LAG_FILE, end, finished)
+    unseen_plot(queue, windows, folder / UNSEEN_FILE, end, finished)
     # Only the partitions with an anomaly, zoomed around it: the others' plots show a
     # straight line each, and pushed the anomalies' down the page.
     found = anomaly_offsets(history, queue)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import struct
 from collections.abc import Sequence
 
-CONTROL = 0x20
+TRANSACTIONAL, CONTROL = 0x10, 0x20
 
 
 def varint(n: int) -> bytes:
@@ -52,13 +52,30 @@ def batch(
     attributes: int = 0,
     magic: int = 2,
     keys: Sequence[bytes | None] | None = None,
+    producer: int = -1,
+    epoch: int = -1,
 ) -> bytes:
-    """Returns a batch of values at base_offset, base_offset + 1, ..."""
+    """Returns a batch of values at base_offset, base_offset + 1, ... (of producer id and
+    epoch -1: not idempotent, unless given)."""
     records = b"".join(
         record(i, v, key=keys[i] if keys else None, headers=[(b"h", b"x")] if i % 2 else [])
         for i, v in enumerate(values)
     )
     head = struct.pack(
-        ">ibIhiqqqhii", 7, magic, 0, attributes, len(values) - 1, 0, 0, -1, -1, -1, len(values)
+        ">ibIhiqqqhii",
+        *(7, magic, 0, attributes, len(values) - 1, 0, 0, producer, epoch, -1, len(values)),
     )
     return struct.pack(">qi", base_offset, len(head) + len(records)) + head + records
+
+
+def marker(base_offset: int, kind: int, producer: int, epoch: int) -> bytes:
+    """Returns a transaction marker's control batch: kind 0 ABORT, 1 COMMIT (its record's
+    key is a version and the kind; its value the coordinator's epoch, left short here)."""
+    return batch(
+        base_offset,
+        [b"\x00\x00\x00\x00\x00\x00"],
+        keys=[struct.pack(">hh", 0, kind)],
+        attributes=TRANSACTIONAL | CONTROL,
+        producer=producer,
+        epoch=epoch,
+    )

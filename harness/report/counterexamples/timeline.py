@@ -1,8 +1,9 @@
-"""Draws each linearizability counterexample as a small timeline PNG beside the
-interactive viewer of them all (viewer.py), for a run's report, which shows the PNGs.
+"""Draws each linearizability counterexample as a small still timeline beside the
+interactive viewer of them all (viewer.py), for a run's report, which shows the stills.
 
-Both on compressed time, a lane per process. The PNG shows the ops; the viewer (one
-self-contained HTML file) adds the prefix's linearization, states on hover, the faults.
+Both on compressed time, a lane per process. The still shows the ops, in the image format
+of every plot (plots/images.py: SVG, sharp at any width); the viewer (one self-contained
+HTML file) adds the prefix's linearization, states on hover, the faults.
 """
 
 from __future__ import annotations
@@ -19,14 +20,15 @@ from matplotlib.patches import Rectangle
 
 from harness.report.counterexamples.layout import BOX_H, NAME_W, PAD, layout
 from harness.report.counterexamples.viewer import file_stem, invalid, title, write_viewer
+from harness.report.plots.images import IMAGE, save_figure
 
 COLOURS = {"failing": "#d62728", "prefix": "#1f77b4", "concurrent": "#7f7f7f"}
-PX_PER_INCH = 100  # the PNG is drawn at the viewer's pixel layout, one px per px
+PX_PER_INCH = 100  # the still is drawn at the viewer's pixel layout, one px per px
 LABEL_PT = 8.6  # the viewer's 12 px monospace labels, at PX_PER_INCH
 
 
 PREFIX_SHOWN = 6
-"""The prefix's last ops the PNG draws: enough context; the viewer shows the rest."""
+"""The prefix's last ops the still draws: enough context; the viewer shows the rest."""
 
 
 def _recent(failure: dict[str, Any]) -> dict[str, Any]:
@@ -38,10 +40,16 @@ def _recent(failure: dict[str, Any]) -> dict[str, Any]:
     return failure | {"longest_prefix": tail[-PREFIX_SHOWN:], "prefix_states": kept}
 
 
-def draw_png(failure: dict[str, Any], path: Path) -> Path:
-    """Takes a failure report. Writes its timeline as a PNG at `path` on the viewer's
-    compressed time (gaps squeezed, order kept, every label inside its box) and returns
-    the path: the failing op red, the prefix's ops blue, the others grey."""
+def still_file(key: Any, history: str | None = None) -> str:
+    """Returns the name of a key's still counterexample (beside the viewer, named after
+    the history too when given), e.g. counterexample-0-5feceb66ff.svg."""
+    return f"{file_stem(key, history)}{IMAGE}"
+
+
+def draw_still(failure: dict[str, Any], path: Path) -> Path:
+    """Takes a failure report. Writes its timeline at `path` (a file named in IMAGE) on
+    the viewer's compressed time (gaps squeezed, order kept, every label inside its box)
+    and returns the path: the failing op red, the prefix's ops blue, the others grey."""
     drawn = layout(_recent(failure), ())
     width, height = drawn["width"] + NAME_W / 2, drawn["height"] + 40
     fig = plt.figure(figsize=(width / PX_PER_INCH, height / PX_PER_INCH), dpi=PX_PER_INCH)
@@ -87,9 +95,7 @@ def draw_png(failure: dict[str, Any], path: Path) -> Path:
     if crashed:
         said += "; hatched: crashed, may take effect later or never"
     ax.text(NAME_W, axis_y + 30, said, fontsize=LABEL_PT - 1)
-    fig.savefig(path, dpi=PX_PER_INCH)
-    plt.close(fig)
-    return path
+    return save_figure(fig, path)
 
 
 def render_counterexamples(
@@ -100,13 +106,13 @@ def render_counterexamples(
 ) -> dict[str, list[Path]]:
     """Takes a linearizability result's failure reports, a folder, the history's file name
     when drawings of other histories may share the folder, and the run's fault windows.
-    Writes a timeline PNG per invalid key (named file_stem(key, history)) and the one
+    Writes a still timeline per invalid key (named still_file(key, history)) and the one
     interactive viewer of them all there. Returns each invalid key's drawings, by the
-    key's text: its PNG, then the viewer (viewer.key_anchor opens it on the key)."""
+    key's text: its still, then the viewer (viewer.key_anchor opens it on the key)."""
     found = invalid(failures)
     out_dir.mkdir(parents=True, exist_ok=True)
     viewer = write_viewer(found, out_dir, history, windows)
     return {
-        str(f["key"]): [draw_png(f, out_dir / f"{file_stem(f['key'], history)}.png"), *viewer]
+        str(f["key"]): [draw_still(f, out_dir / still_file(f["key"], history)), *viewer]
         for f in found
     }

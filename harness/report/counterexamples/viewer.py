@@ -2,7 +2,7 @@
 self-contained HTML file with every invalid key, a switcher between them, and for each
 key its ops on compressed time, a lane per process, the prefix's linearization, the
 states before and after an op on hover, and the faults. Plain text out, no drawing
-library (timeline.py adds a still PNG per key for a run's report). Porcupine's
+library (timeline.py adds a still image per key for a run's report). Porcupine's
 visualization.go writes every partition of a history into one page likewise.
 """
 

@@ -1,5 +1,6 @@
 """The frame every time plot of a run shares: x from 0 to the test's end at the same left
-and right edges, the faults as a strip of coloured bands above the data, named in a legend.
+and right edges, the faults as a strip of coloured bands above the data, named in a legend,
+and the workload's end as a dashed line with the final phase after it shaded grey.
 
 Every time plot is FIG_WIDTH wide with its data between LEFT and RIGHT, so that shown at
 one width in report.html their x axes line up; legends go in the margin right of RIGHT.
@@ -35,17 +36,29 @@ BETWEEN_IN, BOTTOM_IN = 0.2, 0.55
 SHADE_ALPHA = 0.08
 """The faint shading of each fault window over the data, under everything drawn there."""
 X_LABEL = "time since the test began (s)"
+FINAL_SHADE, FINAL_INK = "#000000", "#555555"
+"""The final phase's grey over the data (at SHADE_ALPHA) and its line's and label's ink."""
+FINAL_WORDS, FINAL_WORDS_BEFORE = (
+    " workload ended; final phase \u2192",
+    "workload ended; final phase \u2192 ",
+)
+"""The words at the dashed line, right of it or, when the final phase is narrow, left."""
+AFTER_ALPHA = 0.35
+"""A fault band's opacity in the strip past the workload's end: still in force until the
+heal, but no longer over the workload's ops."""
 
 
 @dataclass(frozen=True)
 class Frame:
     """A time plot's figure, its data axes top down (sharing x), the fault strip above the
-    first (None without faults) and the test's end (s): the x range is 0 to end."""
+    first (None without faults), the test's end (s): the x range is 0 to end, and the
+    workload's end (s; None when not known or not before the test's end)."""
 
     fig: Figure
     axes: list[Axes]
     strip: Axes | None
     end: float
+    workload_end: float | None = None
 
 
 def run_end(events: Sequence[Event], windows: Sequence[dict[str, Any]] = ()) -> float:
@@ -56,13 +69,34 @@ def run_end(events: Sequence[Event], windows: Sequence[dict[str, Any]] = ()) -> 
     return max([1.0, *times, *edges])
 
 
+def workload_end(results: dict[str, Any]) -> float | None:
+    """Takes results.json's body. Returns when the workload stopped invoking ops (s since
+    the test began, whose clock starts with the workload): its time limit. What follows
+    is the final phase: the ops in flight return, the faults are healed and the final
+    reads run. None when the results do not say (a history checked alone) or the
+    workload was cut short: no final phase ran, the plots end where it stopped."""
+    duration = results.get("duration")
+    if not isinstance(duration, dict) or duration.get("complete") is False:
+        return None
+    planned = duration.get("planned_s")
+    return float(planned) if isinstance(planned, int | float) and planned > 0 else None
+
+
 def time_figure(
-    heights: Sequence[float], windows: Sequence[dict[str, Any]], end: float, title: str
+    heights: Sequence[float],
+    windows: Sequence[dict[str, Any]],
+    end: float,
+    title: str,
+    workload_end: float | None = None,
 ) -> Frame:
     """Takes the data axes' heights (inches, top down), the fault windows (checkers.faults:
-    "fault", "start", "stop" in s, None if never healed, "steps"), the test's end and a
-    title. Returns a Frame: the axes laid out at LEFT..RIGHT with x from 0 to end, each
-    fault window shaded faintly, a strip of bands above them and a legend naming them."""
+    "fault", "start", "stop" in s, None if never healed, "steps"), the test's end, a title
+    and the workload's end (None: not drawn). Returns a Frame: the axes laid out at
+    LEFT..RIGHT with x from 0 to end, each fault window shaded faintly up to the
+    workload's end, a strip of bands above them (faded past it) and a legend naming them;
+    past the workload's end a dashed line and the final phase, shaded grey and named."""
+    if workload_end is not None and workload_end >= end:
+        workload_end = None  # nothing after it to tell apart
     lanes = _lanes(windows)
     kinds = list(dict.fromkeys(w["fault"] for w in windows))
     handles = [_fault_handle(kind, windows) for kind in kinds]
@@ -83,17 +117,23 @@ def time_figure(
     for ax in axes[:-1]:
         ax.tick_params(labelbottom=False)
     axes[-1].set_xlabel(X_LABEL)
+    # The shading over the data stops at the workload's end: past it no workload op was
+    # invoked, and a band running on read as if the workload had run on under the fault.
+    shade_to = end if workload_end is None else workload_end
     for ax in axes:
         for w in windows:
-            stop = w["stop"] if w.get("stop") is not None else end
+            stop = min(w["stop"] if w.get("stop") is not None else end, shade_to)
             colour = fault_colour(w["fault"])
-            ax.axvspan(w["start"], stop, color=colour, alpha=SHADE_ALPHA, lw=0, zorder=0)
+            if stop > w["start"]:
+                ax.axvspan(w["start"], stop, color=colour, alpha=SHADE_ALPHA, lw=0, zorder=0)
+    if workload_end is not None:
+        _draw_final_phase(axes, workload_end, end)
     fig.text((LEFT + RIGHT) / 2, 1 - 0.08 / height, title, ha="center", va="top", fontsize=12)
     strip = None
     if kinds:
         strip_bottom = (height - top_in + GAP_IN) / height
         strip = fig.add_axes((LEFT, strip_bottom, RIGHT - LEFT, strip_in / height), sharex=axes[0])
-        _draw_strip(strip, windows, lanes, end, steps)
+        _draw_strip(strip, windows, lanes, end, steps, workload_end)
         legend_bottom = (height - TITLE_IN - legend_in) / height
         fig.legend(
             handles=handles,
@@ -113,7 +153,29 @@ def time_figure(
                 LEFT, legend_bottom - 0.03 / height, f"steps: {said}", va="top", fontsize=SMALL_FONT
             )
     axes[0].set_xlim(0, end)
-    return Frame(fig, axes, strip, end)
+    return Frame(fig, axes, strip, end, workload_end)
+
+
+def _draw_final_phase(axes: Sequence[Axes], workload_end: float, end: float) -> None:
+    # A dashed line at the workload's end on every data axis, the rest shaded grey, and
+    # on the top axis the words, boxed so that data under them does not hide them.
+    for ax in axes:
+        ax.axvspan(workload_end, end, color=FINAL_SHADE, alpha=SHADE_ALPHA, lw=0, zorder=0)
+        ax.axvline(workload_end, color=FINAL_INK, ls="--", lw=1, zorder=1)
+    room_after = end - workload_end > 0.3 * end  # else the words go left of the line
+    axes[0].text(
+        workload_end,
+        0.98,
+        FINAL_WORDS if room_after else FINAL_WORDS_BEFORE,
+        transform=axes[0].get_xaxis_transform(),
+        ha="left" if room_after else "right",
+        va="top",
+        fontsize=SMALL_FONT - 1,
+        color=FINAL_INK,
+        bbox={"facecolor": "white", "alpha": 0.8, "edgecolor": "none", "pad": 1},
+        zorder=5,
+        clip_on=True,
+    )
 
 
 def side_legend(ax: Axes, handles: Sequence[Any] | None = None, **style: Any) -> None:
@@ -187,13 +249,23 @@ def _draw_strip(
     lanes: Sequence[int],
     end: float,
     steps: Sequence[str],
+    workload_end: float | None,
 ) -> None:
     count = max(lanes) + 1
+    cut = end if workload_end is None else workload_end
     for w, lane in zip(windows, lanes, strict=True):
         stop = w["stop"] if w.get("stop") is not None else end
         colour = fault_colour(w["fault"])
         row = count - 1 - lane  # lane 0 on top
-        strip.add_patch(Rectangle((w["start"], row + 0.1), stop - w["start"], 0.8, color=colour))
+        # In force until healed, in the final phase too, but faded there.
+        for left, right, alpha in (
+            (w["start"], min(stop, cut), 1.0),
+            (max(w["start"], cut), stop, AFTER_ALPHA),
+        ):
+            if right > left:
+                strip.add_patch(
+                    Rectangle((left, row + 0.1), right - left, 0.8, color=colour, alpha=alpha)
+                )
         ink = _ink(colour)
         last = -math.inf
         for step in w.get("steps", ()):
@@ -213,6 +285,8 @@ def _draw_strip(
                     clip_on=True,
                 )
                 last = step["time"]
+    if workload_end is not None:
+        strip.axvline(workload_end, color=FINAL_INK, ls="--", lw=1)
     strip.set_ylim(0, count)
     strip.set_yticks([])
     strip.tick_params(axis="x", bottom=False, labelbottom=False)

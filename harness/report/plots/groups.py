@@ -21,8 +21,13 @@ from harness.report.plots.images import GROUPS_FILE, SHARE_FILE, SMALL_FONT, sav
 MAX_MEMBERS = 40
 """The members the timeline draws (the first assigned): a crash every few seconds makes
 a member per crash, and a band each beyond this is too thin to read."""
-MEMBER_IN, TIMELINE_MIN_IN, COMMITS_IN = 0.3, 1.5, 2.1
-"""Heights in inches: a member's band, the timeline at least, the commits' axes."""
+MEMBER_IN, TIMELINE_MIN_IN, TIMELINE_MAX_IN, COMMITS_IN = 0.3, 1.5, 8.0, 2.1
+"""Heights in inches: a member's band at least, the timeline at least and at most, the
+commits' axes."""
+LANE_MIN_IN = 0.08
+"""A partition's lane at least (inches): 7 px in a browser, 6 at 800 px. A member's band
+grows to hold its lanes (8 partitions in 0.3 in made lanes of 3 px), and past
+TIMELINE_MAX_IN fewer members are drawn, the title saying how many."""
 LANE_FILL = 0.8
 """The share of a member's band its partitions' lanes fill (the rest parts the bands)."""
 OUTCOME_COLOURS = {"fail": "#d62728", "info": "#ff7f0e"}
@@ -84,17 +89,35 @@ def lane(row: int, partition: int, partitions: int) -> tuple[float, float]:
     return row + (1 - LANE_FILL) / 2 + partition * height, height
 
 
+def member_band(partitions: int) -> float:
+    """Takes the partition count. Returns a member's band's height (inches): MEMBER_IN, or
+    more so that each partition's lane is LANE_MIN_IN high."""
+    return max(MEMBER_IN, LANE_MIN_IN * partitions / LANE_FILL)
+
+
+def members_shown(members: int, partitions: int) -> int:
+    """Takes the member and partition counts. Returns how many members the timeline
+    draws: all, but no more than MAX_MEMBERS nor than fit TIMELINE_MAX_IN (one at least)."""
+    fit = max(1, int(TIMELINE_MAX_IN // member_band(partitions)))
+    return min(members, MAX_MEMBERS, fit)
+
+
 def draw_ownership(
-    ax: Any, intervals: Sequence[Ownership], partitions: int, two_owners: Sequence[dict[str, Any]]
+    ax: Any,
+    intervals: Sequence[Ownership],
+    partitions: int,
+    two_owners: Sequence[dict[str, Any]],
+    most: int = MAX_MEMBERS,
 ) -> list[str]:
-    """Takes an axis, ownership intervals, the partition count and the group checks'
-    double-ownership cases. Draws a band per member (MAX_MEMBERS at most) with a bar per
+    """Takes an axis, ownership intervals, the partition count, the group checks'
+    double-ownership cases and the most members to draw. Draws a band per member (the
+    first `most`) with a bar per
     partition it owned (gid "member:partition"), a cross where a fenced owner learnt it
     lost the partition, and a red diamond where a member was assigned a partition another
     still owned. Returns the members drawn, top down."""
     from matplotlib.patches import Rectangle
 
-    rows = member_rows(intervals)[:MAX_MEMBERS]
+    rows = member_rows(intervals)[:most]
     place = {m: i for i, m in enumerate(rows)}
     for o in intervals:
         if o.member not in place:
@@ -132,6 +155,8 @@ def draw_ownership(
             zorder=4,
             label="assigned while another owned it",
         )
+    for row in range(1, len(rows)):  # where one member's band ends and the next begins
+        ax.axhline(row, color="#dddddd", lw=0.8, zorder=0)
     ax.set_ylim(max(len(rows), 1), 0)
     ax.set_yticks([i + 0.5 for i in range(len(rows))], rows, fontsize=SMALL_FONT)
     ax.set_ylabel("member")
@@ -177,9 +202,10 @@ def groups_plot(
     windows: Sequence[dict[str, Any]],
     path: Path,
     end: float,
+    workload_end: float | None = None,
 ) -> Path:
     """Takes a consumer group's history as its check read it, its groups section, the
-    fault windows (checkers.faults), a file and the test's end (s). Draws the
+    fault windows (checkers.faults), a file, the test's end (s) and the workload's end. Draws the
     ownership timeline above the committed offsets, faults shaded. Returns the file."""
     from matplotlib.patches import Patch
 
@@ -191,14 +217,14 @@ def groups_plot(
         default=0,
     )
     members = len(member_rows(intervals))
-    shown = min(members, MAX_MEMBERS)
-    more = f" (the first {MAX_MEMBERS} of {members} members)" if members > shown else ""
+    shown = members_shown(members, partitions)
+    more = f" (the first {shown} of {members} members)" if members > shown else ""
     title = f"Consumer group: who owned which partition, and what was committed{more}"
-    height = max(TIMELINE_MIN_IN, MEMBER_IN * shown)
-    frame = time_axes.time_figure([height, COMMITS_IN], windows, end, title)
+    height = max(TIMELINE_MIN_IN, member_band(partitions) * shown)
+    frame = time_axes.time_figure([height, COMMITS_IN], windows, end, title, workload_end)
     owners, committed = frame.axes
     cases = section.get("kinds", {}).get("double-ownership", {}).get("cases", [])
-    draw_ownership(owners, intervals, partitions, cases)
+    draw_ownership(owners, intervals, partitions, cases, shown)
     draw_commits(committed, group.commits)
     used = sorted({o.partition for o in intervals} | {p for c in group.commits for p in c.offsets})
     handles = [Patch(color=partition_colour(p), label=f"partition {p}") for p in used]
@@ -281,16 +307,19 @@ def draw_groups(
     group: GroupHistory | None,
     share: ShareHistory | None,
     end: float,
+    workload_end: float | None = None,
 ) -> list[Path]:
     """Takes a run folder, its results, the consumer group's and the share group's
-    histories as the checks read them (None: not read) and the test's end (s). Draws
+    histories as the checks read them (None: not read), the test's end (s) and the
+    workload's end (axes.workload_end). Draws
     groups.svg for a consumer group's run and share-deliveries.svg for a share group's
     (each only when its section was checked). Returns the files written."""
     windows = results.get("nemesis", {}).get("windows", [])
     drawn = []
     groups_section, share_section = results.get("groups"), results.get("share")
     if group is not None and isinstance(groups_section, dict) and "error" not in groups_section:
-        drawn.append(groups_plot(group, groups_section, windows, folder / GROUPS_FILE, end))
+        path = folder / GROUPS_FILE
+        drawn.append(groups_plot(group, groups_section, windows, path, end, workload_end))
     if share is not None and isinstance(share_section, dict) and "error" not in share_section:
         drawn.append(share_plot(share, share_section, folder / SHARE_FILE))
     return drawn

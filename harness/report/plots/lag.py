@@ -29,10 +29,11 @@ def draw_lag(
     windows: Sequence[dict[str, Any]],
     out: Path,
     end: float | None = None,
+    workload_end: float | None = None,
 ) -> Path:
-    """Takes LagPoints, fault windows, a file and the test's end (s; None: the last point's
-    or window's). Draws lag (s) above and offsets behind below, a line per consumer, the
-    worst ones named. Returns the file written."""
+    """Takes LagPoints, fault windows, a file, the test's end (s; None: the last point's or
+    window's) and the workload's end (axes.workload_end). Draws lag (s) above and offsets
+    behind below, a line per consumer, the worst ones named. Returns the file written."""
     from matplotlib.ticker import MaxNLocator
 
     from harness.report.plots import axes as time_axes  # brings matplotlib (Agg): only when drawing
@@ -41,7 +42,7 @@ def draw_lag(
     if end is None:
         edges = [w["stop"] or w["start"] for w in windows]
         end = max([p.time / 1e9 for p in points] + edges + [1.0])
-    frame = time_axes.time_figure([2.2, 2.2], windows, end, _lag_title(ranked))
+    frame = time_axes.time_figure([2.2, 2.2], windows, end, _lag_title(ranked), workload_end)
     lag_ax, behind_ax = frame.axes
     _draw_consumers((lag_ax, behind_ax), points, ranked, end)
     lag_ax.set_ylabel("lag (s)")
@@ -137,11 +138,15 @@ def _thin(points: Sequence[LagPoint], end: float) -> tuple[list[float], list[flo
 
 
 def unseen_plot(
-    queue: dict[str, Any], windows: Sequence[dict[str, Any]], out: Path, end: float | None = None
+    queue: dict[str, Any],
+    windows: Sequence[dict[str, Any]],
+    out: Path,
+    end: float | None = None,
+    workload_end: float | None = None,
 ) -> Path:
-    """Takes the queue checker's result (its `unseen_over_time`), fault windows, a file and
-    the test's end (s; None: the last count's or window's). Draws how many acknowledged
-    sends no poll had received yet, over time. Returns the file."""
+    """Takes the queue checker's result (its `unseen_over_time`), fault windows, a file, the
+    test's end (s; None: the last count's or window's) and the workload's end. Draws how
+    many acknowledged sends no poll had received yet, over time. Returns the file."""
     from harness.report.plots import axes as time_axes  # brings matplotlib (Agg): only when drawing
 
     series = [(0.0, 0)] + [(t / 1e9, count) for t, count in queue.get("unseen_over_time", [])]
@@ -150,7 +155,7 @@ def unseen_plot(
         end = max([times[-1]] + [w["stop"] or w["start"] for w in windows] + [1.0])
     peak = max(series, key=lambda point: point[1])
     title = f"Unseen messages: {counts[-1]:,} at the end, at most {peak[1]:,} (at {peak[0]:.1f} s)"
-    frame = time_axes.time_figure([2.4], windows, end, title)
+    frame = time_axes.time_figure([2.4], windows, end, title, workload_end)
     (ax,) = frame.axes
     ax.plot(times, counts, color=UNSEEN_COLOUR, lw=1.2, label="not yet polled")
     ax.fill_between(times, counts, color=UNSEEN_COLOUR, alpha=0.25, lw=0)

@@ -37,6 +37,9 @@ STYLES: dict[str, dict[str, Any]] = {
 """How each kind is drawn: hollow, so that the op's own point shows inside the mark."""
 TOP = 0.95
 """Where a mark with no latency to stand at is drawn: this far up the axis."""
+COUNT_ABOVE = 20
+"""The most marks of a kind the rate plot draws one by one; more are a count per second
+(406 lost sends' lines made a solid block)."""
 
 
 @dataclass(frozen=True)
@@ -159,12 +162,18 @@ def draw_on_latency(ax: Axes, marks: Sequence[Mark]) -> None:
             ax.scatter(never, [TOP] * len(never), transform=top, **(style | named))
 
 
-def draw_on_rate(ax: Axes, marks: Sequence[Mark]) -> None:
-    """Marks each anomaly on a rate plot: a faint line at its time across the data and its
-    mark near the top, where the caller has left room."""
+def draw_on_rate(ax: Axes, marks: Sequence[Mark]) -> int:
+    """Marks the anomalies on a rate plot: a few of a kind as a faint line at each time
+    and a mark near the top, where the caller has left room; more than COUNT_ABOVE as a
+    step of how many began in each second (a line each would fill the plot solid).
+    Returns the highest count drawn as a step (0 if none), for the caller's y range."""
+    highest = 0
     for kind, mine in _by_kind(marks).items():
         style = STYLES[kind]
         times = [m.time for m in mine]
+        if len(mine) > COUNT_ABOVE:
+            highest = max(highest, _draw_counts(ax, times, style["edgecolors"], label(kind, mine)))
+            continue
         ax.vlines(
             times,
             0,
@@ -185,3 +194,21 @@ def draw_on_rate(ax: Axes, marks: Sequence[Mark]) -> None:
             label=label(kind, mine),
             **style,
         )
+    return highest
+
+
+def per_second(times: Sequence[float]) -> list[int]:
+    """Takes times (s). Returns how many fall in each one-second bucket from 0 to the
+    last, as the rate plot counts its ops."""
+    counts = [0] * (int(max(times, default=0.0)) + 1)
+    for t in times:
+        counts[max(0, int(t))] += 1
+    return counts
+
+
+def _draw_counts(ax: Axes, times: Sequence[float], colour: str, words: str) -> int:
+    counts = per_second(times)
+    edges = list(range(len(counts) + 1))
+    ax.stairs(counts, edges, color=colour, lw=1.4, zorder=4, label=f"{words}\n(per second sent)")
+    ax.stairs(counts, edges, fill=True, color=colour, alpha=0.15, lw=0, zorder=1)
+    return max(counts)

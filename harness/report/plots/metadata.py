@@ -37,18 +37,19 @@ def metadata_plot(
     windows: Sequence[dict[str, Any]],
     path: Path,
     end: float | None = None,
+    workload_end: float | None = None,
 ) -> Path:
-    """Takes metadata.jsonl's samples, the fault windows and the test's end (s; None: a
-    second after the last sample). Draws a row per node: thick where it led, thin where it
-    was a voter not fetching, a row `none` where nobody led; the epoch is written where it
-    changed. Returns the file written."""
+    """Takes metadata.jsonl's samples, the fault windows, the test's end (s; None: a second
+    after the last sample) and the workload's end (axes.workload_end). Draws a row per node:
+    thick where it led, thin where it was a voter not fetching, a row `none` where nobody
+    led; the epoch is written where it changed. Returns the file written."""
     times = [s["time"] / 1e9 for s in samples]
     ends = [*times[1:], times[-1] + 1.0] if times else []
     rows = {n: i for i, n in enumerate(plot_rows(samples))}
     if end is None:
         end = max([*ends[-1:], *(w["stop"] or w["start"] for w in windows), 1.0])
     title = "Who led the metadata (green), voters not fetching (orange), nobody leading (red)"
-    frame = time_axes.time_figure([0.3 + 0.4 * len(rows)], windows, end, title)
+    frame = time_axes.time_figure([0.3 + 0.4 * len(rows)], windows, end, title, workload_end)
     (ax,) = frame.axes
     epoch = None
     for s, start, stop in zip(samples, times, ends, strict=True):

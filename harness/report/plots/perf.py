@@ -29,11 +29,14 @@ def latency_figure(
     windows: Sequence[dict[str, Any]],
     end: float | None = None,
     marks: Sequence[Mark] = (),
+    workload_end: float | None = None,
 ) -> Frame:
     """Takes the ops' samples, the fault windows, the test's end (s; None: the last
-    sample's or window's) and the anomalies. Returns the latency plot's Frame: each op at
-    its invocation and latency, coloured by outcome and shaped by f, the anomalies ringed."""
-    frame = time_figure([3.3], windows, _end(samples, windows, end), "Latency of every operation")
+    sample's or window's), the anomalies and the workload's end (axes.workload_end).
+    Returns the latency plot's Frame: each op at its invocation and latency, coloured by
+    outcome and shaped by f, the anomalies ringed."""
+    title = "Latency of every operation"
+    frame = time_figure([3.3], windows, _end(samples, windows, end), title, workload_end)
     (ax,) = frame.axes
     fs = sorted({s.f for s in samples})
     for i, f in enumerate(fs):
@@ -67,9 +70,10 @@ def latency_plot(
     path: Path,
     end: float | None = None,
     marks: Sequence[Mark] = (),
+    workload_end: float | None = None,
 ) -> Path:
     """Draws latency_figure into path. Returns the file written."""
-    return time_axes.save(latency_figure(samples, windows, end, marks), path)
+    return time_axes.save(latency_figure(samples, windows, end, marks, workload_end), path)
 
 
 def rate_figure(
@@ -78,12 +82,14 @@ def rate_figure(
     recovered: Sequence[dict[str, Any]] = (),
     end: float | None = None,
     marks: Sequence[Mark] = (),
+    workload_end: float | None = None,
 ) -> Frame:
     """Takes what latency_figure does and the recovery rows (checkers/recovery.py).
     Returns the rate plot's Frame: completed ops per second by outcome (one-second buckets
     by completion time), when each fault's partitions got a new leader and their first ok
-    op, and a line at each anomaly."""
-    frame = time_figure([2.5], windows, _end(samples, windows, end), "Throughput by outcome")
+    op, and the anomalies (marks.draw_on_rate)."""
+    title = "Throughput by outcome"
+    frame = time_figure([2.5], windows, _end(samples, windows, end), title, workload_end)
     (ax,) = frame.axes
     buckets = int(frame.end) + 1
     top = 0
@@ -96,7 +102,7 @@ def rate_figure(
             ax.plot(range(buckets), counts, color=colour, label=outcome, lw=1.2)
             top = max(top, *counts)
     mark_recovery(ax, recovered)
-    draw_on_rate(ax, marks)
+    top = max(top, draw_on_rate(ax, marks))
     if marks:
         ax.set_ylim(0, max(top, 1) * MARK_ROOM)
     ax.set_ylabel("operations per second")
@@ -112,9 +118,11 @@ def rate_plot(
     recovered: Sequence[dict[str, Any]] = (),
     end: float | None = None,
     marks: Sequence[Mark] = (),
+    workload_end: float | None = None,
 ) -> Path:
     """Draws rate_figure into path. Returns the file written."""
-    return time_axes.save(rate_figure(samples, windows, recovered, end, marks), path)
+    figure = rate_figure(samples, windows, recovered, end, marks, workload_end)
+    return time_axes.save(figure, path)
 
 
 def mark_recovery(ax: Axes, recovered: Sequence[dict[str, Any]]) -> None:

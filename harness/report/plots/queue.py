@@ -38,13 +38,14 @@ def lost_acks_plot(
     fault_windows: Sequence[dict[str, Any]],
     out_path: Path,
     end: float | None = None,
+    workload_end: float | None = None,
 ) -> Path:
     """Takes a queue history's records, the queue checker's result on it, the run's fault
-    windows (checkers.faults: "fault", "start", "stop" in s since the test began, stop
-    None if never healed, and the steps of a fault made of steps), a file and the test's
-    end (s; None: the last send's or window's). Draws acknowledged and lost sends per
-    second above, and each acknowledged send by partition below, the lost ones marked.
-    Returns the file."""
+    windows (checkers.faults: "fault", "start", "stop" in s since the test began, stop None
+    if never healed, and the steps of a fault made of steps), a file, the test's end (s;
+    None: the last send's or window's) and the workload's end (axes.workload_end). Draws
+    acknowledged and lost sends per second above, and each acknowledged send by partition
+    below, the lost ones marked. Returns the file."""
     from harness.report.plots import axes as time_axes  # brings matplotlib (Agg): only when drawing
 
     acked = [s for s in history.sends if s.acked is not None]
@@ -56,7 +57,7 @@ def lost_acks_plot(
     fraction = 100 * result["lost_fraction"]
     share = f"{fraction:.1f}%" if fraction >= 0.1 or not fraction else f"{fraction:.2g}%"
     title = f"{result['acknowledged']:,} acknowledged, {result['lost']:,} lost ({share})"
-    frame = time_axes.time_figure([1.8, 2.4], fault_windows, end, title)
+    frame = time_axes.time_figure([1.8, 2.4], fault_windows, end, title, workload_end)
     rate, where = frame.axes
     _draw_rates(rate, acked, lost_sends, end)
     _draw_by_partition(where, acked, lost_sends)

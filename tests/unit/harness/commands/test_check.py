@@ -148,13 +148,13 @@ def test_stale_read_is_invalid_and_explained(
             (1, "ok", "read", 1),
         ],
     )
-    code, out, _ = run(capsys, str(path), "--time-limit", "2.5", "--jobs", "1", "--png")
+    code, out, _ = run(capsys, str(path), "--time-limit", "2.5", "--jobs", "1", "--still")
     assert code == 1
     lines = out.splitlines()
     assert lines[0].startswith(f"INVALID {path}: cas-register model, jsonl, 3 ops over 1 key, ")
     assert any("read" in line for line in lines[1:])
     drawn = [line.split("timeline: ")[1] for line in lines if "timeline: " in line]
-    assert sorted(Path(p).suffix for p in drawn) == [".html", ".png"]
+    assert sorted(Path(p).suffix for p in drawn) == [".html", ".svg"]
     assert all(Path(p).parent == path.parent and Path(p).stat().st_size > 0 for p in drawn)
 
 
@@ -168,14 +168,15 @@ def test_counterexamples_go_to_out(tmp_path: Path, capsys: pytest.CaptureFixture
             (1, "ok", "read", 7),
         ],
     )
+    # --png, the option's old name (the still was a PNG), is still taken: scripts run on.
     code, out, _ = run(capsys, str(path), "--json", "--out", str(tmp_path / "drawings"), "--png")
     assert code == 1
     drawn = json.loads(out)["counterexamples"]
-    assert len(drawn) == 2
+    assert len(drawn) == 2 and sorted(Path(p).suffix for p in drawn) == [".html", ".svg"]
     assert all(Path(p).parent == tmp_path / "drawings" for p in drawn)
 
 
-def test_without_png_only_the_viewer_is_drawn_and_matplotlib_is_never_loaded(
+def test_without_still_only_the_viewer_is_drawn_and_matplotlib_is_never_loaded(
     tmp_path: Path,
 ) -> None:
     stale = [(0, "invoke", "write", 1), (0, "ok", "write", 1), (1, "invoke", "read", None)]

@@ -44,7 +44,7 @@ def test_an_invalid_history_named_dot_dot_dot_jsonl_draws_inside_out(
     files = [str(history_file(histories, STALE_READ, name)) for name in ("...jsonl", "b.jsonl")]
     out = tmp_path / "deep" / "out"
     before = set(tmp_path.rglob("*"))
-    code, printed, _ = run(capsys, *files, "--out", str(out), "--json", "--png")
+    code, printed, _ = run(capsys, *files, "--out", str(out), "--json", "--still")
     assert code == 1
     drawn = [p for line in printed.splitlines() for p in json.loads(line)["counterexamples"]]
     assert len(drawn) == 4

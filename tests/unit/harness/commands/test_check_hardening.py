@@ -173,7 +173,7 @@ def test_a_drawing_that_fails_is_a_warning_and_the_verdict_stands(
     assert "could not write the counterexample viewer in" in one_line(err)
 
 
-# --- drawings: a PNG per key, whatever the key, and one viewer of them all ---------
+# --- drawings: a still per key, whatever the key, and one viewer of them all ---------
 
 
 def test_drawings_of_different_keys_never_share_a_file(tmp_path: Path) -> None:
@@ -192,9 +192,9 @@ def test_every_invalid_key_is_drawn(tmp_path: Path, capsys: pytest.CaptureFixtur
             events.append({"process": p, "type": t, "f": f, "value": v, "key": key, "time": i})
     path = tmp_path / "h.jsonl"
     path.write_text("".join(json.dumps(e) + "\n" for e in events))
-    code, out, _ = run(capsys, str(path), "--json", "--jobs", "1", "--png")
+    code, out, _ = run(capsys, str(path), "--json", "--jobs", "1", "--still")
     drawn = json.loads(out)["counterexamples"]
-    assert (code, len(drawn), len(set(drawn))) == (1, 4, 4)  # a PNG per key, one viewer
+    assert (code, len(drawn), len(set(drawn))) == (1, 4, 4)  # a still per key, one viewer
     [page] = [Path(p) for p in drawn if p.endswith(".html")]
     anchors = {viewer.key_anchor(key) for key in (1, "1", "k" * 300)}
     assert len(anchors) == 3 and all(f'id="{a}"' in page.read_text() for a in anchors)

@@ -234,7 +234,9 @@ def test_counterexamples_of_many_histories_go_under_out(
         (tmp_path / "results" / run_name).mkdir(parents=True)
         history_file(tmp_path / "results" / run_name, STALE_READ)
     out_dir = tmp_path / "drawings"
-    code, out, _ = run(capsys, str(tmp_path / "results"), "--out", str(out_dir), "--json", "--png")
+    code, out, _ = run(
+        capsys, str(tmp_path / "results"), "--out", str(out_dir), "--json", "--still"
+    )
     assert code == 1
     drawn = [Path(p) for line in out.splitlines() for p in json.loads(line)["counterexamples"]]
     assert sorted({p.parent for p in drawn}) == [out_dir / "t1", out_dir / "t2"]

@@ -81,11 +81,11 @@ def test_two_histories_checked_in_turn_in_one_folder_keep_their_drawings(
     history_file(tmp_path, STALE_READ, "b.jsonl")
     drawn = []
     for name in ("a.log", "b.jsonl"):
-        code, out, _ = run(capsys, str(tmp_path / name), "--json", "--png")
+        code, out, _ = run(capsys, str(tmp_path / name), "--json", "--still")
         assert code == 1
         drawn += json.loads(out)["counterexamples"]
     assert len(set(drawn)) == 4 and all(Path(p).exists() for p in drawn)
-    # each history's PNG and its viewer
+    # each history's still and its viewer
     named = [re.split("-counterexamples?-", Path(p).name)[0] for p in drawn]
     assert named == ["a.log"] * 2 + ["b.jsonl"] * 2
 

@@ -163,7 +163,7 @@ def test_stdin_draws_nothing_without_out_and_says_so(
     assert list(work.iterdir()) == []
     drawings = tmp_path / "drawings"
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(text)))
-    code, out, _ = run(capsys, "-", "--out", str(drawings), "--png")
+    code, out, _ = run(capsys, "-", "--out", str(drawings), "--still")
     assert code == 1 and len(list(drawings.iterdir())) == 2
     assert list(work.iterdir()) == []
 

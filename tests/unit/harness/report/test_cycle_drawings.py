@@ -78,3 +78,40 @@ def test_an_allowed_cycle_is_drawn_grey_and_dashed_never_red(tmp_path: Path) -> 
     page = write_report(tmp_path, {"spec": {"name": "t"}}, {"valid": True, "queue": result}, {})
     text = page.read_text()
     assert "<td>G0 (allowed)</td>" in text and 'stroke="#d62728"' not in text
+
+
+def test_allowed_anomalies_come_after_the_plots_and_the_real_problems_in_grey(
+    tmp_path: Path,
+) -> None:
+    result = check_history(load(str(written(tmp_path, opposite_orders()))), "queue")
+    g0 = result["kinds"]["G0"]
+    assert g0["count"] >= 1 and not g0["invalidating"]
+    # A real problem beside it: one invalidating kind with a case in the checker's words.
+    result["kinds"]["precommitted-read"] = {
+        "count": 1,
+        "invalidating": True,
+        "cases": [{"index": 5, "process": 1, "partition": 0, "offset": 3, "value": 9}],
+    }
+    page = write_report(tmp_path, {"spec": {"name": "t"}}, {"valid": False, "queue": result}, {})
+    text = page.read_text()
+    anomalies, plots, allowed = (
+        text.index('<h2 id="anomalies">'),
+        text.index("<h2>Plots</h2>"),
+        text.index('<h2 id="allowed">Allowed anomalies</h2>'),
+    )
+    assert anomalies < plots < allowed < text.index('<h2 id="nemesis">')
+    top = text[anomalies:plots]
+    assert "<td class=fail>precommitted-read</td>" in top and "G0" not in top.split("</table>")[0]
+    assert f'{g0["count"]} found that Kafka allows: <a href="#allowed">' in top
+    below = text[allowed : text.index('<h2 id="nemesis">')]
+    assert below.count("<td>G0 (allowed)</td>") == min(g0["count"], 3)
+    assert '<div class="allowed">' in below and "<svg" in below
+    assert ".allowed,.allowed td{color:#777}" in text  # grey
+
+
+def test_a_run_with_only_allowed_anomalies_says_none_makes_it_invalid(tmp_path: Path) -> None:
+    result = check_history(load(str(written(tmp_path, opposite_orders()))), "queue")
+    page = write_report(tmp_path, {"spec": {"name": "t"}}, {"valid": True, "queue": result}, {})
+    text = page.read_text()
+    top = text[text.index('<h2 id="anomalies">') : text.index("<h2>Plots</h2>")]
+    assert "<p>None that makes the history invalid.</p>" in top and "<table>" not in top

@@ -129,3 +129,15 @@ def test_a_scenario_that_was_not_set_up_says_so() -> None:
     assert row.words == (
         "pause-power-loss: stale minority n1, crasher n2, the rest n3; not set up, so no loss"
     )
+
+
+def test_partitions_led_alike_are_named_together_with_their_epochs() -> None:
+    from harness.report.disk_story import leaders_words
+
+    nobody = {"leader": None, "isr": ["n2"]}
+    state = {str(p): nobody | {"epoch": 2 + p % 2} for p in range(8)}
+    state["8"] = {"leader": "n3", "epoch": 4, "isr": ["n3"]}
+    assert leaders_words(state) == (
+        "partitions 0, 1, 2, 3, 4, 5, 6 and 7 led by nobody (epochs 2-3), ISR [n2]; "
+        "partition 8 led by n3 (epoch 4), ISR [n3]"
+    )

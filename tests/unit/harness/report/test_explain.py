@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from harness.report.explain import explain, key_sentence, two_counts_sentence
+from harness.report.explain import DETAIL, explain, explain_points, key_sentence
+from harness.report.loss_story import config_sentence, two_counts_sentence
 
 MS = 1_000_000
 
@@ -107,12 +108,16 @@ def _isr_shrink_run() -> dict[str, Any]:
 def test_a_lost_write_under_unsafe_names_sends_faults_truncation_and_is_expected() -> None:
     said = explain(_isr_shrink_run(), {"kafka_config": "unsafe", "producer_acks": "all"})
     text = " ".join(said)
-    assert said[0] == (
-        "2 of 140 acknowledged sends were lost, as the final drains show: partition 6 lost 2 "
-        "(sends of 474, 482 at offsets 57-58)."
+    assert said[0] == (  # what was lost and why, in one sentence
+        "2 of 140 acknowledged sends were lost on 1 partition under isr-shrink: expected "
+        "under unsafe."
     )
+    assert said[1:3] == [
+        "Where, as the final drains show:",
+        f"{DETAIL}partition 6 lost 2 (sends of 474, 482 at offsets 57-58)",
+    ]
     assert "Fault isr-shrink from 10.0 s (healed by 33.5 s)" in text
-    assert "11.3 s n1 cut off from its followers n2 and n3 (partitions 6)" in text
+    assert f"{DETAIL}11.3 s n1 cut off from its followers n2 and n3 (partitions 6)" in said
     assert "20.0 s ISR of partition 6 is [n1]" in text
     assert "24.0 s n1 killed (SIGKILL) after acknowledging alone for 4.0 s" in text
     assert "33.0 s n1 back in the ISR; truncated partition 6 to offset 56" in text
@@ -201,12 +206,17 @@ def test_queue_anomalies_give_their_count_and_first_case_in_the_checkers_words()
             },
         },
     }
-    assert explain(results, {}) == [
-        "Transactions: 7 committed, 2 aborted, 1 unknown.",
+    assert explain(results, {}) == [  # what makes it invalid leads; the allowed come last
         "11 inconsistent-offsets (makes the history invalid); the first: partition 0 offset "
         "58 held 540 (send op 2202) and 467 (poll op 1961).",
+        "Transactions: 7 committed, 2 aborted, 1 unknown.",
         "2 G0 (reported: Kafka allows it); the first: T1 ... (ww); then T2 ... (ww).",
     ]
+    # A valid run leads with what was checked, the counts and the allowed kinds after it.
+    del results["queue"]["kinds"]["inconsistent-offsets"]
+    valid = results | {"valid": True, "queue": results["queue"] | {"valid": True}}
+    said = explain(valid, {})
+    assert said[0].startswith("Checked ") and said[1].startswith("Transactions: 7 committed")
 
 
 def test_a_valid_run_says_what_was_checked() -> None:
@@ -248,8 +258,6 @@ def test_results_of_another_shape_give_a_sentence_not_a_crash() -> None:
 
 
 def test_a_power_loss_under_default_flush_settings_is_the_documented_trade_off() -> None:
-    from harness.report.explain import config_sentence
-
     cut = {"kafka_config": "safe", "nemesis": ["power-loss-brokers"]}
     assert config_sentence(cut).startswith("Expected when power fails under safe:")
     fsynced = {"kafka_config": "safe-fsync", "nemesis": ["power-loss-brokers"]}
@@ -265,8 +273,6 @@ def test_a_power_loss_under_default_flush_settings_is_the_documented_trade_off()
 
 
 def test_a_nats_power_cut_under_the_default_sync_interval_is_documented() -> None:
-    from harness.report.explain import config_sentence
-
     cut = {"db": "nats", "nats_sync": "default", "nemesis": ["power-loss-all"]}
     assert config_sentence(cut).startswith("Expected under NATS's default sync_interval")
     synced = {"db": "nats", "nats_sync": "always", "nemesis": ["power-loss-all"]}
@@ -307,3 +313,67 @@ def test_a_valid_group_run_says_what_its_group_did() -> None:
         "Checked 500 ops (500 ok); the consumer group (4 members, 120 commits, 9 takeovers "
         "judged) broke none of its 3 rules, under no fault."
     )
+
+
+def test_a_loss_leads_with_one_sentence_and_lists_its_details_under_their_points() -> None:
+    points = explain_points(_isr_shrink_run(), {"kafka_config": "safe"})
+    assert points[0].text.startswith("2 of 140 acknowledged sends were lost on 1 partition")
+    assert points[0].text.endswith(
+        ": not allowed under safe (min.insync.replicas=2, no unclean leader election)."
+    )
+    assert points[0].under == ()
+    [fault] = [p for p in points if p.text.startswith("Fault isr-shrink")]
+    assert fault.text == "Fault isr-shrink from 10.0 s (healed by 33.5 s):"
+    assert len(fault.under) == 5 and fault.under[0].startswith("11.3 s n1 cut off")
+    # The lines a terminal prints: each detail under its point.
+    said = explain(_isr_shrink_run(), {"kafka_config": "safe"})
+    at = said.index(fault.text)
+    assert said[at + 1 : at + 6] == [DETAIL + step for step in fault.under]
+
+
+def test_each_judgement_of_the_configuration_leads_as_its_verdict_alone() -> None:
+    from harness.report.loss_story import judgement
+
+    specs = [
+        {"kafka_config": "safe", "nemesis": ["power-loss-brokers"]},
+        {"kafka_config": "safe-elr", "nemesis": ["power-loss-leader"]},
+        {"kafka_config": "unsafe"},
+        {"kafka_config": "safe"},
+        {"kafka_config": "safe", "producer_acks": "1"},
+        {"db": "nats", "nats_sync": "default", "nemesis": ["power-loss-all"]},
+        {"db": "nats", "nats_sync": "default", "nemesis": ["pause-power-loss"]},
+        {"db": "nats", "nats_sync": "always", "nemesis": ["power-loss-all"]},
+    ]
+    for spec in specs:
+        verdict = judgement(config_sentence(spec))
+        assert verdict.startswith(("expected", "not allowed")) and ": " not in verdict, spec
+        assert len(verdict) <= 100, verdict  # a clause, not the reason
+    assert judgement(config_sentence({})) == "whether the configuration allows it is not recorded"
+
+
+def test_the_page_shows_the_lead_then_a_list_with_each_points_details_under_it() -> None:
+    from harness.report.explain import Point, explanation_html
+
+    html = explanation_html(
+        [Point("2 lost: expected."), Point("Fault x:", ("1 s a", "2 s <b>")), Point("Counts.")]
+    )
+    assert html == (
+        '<p class="lead">2 lost: expected.</p><ul><li>Fault x:<ul><li>1 s a</li>'
+        "<li>2 s &lt;b&gt;</li></ul></li><li>Counts.</li></ul>"
+    )
+    assert explanation_html([Point("Checked 5 ops.")]) == '<p class="lead">Checked 5 ops.</p>'
+
+
+def test_a_loss_on_many_partitions_says_where_in_one_line() -> None:
+    run = _isr_shrink_run()
+    run["lost-acks"] = {
+        "lost_count": 10,
+        "by_key": [{"key": p, "lost_count": n} for p, n in ((0, 1), (6, 2), (3, 4), (1, 3))],
+    }
+    points = explain_points(run, {"kafka_config": "unsafe"})
+    assert points[0].text.startswith("2 of 140 acknowledged sends were lost on 4 partitions")
+    where = points[1]
+    assert where.text == (
+        "Where, as the final drains show: 4 on partition 3, 3 on 1, 2 on 6, 1 on 0."
+    )
+    assert where.under == ()

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from checkers.queue import follows_from_loss
-from harness.report.explain import explain
+from harness.report.explain import explain, explain_points
 
 
 def _reused(partition: int, offset: int, values: list[int]) -> dict[str, Any]:
@@ -55,10 +55,17 @@ def test_offsets_reused_after_a_loss_and_skips_on_its_partitions_follow_from_it(
     queue = _queue([_reused(0, 0, [4, 468])], [_skip(0)])
     assert set(follows_from_loss(queue)) == {"inconsistent-offsets", "poll-skip"}
     said = explain({"valid": False, "queue": queue}, {})
-    [under] = [s for s in said if s.startswith("Following from the same loss")]
-    assert "1 inconsistent-offsets (makes the history invalid: each held a lost send" in under
-    assert "partition 0 offset 0 held 4 (send op 4) and 468 (send op 468)" in under
-    assert "1 poll-skip" in under
+    [(point)] = [
+        p
+        for p in explain_points({"valid": False, "queue": queue}, {})
+        if p.under and p.text.startswith("Following from the same loss")
+    ]
+    [reused, skipped] = point.under  # each consequence listed under its cause
+    assert reused.startswith(
+        "1 inconsistent-offsets (makes the history invalid: each held a lost send"
+    )
+    assert "partition 0 offset 0 held 4 (send op 4) and 468 (send op 468)" in reused
+    assert skipped.startswith("1 poll-skip")
     assert not any(s.startswith("1 inconsistent-offsets") for s in said)  # said once
 
 

@@ -197,3 +197,28 @@ def test_the_cases_read_as_sentences() -> None:
     assert share_case_words("over-limit", {"record": [1, 7], "delivery": delivery}) == (
         "record 1/7: c1 was handed it at 2.1 s (delivery count 4, release)."
     )
+
+
+def test_each_partitions_lane_is_readable_and_fewer_members_are_drawn_past_the_most() -> None:
+    from harness.report.plots.groups import (
+        LANE_FILL,
+        LANE_MIN_IN,
+        MEMBER_IN,
+        TIMELINE_MAX_IN,
+        member_band,
+        members_shown,
+    )
+
+    for partitions in (1, 2, 8, 16, 64):
+        band = member_band(partitions)
+        assert band >= MEMBER_IN
+        assert band * LANE_FILL / partitions >= LANE_MIN_IN - 1e-9  # was 0.03 in at 8
+        shown = members_shown(200, partitions)
+        assert shown >= 1 and (shown == 1 or shown * band <= TIMELINE_MAX_IN)
+    assert members_shown(5, 8) == 5  # the real group run's 5 members over 8 partitions
+    assert members_shown(40, 8) == int(TIMELINE_MAX_IN // member_band(8)) < 40
+    # The timeline draws the members it was told to, the first assigned.
+    ax = Figure().add_subplot()
+    intervals = ownership_intervals(_group(), end=20.0)
+    assert draw_ownership(ax, intervals, partitions=2, two_owners=[], most=1) == ["m1"]
+    assert {p.get_gid() for p in ax.patches} == {"m1:0", "m1:1"}

@@ -48,9 +48,10 @@ ENTRIES = [
 
 
 def _rows(table: str) -> list[list[str]]:
-    rows = re.findall(r"<tr>(.*?)</tr>", table)
+    rows = re.findall(r"<tr[^>]*>(.*?)</tr>", table)
     return [
-        [re.sub(r"<[^>]+>", "", c) for c in re.findall(r"<t[dh]>(.*?)</t[dh]>", r)] for r in rows
+        [re.sub(r"<[^>]+>", "", c) for c in re.findall(r"<t[dh][^>]*>(.*?)</t[dh]>", r)]
+        for r in rows
     ]
 
 
@@ -69,7 +70,9 @@ def test_one_row_per_configuration_worst_first_one_column_per_release_in_order()
 def test_each_cell_links_its_newest_run() -> None:
     table = glance_table(ENTRIES, RANK)
     newest = "./queue-kill/20261127T120000/report.html"
-    assert re.search(rf'<td><a class="v" href="{re.escape(newest)}"[^>]*>VALID</a> 1 of 3', table)
+    assert re.search(
+        rf'<td[^>]*><a class="v" href="{re.escape(newest)}"[^>]*>VALID</a> 1 of 3', table
+    )
     assert glance_table([], RANK) == "" and newest_line([]) == ""
     line = newest_line(ENTRIES)
     assert "./queue-pause/20261127T130000/report.html" in line and "pause-leader" in line
@@ -92,6 +95,19 @@ def test_the_anomalies_cell_names_queue_and_transaction_kinds(tmp_path: Path) ->
     spec = TestSpec(name="queue-txn", workload="queue", nemesis=())
     run = _run(tmp_path, spec, {"valid": False, "queue": {"kinds": kinds}})
     assert run_entry(tmp_path, run, None)["anomalies"] == "2 G1c; allowed: 1 G0"
+
+
+def test_the_anomalies_cell_names_each_kind_once_in_the_queue_checkers_words(
+    tmp_path: Path,
+) -> None:
+    set_check = {"lost_count": 0, "ack_count": 9, "duplicated_count": 2, "unexpected_count": 1}
+    kinds = {"duplicate": {"count": 2, "invalidating": True}, "unexpected": {"count": 0}}
+    spec = TestSpec(name="queue", workload="queue", nemesis=())
+    both = _run(tmp_path, spec, {"valid": False, "lost-acks": set_check, "queue": {"kinds": kinds}})
+    # Was "2 duplicated; 1 unexpected; 2 duplicate": the queue checker judged both kinds.
+    assert run_entry(tmp_path, both, None)["anomalies"] == "2 duplicate"
+    alone = _run(tmp_path, spec, {"valid": False, "lost-acks": set_check})
+    assert run_entry(tmp_path, alone, None)["anomalies"] == "1 unexpected; 2 duplicate"
 
 
 def test_names_say_what_ran_and_a_queue_has_no_store(tmp_path: Path) -> None:
@@ -124,3 +140,42 @@ def test_a_filter_that_matches_nothing_says_so(tmp_path: Path) -> None:
         page.open(index.as_uri() + "#q=no-such-run")
         assert page.evaluate("document.getElementById('none').hidden") is False
         assert page.evaluate("document.getElementById('count').textContent") == "0 of 0 INVALID"
+
+
+RELEASES = ("3.9.1", "3.9.2", "4.0.0", "4.1.2", "4.2.2", "4.3.1", "4.4.0")
+"""The seven releases of the 300-run index, whose table scrolled sideways at 800 px."""
+
+
+@pytest.mark.skipif(chromium() is None, reason="chromium is not installed (make test installs it)")
+def test_the_table_of_seven_releases_fits_at_1400_and_is_stacked_at_800(tmp_path: Path) -> None:
+    from harness.report.index import INDEX_STYLE
+    from harness.report.index_glance import GLANCE_STYLE
+    from harness.report.page import STYLE
+
+    entries = [
+        _entry(f"queue-{n}-{i}/20261127T1{i}0000", verdict, kafka, nemesis)
+        for i, kafka in enumerate(RELEASES)
+        for n, (verdict, nemesis) in enumerate(
+            [("INVALID", "partition-power-loss"), ("VALID", "bump-clock-leader,strobe-clock-one")]
+        )
+    ]
+    page = tmp_path / "index.html"
+    head = '<meta name="viewport" content="width=device-width, initial-scale=1">'
+    style = f"<style>{STYLE}{INDEX_STYLE}{GLANCE_STYLE}</style>"  # as render_index's page
+    page.write_text(f"<!doctype html>{head}{style}{glance_table(entries, RANK)}")
+    for width in (1400, 800):
+        with Browser(tmp_path / f"profile-{width}", width, 900) as browser:
+            browser.open(page.as_uri())
+            sideways = "(t => t.scrollWidth - t.clientWidth)(document.getElementById('glance'))"
+            assert browser.evaluate(sideways) <= 0, width
+            assert browser.evaluate("document.documentElement.scrollWidth") <= width
+            shown = "getComputedStyle(document.querySelector('#glance tr.head')).display"
+            named = (
+                "getComputedStyle(document.querySelector('#glance td[data-release]'), "
+                "'::before').content"
+            )
+            if width == 800:  # stacked: no header row, each cell named by its release
+                assert browser.evaluate(shown) == "none"
+                assert browser.evaluate(named) == '"3.9.1 zookeeper: "'
+            else:
+                assert browser.evaluate(shown) != "none"

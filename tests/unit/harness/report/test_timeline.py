@@ -1,5 +1,5 @@
-"""Tests that a counterexample renders as a PNG on compressed time, the failing op red,
-and as a standalone HTML viewer."""
+"""Tests that a counterexample renders as a still SVG on compressed time, the failing op
+red, and as a standalone HTML viewer."""
 
 from __future__ import annotations
 
@@ -30,13 +30,15 @@ def _failure() -> dict[str, object]:
     return failure
 
 
-def test_renders_png_and_html(tmp_path: Path) -> None:
+def test_renders_an_svg_still_and_the_html_viewer(tmp_path: Path) -> None:
+    import xml.etree.ElementTree as ET
+
     drawn = render_counterexamples([_failure()], tmp_path / "out")
-    assert [p.name[-4:] for p in drawn["k 1"]] == [".png", "html"]
-    png, page = drawn["k 1"]
+    assert [p.name[-4:] for p in drawn["k 1"]] == [".svg", "html"]  # as every plot: vector
+    still, page = drawn["k 1"]
     assert page.name == "counterexamples.html"
-    assert png.stat().st_size > 1000
-    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert still.stat().st_size > 1000
+    assert ET.parse(still).getroot().tag == "{http://www.w3.org/2000/svg}svg"
     text = page.read_text(encoding="utf-8")
     assert text.startswith("<!DOCTYPE html>") and "<script src" not in text  # no network
     blob = text.split('<script type="application/json" id="data">')[1].split("</script>")[0]
@@ -51,7 +53,7 @@ def test_nothing_to_draw_for_an_unknown_key(tmp_path: Path) -> None:
     assert list(tmp_path.iterdir()) == []
 
 
-def test_every_invalid_key_has_its_png_and_shares_one_viewer(tmp_path: Path) -> None:
+def test_every_invalid_key_has_its_still_and_shares_one_viewer(tmp_path: Path) -> None:
     other = _failure() | {"key": 2}
     unknown = {"key": "u", "valid": "unknown", "cause": "timeout"}
     drawn = render_counterexamples([_failure(), unknown, other], tmp_path)
@@ -65,7 +67,7 @@ def test_every_invalid_key_has_its_png_and_shares_one_viewer(tmp_path: Path) -> 
     ]
 
 
-def test_the_png_draws_the_failing_op_red_on_compressed_time(
+def test_the_still_draws_the_failing_op_red_on_compressed_time(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     saved: list[Figure] = []
@@ -75,7 +77,7 @@ def test_the_png_draws_the_failing_op_red_on_compressed_time(
     failure = _failure()
     failure["longest_prefix"] = [failure["op"]] * 9  # stands for a long prefix
     failure["prefix_states"] = [str(n) for n in range(9)]
-    timeline.draw_png(failure, tmp_path / "x.png")
+    timeline.draw_still(failure, tmp_path / "x.svg")
     (ax,) = saved[0].axes
     colours = {tuple(box.get_facecolor()) for box in ax.patches}
     assert tuple(to_rgba(timeline.COLOURS["failing"], 0.85)) in colours

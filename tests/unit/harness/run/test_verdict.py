@@ -64,7 +64,7 @@ def test_a_stale_read_gives_invalid_results_and_a_complete_report(tmp_path: Path
     assert window["fault"] == "partition-leader" and window["start"] < window["stop"]
     test = {"spec": {"name": "t", "workload": "kv"}, "versions": {"kafka": "3.9.1"}}
     report = write_outputs(tmp_path, history, test, checked)
-    for name in ("results.json", LATENCY_FILE, RATE_FILE, f"{file_stem(1)}.png"):
+    for name in ("results.json", LATENCY_FILE, RATE_FILE, f"{file_stem(1)}.svg"):
         assert (tmp_path / name).stat().st_size > 0, name
     page = report.read_text()
     assert "INVALID" in page and "get 1 but value is 2" in page.replace("&#x27;", "'")
