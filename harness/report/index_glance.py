@@ -9,7 +9,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from harness.report.page import VERDICT_COLOURS
+from harness.report.page_markup import VERDICT_COLOURS
 
 CONFIG = ("workload", "store", "nemesis", "config")
 """A row: what ran and under which faults and settings (index.GROUP_BY without the release)."""

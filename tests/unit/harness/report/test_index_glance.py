@@ -150,7 +150,7 @@ RELEASES = ("3.9.1", "3.9.2", "4.0.0", "4.1.2", "4.2.2", "4.3.1", "4.4.0")
 def test_the_table_of_seven_releases_fits_at_1400_and_is_stacked_at_800(tmp_path: Path) -> None:
     from harness.report.index import INDEX_STYLE
     from harness.report.index_glance import GLANCE_STYLE
-    from harness.report.page import STYLE
+    from harness.report.page_markup import STYLE
 
     entries = [
         _entry(f"queue-{n}-{i}/20261127T1{i}0000", verdict, kafka, nemesis)
