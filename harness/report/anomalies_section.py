@@ -11,6 +11,7 @@ from urllib.parse import quote
 
 from checkers.queue import case_words
 from harness.report.counterexamples.cycles import cycle_svg
+from harness.report.counterexamples.timeline import narrow_file
 from harness.report.counterexamples.viewer import key_anchor
 from harness.report.page_markup import escaped, html_table
 from harness.report.plots.images import IMAGE
@@ -63,9 +64,7 @@ def anomalies_html(results: dict[str, Any], drawings: dict[str, list[Path]], fol
         parts.append(html_table(rows))
         for path in drawings.get(key, []):
             if path.suffix == IMAGE:  # at its own size: text shrunk to fit 800 px is unreadable
-                src = html.escape(quote(path.name))
-                img = f'<img src="{src}" alt="counterexample {escaped(key)}">'
-                parts.append(f'<div class="cx">{img}</div>')
+                parts.append(f'<div class="cx">{_still(path, key)}</div>')
             else:
                 how = "compressed time; hover an op for its states, click to pin"
                 rel = path.relative_to(folder).as_posix()
@@ -73,6 +72,16 @@ def anomalies_html(results: dict[str, Any], drawings: dict[str, list[Path]], fol
                 link = f'<a href="{html.escape(href)}">{html.escape(rel)}</a>'
                 parts.append(f"<p>interactive timeline ({how}; every invalid key): {link}</p>")
     return "".join(parts)
+
+
+def _still(path: Path, key: str) -> str:
+    """Returns a still's image; with its narrow twin, when drawn, as what a page under
+    60em wide shows (the ops nearest the failing one, readable without a sideways scroll)."""
+    img = f'<img src="{html.escape(quote(path.name))}" alt="counterexample {escaped(key)}">'
+    if not (narrow := narrow_file(path)).exists():
+        return img
+    source = f'<source media="(max-width: 60em)" srcset="{html.escape(quote(narrow.name))}">'
+    return f"<picture>{source}{img}</picture>"
 
 
 def _op_text(op: Any) -> str:

@@ -19,7 +19,7 @@ from harness.report.nemesis_table import story_table, time_zero
 from harness.report.page_markup import STYLE, VERDICT_COLOURS, escaped, html_table
 from harness.report.plots.images import RUN_PLOTS
 from harness.report.queue_section import queue_html
-from harness.report.recovery_section import recovery_html
+from harness.report.recovery_section import RECOVERY_STYLE, recovery_html
 from harness.report.replicas_section import replicas_html
 from harness.report.summary_table import summary_rows
 from harness.report.zip_link import zip_link
@@ -52,8 +52,9 @@ def write_report(
     colour = VERDICT_COLOURS[word]
     sentences = explanation_html(explain_points(results, spec))
     nemesis = story_table(results.get("nemesis", {}), nemesis_invoked, time_zero(test))
+    style = STYLE + RECOVERY_STYLE
     page = f"""<!doctype html><html><head><meta charset="utf-8">
-<title>{escaped(spec.get("name", "run"))}: {word}</title><style>{STYLE}</style></head><body>
+<title>{escaped(spec.get("name", "run"))}: {word}</title><style>{style}</style></head><body>
 <h1>{escaped(spec.get("name", "run"))} <span class="v" style="background:{colour}">{word}</span>
 {zip_link(folder)}</h1>
 {header_html(folder, test, results)}

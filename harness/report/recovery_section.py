@@ -1,13 +1,25 @@
 """report.html's Recovery section: per fault, how long the cluster took to name a new
-leader and to serve ops again, in lines and in a table of the partitions it took."""
+leader and to serve ops again, in lines and in a table of the partitions it took.
+
+Below 60em the table is stacked, as the index's configuration x release table: a block per
+partition taken, each cell named by its column (its 11 columns needed a sideways scroll at
+800 px)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from harness.report.page_markup import escaped, html_table
+from harness.report.page_markup import escaped
 
 RECOVERY_ROWS = 40
+RECOVERY_STYLE = """
+#recovery td,#recovery th{white-space:normal}
+@media (max-width:60em){#recovery,#recovery tbody,#recovery tr,#recovery td{display:block}
+#recovery tr.head{display:none}#recovery tr{border-top:1px solid #ccc;padding:.3em 0}
+#recovery td{border:none;padding:.1em .6em}
+#recovery td::before{content:attr(data-label) ": ";color:#555}}
+"""
+"""The table's cells wrap; below 60em each row is a block of its cells, each named."""
 
 
 def seconds_said(value: Any) -> str:
@@ -76,10 +88,26 @@ def recovery_html(results: dict[str, Any]) -> str:
         "timed out",
     ]
     items = "".join(f"<li>{escaped(line)}</li>" for line in recovery_lines(recovery))
+    cells = [
+        "<tr>"
+        + "".join(
+            f'<td data-label="{escaped(h)}">{escaped(c)}</td>'
+            for h, c in zip(head, row, strict=True)
+        )
+        + "</tr>"
+        for row in rows
+    ]
+    table = (
+        '<table id="recovery"><tr class="head">'
+        + "".join(f"<th>{escaped(h)}</th>" for h in head)
+        + "</tr>"
+        + "".join(cells)
+        + "</table>"
+    )
     return (
         "<h2>Recovery</h2><p>For each fault and each partition whose leader it took: the time "
         "from the fault's start until the cluster named another leader, until an op "
         "invoked after the start on that partition succeeded, and from the heal until one "
         f"did again; the ops invoked meanwhile that failed or timed out.</p><ul>{items}</ul>"
-        + html_table(rows, head)
+        + table
     )
