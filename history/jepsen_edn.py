@@ -188,9 +188,23 @@ def _quick_events(
 def _fields(lines: list[str]) -> tuple[list[dict[str, Any]], bool]:
     """Takes quick lines (_QUICK_LINE). Returns each one's fields by name, read in one go
     through JSON, up to the first naming a field twice, and whether one does."""
-    text = "[" + ",".join(lines) + "]"
-    # Split at each keyword's name and joined by quotes, each name comes out quoted.
-    text = '"'.join(_KEYWORD_NAME.split(text)).translate(_BRACES)
+    # Split at each keyword's name and joined by quotes, each name comes out quoted; no
+    # other colon is left (a quick line holds one only as a keyword's first character).
+    quoted = '"'.join(_KEYWORD_NAME.split("[" + ",".join(lines) + "]"))
+    # As Jepsen prints a map, `:f :read, :value [1 2]`: a name then a space is a field's,
+    # any other space is in a vector. Spelled so, a batch is JSON objects; spelled
+    # otherwise, it is refused (a field's name must be followed by a colon, once), never
+    # read otherwise: its values are the same, each field's name counted by its colon.
+    spelled = quoted.replace(", ", ",").replace('" ', '":').replace(" ", ",")
+    spelled = spelled.replace(",nil", ",null").replace("[nil", "[null").replace(":nil", ":null")
+    try:
+        objects: list[dict[str, Any]] = orjson.loads(spelled)
+    except orjson.JSONDecodeError:
+        objects = []
+    if objects and sum(map(len, objects)) == spelled.count('":'):  # no name twice
+        return objects, False
+    # Else as arrays of names and values, so that a name given twice shows.
+    text = quoted.translate(_BRACES)
     spelled = text.replace(", ", ",").replace(" ", ",")  # as most lines are separated
     if ",," in spelled or any(blank in spelled for blank in _OTHER_BLANKS):
         spelled = _SEPARATORS.sub(",", text)
