@@ -21,6 +21,8 @@ if TYPE_CHECKING:
     from checkers.faults import windows as fault_windows
     from checkers.fork_pool import can_fork, forked_map
     from checkers.guess import QUEUE_FS, default_model
+    from checkers.lost_store import explain as lost_store_lines
+    from checkers.lost_store import gone_error
     from checkers.perf import Sample
     from checkers.recovery import TIMES as RECOVERY_TIMES
     from checkers.recovery import (
@@ -56,6 +58,8 @@ if TYPE_CHECKING:
         error_line,
         merge_valid,
     )
+    from checkers.split_brain import check as check_split_brain
+    from checkers.split_brain import explain as split_brain_lines
 
 _HOMES: dict[str, tuple[str, str]] = {
     **{
@@ -67,6 +71,10 @@ _HOMES: dict[str, tuple[str, str]] = {
     **{name: ("checkers.fork_pool", name) for name in ("can_fork", "forked_map")},
     **{name: ("checkers.guess", name) for name in ("QUEUE_FS", "default_model")},
     "Sample": ("checkers.perf", "Sample"),
+    "gone_error": ("checkers.lost_store", "gone_error"),
+    "lost_store_lines": ("checkers.lost_store", "explain"),
+    "check_split_brain": ("checkers.split_brain", "check"),
+    "split_brain_lines": ("checkers.split_brain", "explain"),
     "check_replicas": ("checkers.replicas", "check_replicas"),
     **{
         name: ("checkers.recovery", name)
@@ -136,6 +144,7 @@ __all__ = [
     "check_history",
     "check_replicas",
     "check_safe",
+    "check_split_brain",
     "checker_for",
     "compose",
     "default_model",
@@ -143,12 +152,15 @@ __all__ = [
     "explain",
     "fault_windows",
     "forked_map",
+    "gone_error",
     "leader_samples",
     "load_user_model",
+    "lost_store_lines",
     "merge_valid",
     "op_spans",
     "queue_partitions",
     "recovery_times",
     "run_checker",
     "section_of",
+    "split_brain_lines",
 ]

@@ -21,7 +21,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from typing import TYPE_CHECKING, Any
 
-from checkers import faults, perf, stats
+from checkers import faults, lost_store, perf, stats
 from checkers.linearizable import checker as linearizable
 from checkers.linearizable.model_loader import ModelLoadError, load_model
 from checkers.linearizable.models import MODELS, Model
@@ -187,7 +187,10 @@ def _linearizable(model: Model) -> Checker:
         result = linearizable.check(
             history.ops, model, time_limit=options.time_limit, jobs=options.jobs
         )
-        return Checked(result)
+        # A read that found the store itself gone: its acknowledged writes went with it,
+        # which the model sees only where a read happens to contradict one.
+        gone = lost_store.check(history.ops)
+        return Checked(result, sections={} if gone is None else {"lost-store": gone})
 
     def reject_malformed(history: History) -> None:
         linearizable.reject_unknown_ops(history.ops, model)

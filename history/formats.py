@@ -108,8 +108,8 @@ def events_of(
     fmt = first_line_format(text)
     if fmt == JSONL:  # read on undecoded: history.jsonl parses them as bytes
         return fmt, read_jsonl_lines(chain([first], numbered), path, budget)
-    if fmt == EDN:
-        rest = chain([first], text_lines)
+    if fmt == EDN:  # read on undecoded lines too, a batch decoded at once
+        rest = chain([first], numbered)
         return fmt, read_edn_events(replayable(rest), path, reading, budget)
     # A log is read on undecoded lines too: its reader decodes a batch of them at once.
     undecoded = chain([first], numbered)

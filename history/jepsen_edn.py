@@ -3,9 +3,12 @@ read event by event (history.edn.history_forms).
 
 A line that is one flat map of an op's usual fields, each a keyword or a value made of
 vectors, nil, booleans and small integers (as a register's or a queue's history mostly
-is), is read a batch at a time through JSON, as the text log's values are
-(history.jepsen_log.read_simple); from the first other line on, every form is the EDN
-reader's. Both give the same event.
+is), is read through JSON, as the text log's values are (history.jepsen_log.read_simple):
+a batch of 1,024 such lines is decoded, matched by one regular expression and read in one
+go, as the text log's batches are; from the first batch with any other line (or a blank
+one), lines are taken one at a time, quick ones still through JSON a batch of 1,024 at a
+time, and from the first other line on every form is the EDN reader's. All give the same
+event, and the same error at the same line: the batches are the same either way.
 
 It reads what Jepsen's analysis reads: events numbered by their :index, or all by their
 position when the indexes do not increase (history.jepsen), and a process that goes on
@@ -24,7 +27,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator
-from itertools import chain
+from itertools import chain, islice
 from operator import ge
 from typing import Any, Final
 
@@ -41,6 +44,7 @@ from history.events import (
     require,
 )
 from history.jepsen import Facts, Reading
+from history.lines import decoded
 
 _REQUIRED: Final = ("type", "process", "f")
 _REQUIRED_SET: Final = frozenset(_REQUIRED)
@@ -62,7 +66,14 @@ _FIELD = (
     rf"(?::(?:type|f|error)[\s,]+{_KEYWORD}|:process[\s,]+(?:{_KEYWORD}|{_INTEGER})"
     rf"|:(?:value|time|index)[\s,]+{_SIMPLE})"
 )
-_QUICK_LINE: Final = re.compile(rf"\{{[\s,]*{_FIELD}(?:[\s,]+{_FIELD})*[\s,]*\}}[\s,]*")
+_LINE = rf"\{{[\s,]*{_FIELD}(?:[\s,]+{_FIELD})*[\s,]*\}}[\s,]*"
+_QUICK_LINE: Final = re.compile(_LINE)
+# Quick lines joined by NUL, which no line of the batch holds and \s does not match: each
+# line of a match is matched by _QUICK_LINE, as it would be on its own. It is matched
+# _MATCHED lines at a time: re's backtracking stack grows with the lines of one match
+# (3.5 MB for 1,024), and one call a line costs about a fifth more.
+_QUICK_LINES: Final = re.compile(rf"{_LINE}(?:\x00{_LINE})*")
+_MATCHED: Final = 64
 # Such lines spelled as JSON arrays of names and values: keywords as their names, nil as
 # null, maps and vectors as arrays, separators as commas.
 _KEYWORD_NAME: Final = re.compile(r":([A-Za-z][\w-]*)")
@@ -73,18 +84,40 @@ _OTHER_BLANKS: Final = "".join(  # what \s matches besides the space (none above
     if c != " " and c.isspace()  # str.isspace's, as re's
 )
 _BRACES: Final = str.maketrans("{}", "[]")
-_BATCH: Final = 1024  # lines whose values are read in one go (more would cost memory)
+# Quick lines whose values are read in one go (more would cost memory); a batch of lines
+# read in one go is as long, so that a batch read line by line after it starts where it
+# would have, and finds the same error first (a line not UTF-8 before a bad quick one).
+_BATCH: Final = 1024
 
 
 def read_edn_events(
-    lines: Iterable[tuple[int, str]], path: str, reading: Reading, budget: int
+    lines: Iterable[tuple[int, str | bytes]], path: str, reading: Reading, budget: int
 ) -> Iterator[tuple[int, Event]]:
-    """Takes a history.edn's numbered lines, the facts to read it with and a budget in
-    bytes for each event. Yields (line, event) for each event. Raises HistoryError for
-    one that is malformed, and Reread when a fact guessed proves wrong."""
+    """Takes a history.edn's numbered lines (some may be undecoded: history.lines), the
+    facts to read it with and a budget in bytes for each event. Yields (line, event) for
+    each event. Raises HistoryError for one that is malformed or a line not UTF-8, and
+    Reread when a fact guessed proves wrong."""
     facts = Facts(reading)
     position = 0
     lines = iter(lines)
+    while batch := list(islice(lines, _BATCH)):
+        located = _batch_events(batch, position, facts, budget)
+        if located is None:  # some line is not a quick one: from here, line by line
+            rest = decoded(chain(batch, lines), path)
+            yield from _events_one_by_one(rest, path, facts, position, budget)
+            return
+        yield from located
+        position += len(located)
+    facts.finish()
+
+
+def _events_one_by_one(
+    lines: Iterator[tuple[int, str]], path: str, facts: Facts, position: int, budget: int
+) -> Iterator[tuple[int, Event]]:
+    """Takes a history.edn's numbered lines from some line on, the facts, the position of
+    the first event among them and the budget of an event. Yields (line, event) for each,
+    quick lines through JSON up to the first other line, from which on the EDN reader reads
+    every form; then checks the facts' guesses."""
     quick: list[tuple[int, str]] = []  # lines to read quickly, a batch at a time
     unread: list[tuple[int, str]] = []  # read quickly, but for the EDN reader after all
     rest: Iterable[tuple[int, str]] = lines  # from the first line not read quickly
@@ -139,23 +172,9 @@ def _quick_events(
     refuses); that line and those after it go into `unread`, for the EDN reader."""
     if not quick or unread:
         return
-    text = "[" + ",".join(line for _, line in quick) + "]"
-    # Split at each keyword's name and joined by quotes, each name comes out quoted.
-    text = '"'.join(_KEYWORD_NAME.split(text)).translate(_BRACES)
-    spelled = text.replace(", ", ",").replace(" ", ",")  # as most lines are separated
-    if ",," in spelled or any(blank in spelled for blank in _OTHER_BLANKS):
-        spelled = _SEPARATORS.sub(",", text)
-    # Every nil is an atom after a comma or a bracket (a keyword named nil is quoted).
-    spelled = spelled.replace("[,", "[").replace(",]", "]")
-    spelled = spelled.replace(",nil", ",null").replace("[nil", "[null")
-    read: list[dict[str, Any]] = []
-    for i, pairs in enumerate(orjson.loads(spelled)):
-        names = iter(pairs)
-        read.append(dict(zip(names, names, strict=True)))
-        if 2 * len(read[-1]) != len(pairs):
-            unread += quick[i:]
-            read.pop()
-            break
+    read, twice = _fields([line for _, line in quick])
+    if twice:  # the line after those read names a field twice: it and those after it
+        unread += quick[len(read) :]
     line_nos = [line_no for line_no, _ in quick[: len(read)]]
     events = _common_events(read, position, facts)
     if events is not None:
@@ -164,6 +183,78 @@ def _quick_events(
     for i, (fields, line_no) in enumerate(zip(read, line_nos, strict=True)):
         event = _event(fields, position + i, facts, path, line_no, known=True)
         yield line_no, facts.take_key(event)
+
+
+def _fields(lines: list[str]) -> tuple[list[dict[str, Any]], bool]:
+    """Takes quick lines (_QUICK_LINE). Returns each one's fields by name, read in one go
+    through JSON, up to the first naming a field twice, and whether one does."""
+    # Split at each keyword's name and joined by quotes, each name comes out quoted; no
+    # other colon is left (a quick line holds one only as a keyword's first character).
+    quoted = '"'.join(_KEYWORD_NAME.split("[" + ",".join(lines) + "]"))
+    # As Jepsen prints a map, `:f :read, :value [1 2]`: a name then a space is a field's,
+    # any other space is in a vector. Spelled so, a batch is JSON objects; spelled
+    # otherwise, it is refused (a field's name must be followed by a colon, once), never
+    # read otherwise: its values are the same, each field's name counted by its colon.
+    spelled = quoted.replace(", ", ",").replace('" ', '":').replace(" ", ",")
+    spelled = spelled.replace(",nil", ",null").replace("[nil", "[null").replace(":nil", ":null")
+    try:
+        objects: list[dict[str, Any]] = orjson.loads(spelled)
+    except orjson.JSONDecodeError:
+        objects = []
+    if objects and sum(map(len, objects)) == spelled.count('":'):  # no name twice
+        return objects, False
+    # Else as arrays of names and values, so that a name given twice shows.
+    text = quoted.translate(_BRACES)
+    spelled = text.replace(", ", ",").replace(" ", ",")  # as most lines are separated
+    if ",," in spelled or any(blank in spelled for blank in _OTHER_BLANKS):
+        spelled = _SEPARATORS.sub(",", text)
+    # Every nil is an atom after a comma or a bracket (a keyword named nil is quoted).
+    spelled = spelled.replace("[,", "[").replace(",]", "]")
+    spelled = spelled.replace(",nil", ",null").replace("[nil", "[null")
+    read: list[dict[str, Any]] = []
+    for pairs in orjson.loads(spelled):
+        names = iter(pairs)
+        fields = dict(zip(names, names, strict=True))
+        if 2 * len(fields) != len(pairs):
+            return read, True
+        read.append(fields)
+    return read, False
+
+
+def _batch_events(
+    batch: list[tuple[int, str | bytes]], position: int, facts: Facts, budget: int
+) -> list[tuple[int, Event]] | None:
+    """Takes a batch of numbered lines (some undecoded), the position of its first event,
+    the facts and the budget of an event. Returns (line, event) for each, read in one go,
+    when every line is UTF-8, quick (_QUICK_LINE), names no field twice, and
+    _common_events makes the events; else None, having changed nothing: the batch is read
+    line by line, to the same events or to the error of its line."""
+    line_nos, lines = zip(*batch, strict=True)
+    try:  # an undecoded line ends with its LF; a decoded one has none, nor a CR within
+        data = b"".join(lines)
+    except TypeError:  # some line decoded already (the first, or one ended by a CR)
+        data = b"".join([x if isinstance(x, bytes) else x.encode() + b"\n" for x in lines])
+    try:
+        text = data.decode()[:-1]
+    except UnicodeDecodeError:
+        return None
+    texts = text.split("\n")
+    if (
+        len(texts) != len(batch)  # a decoded line holding an LF cannot be; one more check
+        or max(map(len, texts)) * (TOKEN_BYTES + 1) > budget  # could_exceed, for any line
+        or "\x00" in text
+    ):
+        return None
+    at = range(0, len(texts), _MATCHED)
+    if not all(map(_QUICK_LINES.fullmatch, ["\x00".join(texts[i : i + _MATCHED]) for i in at])):
+        return None
+    read, twice = _fields(texts)
+    if twice:
+        return None
+    events = _common_events(read, position, facts)
+    if events is None:
+        return None
+    return list(zip(line_nos, events, strict=True))
 
 
 def _common_events(read: list[dict[str, Any]], position: int, facts: Facts) -> list[Event] | None:

@@ -13,6 +13,12 @@ linearizable: from the stream leader ($JS.API.STREAM.MSG.GET), unless the bucket
 Direct Get (`--nats-kv-reads direct`), when any replica answers and NATS documents the
 answer as not read-your-writes: the variant built to fail.
 
+A bucket whose stream no longer exists (lost in a power cut of every server under the
+default sync interval, nats-server#7564) is said, never read as empty: nats-py turns
+JetStream's "stream not found" (10059) into "no such key", so the client asks what its
+get's not-found was, and a get of a vanished bucket completes as a read of nothing whose
+error says the store is gone (checkers/lost_store.py); a write that meets it fails.
+
 Jepsen's NATS analysis (jepsen.io/analyses/nats-2.12.1) left the KV store untested.
 """
 
@@ -22,10 +28,18 @@ import contextlib
 from collections.abc import Callable, Coroutine
 from typing import Any
 
+from nats.errors import NoRespondersError
+from nats.js import JetStreamContext
 from nats.js.api import KeyValueConfig, StorageType
-from nats.js.errors import KeyNotFoundError, KeyWrongLastSequenceError
+from nats.js.errors import (
+    BucketNotFoundError,
+    KeyNotFoundError,
+    KeyWrongLastSequenceError,
+    NotFoundError,
+)
 from nats.js.kv import KeyValue
 
+from checkers import gone_error
 from kvstore.topic import TopicAdmin
 from workloads.core import Client, Context, OpDict, Workload, fail, info, ok
 from workloads.kv import kv_ops
@@ -44,6 +58,9 @@ OP_TIMEOUT_S = 5.0
 TRIES = 5
 """Conditional writes refused because another write came between, before the op fails."""
 BUCKET_WAIT_S = 30.0
+STREAM_NOT_FOUND = 10059
+"""JetStream's error code for a stream that does not exist (JSStreamNotFoundErr): the
+meta leader's answer for a stream its group no longer has."""
 
 
 def bucket_config(bucket: str, replicas: int, direct: bool) -> KeyValueConfig:
@@ -68,15 +85,35 @@ class Refused(Exception):
     """Every conditional write of an op was refused: it certainly took no effect."""
 
 
+class BucketGone(Exception):
+    """The bucket's stream does not exist: JetStream's meta leader said so."""
+
+
+def _stream_not_found(err: BaseException | None) -> bool:
+    """Takes an error. Returns whether it, or one it was raised while handling (nats-py
+    raises KeyNotFoundError and BucketNotFoundError inside its `except NotFoundError`),
+    is JetStream's "stream not found"."""
+    while err is not None:
+        # KeyNotFoundError is a NotFoundError too, made without an err_code.
+        if isinstance(err, NotFoundError) and getattr(err, "err_code", None) == STREAM_NOT_FOUND:
+            return True
+        err = err.__cause__ or err.__context__
+    return False
+
+
 class NatsKvClient:
     """One process's connection to the bucket, serving the kv workload's ops."""
 
     def __init__(self, servers: str, bucket: str, client_id: str) -> None:
         self._loop = LoopThread(f"nats-{client_id}")
+        self._bucket = bucket
+        self._kv: KeyValue | None = None
+        """The open bucket; None while its stream is gone (each op asks again)."""
         try:
             self._nc = self._loop.run(connect(servers, client_id), CONNECT_TIMEOUT_S + 1)
-            js = self._nc.jetstream(timeout=OP_TIMEOUT_S)
-            self._kv: KeyValue = self._loop.run(js.key_value(bucket), OP_TIMEOUT_S + 1)
+            self._js: JetStreamContext = self._nc.jetstream(timeout=OP_TIMEOUT_S)
+            with contextlib.suppress(BucketGone):  # said by each op, not by a failed open
+                self._loop.run(self._open(), OP_TIMEOUT_S + 1)
         except BaseException:
             self._loop.close()
             raise
@@ -99,6 +136,10 @@ class NatsKvClient:
             return self._loop.run(serve(key, value), TRIES * 2 * OP_TIMEOUT_S)
         except Refused as err:
             return fail(str(err))
+        except BucketGone as err:
+            said = gone_error(str(err))
+            # A read of a vanished bucket finds the key absent; a write took no effect.
+            return ok(None) | {"error": said} if f == "get" else fail(said)
         except Exception as err:  # sorted into fail or info by what the error proves
             said = f"{type(err).__name__}: {err}"
             if not self._wrote:
@@ -115,12 +156,35 @@ class NatsKvClient:
             "remove": self._remove,
         }
 
+    async def _open(self) -> KeyValue:
+        """Returns the bucket, opening it if it is not open. Raises BucketGone when
+        JetStream says its stream does not exist."""
+        if self._kv is None:
+            try:
+                self._kv = await self._js.key_value(self._bucket)
+            except BucketNotFoundError as err:
+                if not _stream_not_found(err):
+                    raise
+                raise BucketGone(self._gone_words()) from err
+        return self._kv
+
+    def _gone_words(self) -> str:
+        return f"stream {bucket_stream(self._bucket)} not found (JetStream {STREAM_NOT_FOUND})"
+
     async def _entry(self, key: str) -> tuple[int | None, int]:
         """Returns the key's value (None when absent or deleted) and the revision a
-        conditional write must expect (0: never written)."""
+        conditional write must expect (0: never written). Raises BucketGone when the
+        bucket's stream does not exist."""
+        kv = await self._open()
         try:
-            entry = await self._kv.get(key)
+            entry = await kv.get(key)
+        except NoRespondersError:
+            # A Direct Get nobody answered: no replica serves it, and perhaps no stream.
+            await self._still_there()
+            raise
         except KeyNotFoundError as err:
+            if _stream_not_found(err):
+                raise BucketGone(self._gone_words()) from err
             # A deleted key's tombstone is its last revision (nats-py's get turns
             # KeyDeletedError into KeyNotFoundError carrying the entry).
             deleted = err.entry
@@ -128,15 +192,24 @@ class NatsKvClient:
         revision = 0 if entry.revision is None else entry.revision
         return (None if entry.value is None else int(entry.value)), revision
 
+    async def _still_there(self) -> None:
+        """Raises BucketGone when JetStream says the bucket's stream does not exist."""
+        try:
+            await self._js.stream_info(bucket_stream(self._bucket))
+        except NotFoundError as err:
+            if err.err_code == STREAM_NOT_FOUND:
+                raise BucketGone(self._gone_words()) from err
+
     async def _write_at(self, key: str, revision: int, value: int | None) -> bool:
         """Writes value (None: a delete) if the key's revision is still revision.
         Returns whether it was taken."""
+        kv = await self._open()
         self._wrote = True
         try:
             if value is None:
-                await self._kv.delete(key, last=revision)
+                await kv.delete(key, last=revision)
             else:
-                await self._kv.update(key, str(value).encode(), last=revision)
+                await kv.update(key, str(value).encode(), last=revision)
         except KeyWrongLastSequenceError:
             self._wrote = False  # refused before anything was proposed
             return False
@@ -147,8 +220,9 @@ class NatsKvClient:
         return ok(value)
 
     async def _put(self, key: str, value: int) -> OpDict:
+        kv = await self._open()
         self._wrote = True
-        await self._kv.put(key, str(value).encode())
+        await kv.put(key, str(value).encode())
         return ok(value)
 
     async def _put_if_absent(self, key: str, value: int) -> OpDict:

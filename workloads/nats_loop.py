@@ -54,6 +54,10 @@ class LoopThread:
         try:
             return future.result(timeout)
         except FutureTimeout:
+            # Since Python 3.11 a time-out the coroutine raised itself (nats-py's, say) is
+            # the same class as the wait's: a finished future's own outcome is told as is.
+            if future.done():
+                return future.result()
             future.cancel()
             raise TimeoutError(f"no answer within {timeout:g} s") from None
 

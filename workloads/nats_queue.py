@@ -3,8 +3,11 @@ partition (key 0), sends are publishes acknowledged by the stream (the stream se
 the offset), and each process reads the whole stream in order with an ordered consumer;
 after healing, one drain per server reads the stream through that server from its first
 message to its last (Jepsen's final fetches run on every node's client: the lost-acks
-view says what each node's drain lacked). The history has the queue workload's shape,
-so the queue checker reads it unchanged.
+view says what each node's drain lacked). A drain's consumer, though, is wherever the
+meta leader placed it (an R1 consumer goes to a random current replica), so a drain
+through a server need not read that server's copy: the run compares the copies
+themselves from each server's disk (harness/run/split_brain.py). The history has the
+queue workload's shape, so the queue checker reads it unchanged.
 
 Jepsen's NATS queue test (jepsen-io/nats src/jepsen/nats/queue.clj) publishes with acks
 and drains at the end; here every process also reads while the faults go on, as the

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import time
 from importlib import metadata
 from typing import Any
@@ -27,6 +28,7 @@ from harness.cluster.nats import (
     NatsCluster,
     NatsSpec,
     agreed_leader,
+    blocks,
     ensure_nats_image,
     replica_states,
     split_brain,
@@ -195,6 +197,31 @@ class NatsDb(NatsCluster):
             if not found or waited >= bound_s:
                 return {"states": states, "split_brain": found, "seconds": round(waited, 1)}
             time.sleep(1.0)
+
+    def stream_copies(self, topic: str) -> dict[str, Any]:
+        """Reads every server's copy of the stream (or the bucket's) from its own disk
+        (harness/cluster/nats/blocks.py says why no client read could). Returns {"stream":
+        its name, "copies": node -> sequence -> payload as text, "errors": node -> what
+        could not be read}; a server that holds no block of it holds it empty."""
+        for stream in (topic, bucket_stream(topic)):
+            copies, errors = self._copies(stream)
+            if any(copies.values()) or errors:
+                return {"stream": stream, "copies": copies, "errors": errors}
+        return {"stream": topic, "copies": copies, "errors": {}}
+
+    def _copies(self, stream: str) -> tuple[dict[str, dict[int, str]], dict[str, str]]:
+        copies: dict[str, dict[int, str]] = {}
+        errors: dict[str, str] = {}
+        for node in self.nodes:
+            try:
+                copy, problems = blocks.read_copy(functools.partial(self.exec, node), stream)
+            except (ValueError, OSError) as err:  # told beside the others, never fatal
+                errors[node] = str(err)
+                continue
+            copies[node] = {seq: data.decode(errors="replace") for seq, data in copy.items()}
+            if problems:
+                errors[node] = "; ".join(problems[:5])
+        return copies, errors
 
     def controller(self) -> int:
         """Returns the meta leader's number (-1 while there is none)."""

@@ -16,7 +16,7 @@ from __future__ import annotations
 import html
 from typing import Any
 
-from checkers import availability_sentence
+from checkers import availability_sentence, lost_store_lines, split_brain_lines
 from checkers.linearizable import spell
 from harness.report.disk_story import corruption_sentences
 from harness.report.points import KEYS_SHOWN, Point, Section
@@ -65,6 +65,12 @@ def _points(results: Section, spec: Section, cases_listed: bool) -> list[Point]:
     valid = results.get("valid")
     said: list[str | Point] = []
     lin, queue = results.get("linearizable"), results.get("queue")
+    if isinstance(gone := results.get("lost-store"), dict) and gone.get("valid") is False:
+        said += lost_store_lines(gone)
+        if spec.get("db") == "nats":
+            from harness.report.loss_story import config_sentence  # a lost store only
+
+            said.append(config_sentence(spec))
     if isinstance(lin, dict) and lin.get("valid") is False:
         said += linearizable_sentences(lin)
     if valid is False and (store := spec.get("store")) in BUILT_TO_FAIL:
@@ -84,6 +90,8 @@ def _points(results: Section, spec: Section, cases_listed: bool) -> list[Point]:
         from harness.report.replicas_section import replica_sentences  # a run's results only
 
         said += replica_sentences(replicas)
+    if isinstance(brain := results.get("split-brain"), dict) and brain.get("valid") is False:
+        said += split_brain_lines(brain, str(brain.get("stream", "")))
     if valid is True:  # what was checked leads, before the counts and allowed kinds
         checked: list[str | Point] = [checked_sentence(results)]
         if isinstance(found := results.get("availability"), dict):

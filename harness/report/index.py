@@ -13,7 +13,7 @@ from urllib.parse import quote
 
 from harness.report.index_glance import GLANCE_STYLE, glance_table, newest_first, newest_line
 from harness.report.index_script import DEFAULT_PER_PAGE, OTHER_WORDS, PER_PAGE_CHOICES, script
-from harness.report.page import STYLE, VERDICT_COLOURS
+from harness.report.page_markup import STYLE, VERDICT_COLOURS
 from harness.report.plots.images import TREND_PLOTS
 from harness.results import (
     LOST_ACKS_SECTIONS,

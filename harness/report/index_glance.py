@@ -1,6 +1,10 @@
 """The index's first table: every configuration against every Kafka release, each cell the
 runs' count, how many were INVALID and the newest run's verdict linked to its report, so a
-page of hundreds of runs is read at a glance before its groups are opened."""
+page of hundreds of runs is read at a glance before its groups are opened.
+
+A cell says its count first and names the newest run's verdict as such ("10 of 19 INVALID;
+newest VALID"): a badge before the count read as the cell's verdict ("VALID 10 of 19
+INVALID", a contradiction)."""
 
 from __future__ import annotations
 
@@ -9,7 +13,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from harness.report.page import VERDICT_COLOURS
+from harness.report.page_markup import VERDICT_COLOURS
 
 CONFIG = ("workload", "store", "nemesis", "config")
 """A row: what ran and under which faults and settings (index.GROUP_BY without the release)."""
@@ -61,7 +65,7 @@ def glance_table(entries: Sequence[dict[str, Any]], rank: dict[str, int]) -> str
         + "</tr>"
         for config in sorted(cells, key=worst)
     ]
-    caption = "<caption>each cell: the newest run's verdict (its report), then the runs</caption>"
+    caption = "<caption>each cell: the runs, then the newest run's verdict (its report)</caption>"
     table = f'<table id="glance">{caption}{head}</tr>{"".join(rows)}</table>'
     return f'<div class="scroll">{table}</div>'
 
@@ -86,7 +90,7 @@ def _cell(runs: Sequence[dict[str, Any]], release: tuple[str, ...]) -> str:
         if invalid
         else f"{len(runs)} run" + ("s" if len(runs) != 1 else "")
     )
-    return f'<td data-release="{named}">{_badge(runs[0])} {_e(counted)}</td>'
+    return f'<td data-release="{named}">{_e(counted)}; newest {_badge(runs[0])}</td>'
 
 
 def _badge(entry: dict[str, Any]) -> str:

@@ -43,6 +43,7 @@ from harness.run.recovery import recovery_section
 from harness.run.replica_check import replica_section
 from harness.run.run_log import run_logs
 from harness.run.runner import Plan, Recorder, Runner, heal_all
+from harness.run.split_brain import split_brain_section
 from harness.run.verdict import check_run, summary_lines, write_outputs
 from harness.spec import TestSpec
 from harness.verdicts import DURATION, exit_code, incomplete, run_verdict
@@ -101,6 +102,8 @@ class TestRun:
         """What stopped the run before its final reads, in words (None: nothing did)."""
         self.final: dict[str, Any] = {}
         self.on_disk: dict[str, Any] | None = None
+        self.copies: dict[str, Any] | None = None
+        """Each NATS server's copy of the stream, read from its disk after the final reads."""
         self.transactions: dict[str, Any] | None = None
         """The protocol each transactional client spoke, read after the final reads."""
         self.workload = workload_for(spec.db, spec.workload)
@@ -220,6 +223,14 @@ class TestRun:
             LOG.info("replicas after the final reads: %s", agreement["states"] or "none")
             for finding in agreement["split_brain"]:
                 LOG.warning("split brain: %s", finding)
+            self.line.update("reading every server's copy of the stream from its disk")
+            try:
+                self.copies = self.cluster.stream_copies(self.spec.topic)
+            except Exception:  # evidence beside the verdict, never a reason to lose the run
+                LOG.exception("reading the servers' copies of the stream failed")
+            else:
+                held = {n: len(c) for n, c in self.copies["copies"].items()}
+                LOG.info("copies of %s on disk: %s", self.copies["stream"], held)
         if self.spec.queue.txn and isinstance(self.cluster, KafkaDb):
             self.transactions = transaction_facts(self.cluster)
             LOG.info("transaction protocol: %s", self.transactions)
@@ -406,6 +417,9 @@ def _check_and_report(run: TestRun) -> RunOutcome:
     if run.on_disk is not None and run.workload.recount_from_disk:
         results["replicas"] = replica_section(folder, run.on_disk, results.get("lost-acks"))
         results["valid"] = merge_valid(results["valid"], results["replicas"]["valid"])
+    if run.copies is not None:  # a split brain the servers' /jsz counts do not show
+        results["split-brain"] = split_brain_section(run.copies)
+        results["valid"] = merge_valid(results["valid"], results["split-brain"]["valid"])
     results[DURATION] = _duration(run)
     if run.stopped_by is not None:
         results["interrupted"] = f"{results[DURATION]['reason']}: checked as far as it went"

@@ -28,8 +28,11 @@ from checkers.groups import expansion_lines, group_lines, share_lines
 from checkers.queue import LagPoint, QueueHistory, lag_points, worst_realtime_lag
 from harness.report.explain import explain
 from harness.report.nemesis_story import invoke_times
-from harness.report.page import queue_lines, recount_line, recovery_lines, write_report
+from harness.report.page import write_report
+from harness.report.queue_section import queue_lines
+from harness.report.recovery_section import recovery_lines
 from harness.report.replicas_section import replicas_line
+from harness.report.summary_table import recount_line
 from harness.results import RESULTS, write_json
 from harness.run.metadata_watch import read_samples
 from harness.verdicts import DURATION, INCOMPLETE_WORD, painted, run_verdict

@@ -17,9 +17,10 @@ from checkers.recovery import (
     recovery_times,
     taken,
 )
-from harness.report.page import recovery_lines, write_report
+from harness.report.page import write_report
 from harness.report.plots.images import RATE_FILE
 from harness.report.plots.perf import rate_plot
+from harness.report.recovery_section import recovery_lines
 from harness.run.verdict import summary_lines
 
 S = 1_000_000_000  # ns per second

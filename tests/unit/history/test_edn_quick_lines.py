@@ -1,7 +1,7 @@
-"""history.edn's lines read quickly (history/jepsen_edn.py, through JSON) give the events
-and errors the EDN reader gives: each file is read as it is, and again with a comment
-ending its first line, which makes it no quick line, so that the EDN reader reads every
-line."""
+"""history.edn's lines read quickly (history/jepsen_edn.py, through JSON, a batch at a time
+or a line at a time) give the events and errors the EDN reader gives: each file is read as
+it is, and again with a comment ending its first line, which makes it no quick line, so
+that the EDN reader reads every line."""
 
 from __future__ import annotations
 
@@ -10,6 +10,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from history import HistoryError, load
 
@@ -90,6 +92,26 @@ CASES: dict[str, list[str]] = {
     "time missing late": [*_long(4000)[:3000], "{:type :invoke, :f :write, :process 3}"],
     "slow line late": _long(3001),
     "slow line in the first batch": _long(7),
+    # Batches of 1,024 lines read in one go, and one read line by line after them.
+    "key twice in the second batch": [
+        *_long(5000)[:1500],
+        "{:type :ok, :f :write, :f :read, :value 0, :process 1, :time 1501, :index 1501}",
+    ],
+    "bad type in the second batch": [
+        *_long(5000)[:1500],
+        "{:type :frob, :f :write, :value 0, :process 1, :time 1501, :index 1501}",
+    ],
+    "blank line in the second batch": [*_long(5000)[:1500], "", *_long(5000)[1500:1600]],
+    "NUL in a line": [INVOKE, "{:type :ok, :f :write, :value 0, :process 8, :time 1}\x00"],
+    # Spellings that are no JSON object once spaces are colons and commas.
+    "comma after a name": ["{:type, :invoke, :f :write, :value 0, :process 8, :time 0}", OK],
+    "two spaces": ["{:type  :invoke, :f :write, :value 0, :process 8, :time 0}", OK],
+    "no comma between fields": ["{:type :invoke :f :write :value 0 :process 8 :time 0}", OK],
+    "space before the brace": ["{:type :invoke, :f :write, :value [1 2], :process 8 }", OK],
+    "spaces in a vector": [_op("invoke", "[ 1 2 ]", 0), _op("ok", "[1 , 2]", 1)],
+    "a tab after a comma": ["{:type :invoke,\t:f :write, :value 0, :process 8, :time 0}", OK],
+    "nil after a name": [_op("invoke", "nil", 0), _op("info", "[nil nil]", 1, ", :error :nil")],
+    "key twice, last": ["{:type :invoke, :f :write, :value 0, :process 8, :time 0, :time 1}"],
 }
 
 
@@ -98,14 +120,84 @@ def _read(path: Path) -> dict[str, Any]:
         history = load(path)
     except HistoryError as e:
         return {"error": e.problem, "line": e.line}
-    return {"events": history.events, "ops": repr(history.ops)}
+    return {"events": repr(history.events), "ops": repr(history.ops)}
+
+
+def _write(path: Path, lines: list[str], quick: bool) -> None:
+    first, *rest = lines or [""]
+    if not quick:
+        first += " ; the EDN reader's"
+    text = "".join(line + "\n" for line in [first, *rest])
+    path.write_bytes(text.encode(errors="surrogateescape"))  # \udcff: the byte 0xff
 
 
 @pytest.mark.parametrize("name", list(CASES))
 def test_quick_lines_read_as_the_edn_reader_reads_them(tmp_path: Path, name: str) -> None:
-    lines = CASES[name]
     quick, slow = tmp_path / "quick.edn", tmp_path / "slow.edn"
-    quick.write_text("".join(line + "\n" for line in lines))
-    first, *rest = lines or [""]
-    slow.write_text("".join(line + "\n" for line in [first + " ; the EDN reader's", *rest]))
+    _write(quick, CASES[name], quick=True)
+    _write(slow, CASES[name], quick=False)
     assert _read(quick) == _read(slow)
+
+
+_KEYWORDS = st.sampled_from([":invoke", ":ok", ":fail", ":info", ":read", ":nil", ":time"])
+_ATOMS = st.sampled_from(["nil", "true", "false", "0", "-3", "17", "007", "1" * 19])
+_VALUES = st.recursive(
+    _ATOMS, lambda inner: st.lists(inner, max_size=3).map(" ".join).map("[{}]".format), max_leaves=6
+)
+_SEPARATORS = st.sampled_from([" ", ", ", ",", "  ", "\t", " ,"])
+_FIELDS = st.sampled_from(
+    [
+        (":type", st.sampled_from([":invoke", ":ok", ":info", ":fail", ":frob"])),
+        (":f", _KEYWORDS),
+        (":error", _KEYWORDS),
+        (":process", st.sampled_from(["1", "2", ":nemesis"])),
+        *((name, _VALUES) for name in (":value", ":time", ":index", ":key")),
+    ]
+)
+
+
+@st.composite
+def _line(draw: st.DrawFn, i: int) -> str:
+    """A map of an op's fields, mostly as Jepsen prints one, sometimes spelled otherwise,
+    missing a field or naming one twice."""
+    common = f"{{:type :{draw(st.sampled_from(['invoke', 'ok', 'info']))}, :f :write, "
+    if draw(st.integers(0, 9)):
+        value = draw(_VALUES)
+        return (
+            common + f":value {value}, :process {draw(st.integers(0, 3))}, :time {i}, :index {i}}}"
+        )
+    fields = []
+    for _ in range(draw(st.integers(0, 7))):
+        name, values = draw(_FIELDS)
+        fields.append(f"{name}{draw(_SEPARATORS)}{draw(values)}")
+    return "{" + draw(_SEPARATORS).join(fields) + "}"
+
+
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(data=st.data(), size=st.sampled_from([3, 1030, 2060]))
+def test_any_history_reads_as_the_edn_reader_reads_it(
+    tmp_path: Path, data: st.DataObject, size: int
+) -> None:
+    # The first line an EDN map, never `{}` (which would be history.jsonl).
+    lines = [INVOKE, *(data.draw(_line(i)) for i in range(1, size))]
+    quick, slow = tmp_path / "quick.edn", tmp_path / "slow.edn"
+    _write(quick, lines, quick=True)
+    _write(slow, lines, quick=False)
+    assert _read(quick) == _read(slow)
+
+
+def test_a_batch_read_line_by_line_finds_the_first_error_of_its_batch(tmp_path: Path) -> None:
+    # The quick lines' batches are the same read in one go or line by line (1,024 lines
+    # each), and within a batch a line not UTF-8 is found as its lines are taken, before
+    # a bad quick line is read: line 1901, not line 1101, whichever way it is read.
+    lines = [
+        *_long(5000)[:1100],
+        "{:type :frob, :f :write, :value 0, :process 1, :time 1100, :index 1100}",
+        *_long(5000)[1101:1900],
+        '{:type :ok, :f :write, :value "\udcff", :process 1, :time 1900, :index 1900}',
+    ]
+    path = tmp_path / "history.edn"
+    _write(path, lines, quick=True)
+    assert _read(path) == {"error": "not UTF-8 text (byte 32)", "line": 1901}

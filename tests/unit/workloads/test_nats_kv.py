@@ -10,7 +10,8 @@ import asyncio
 from dataclasses import dataclass
 from typing import Any
 
-from nats.js.errors import KeyNotFoundError, KeyWrongLastSequenceError
+from nats.js.errors import KeyNotFoundError, KeyWrongLastSequenceError, NotFoundError
+from nats.js.kv import KeyValue
 
 from workloads.nats_kv import NatsKvClient, bucket_config, bucket_stream
 
@@ -121,3 +122,43 @@ def test_the_bucket_keeps_one_revision_and_lives_in_its_stream() -> None:
     config = bucket_config("store-1", 3, direct=True)
     assert (config.history, config.replicas, config.direct) == (1, 3, True)
     assert bucket_stream("store-1") == "KV_store-1"
+
+
+class _NoStream:
+    """A JetStream context whose meta leader no longer has the bucket's stream: every
+    get answers 10059, which nats-py's own KeyValue.get turns into KeyNotFoundError."""
+
+    async def get_msg(self, *args: Any, **kwargs: Any) -> Any:
+        raise NotFoundError(code=404, err_code=10059, description="stream not found")
+
+
+class _NoMessage(_NoStream):
+    async def get_msg(self, *args: Any, **kwargs: Any) -> Any:
+        raise NotFoundError(code=404, err_code=10037, description="no message found")
+
+
+def vanished(js: _NoStream) -> KeyValue:
+    return KeyValue("store-1", "KV_store-1", "$KV.store-1.", js, direct=False)  # type: ignore[arg-type]
+
+
+def gone_client(bucket: Any) -> NatsKvClient:
+    c = client(bucket)
+    c._bucket = "store-1"
+    c._loop = _Inline()  # type: ignore[assignment]
+    return c
+
+
+def test_a_get_of_a_vanished_bucket_says_the_store_is_gone() -> None:
+    c = gone_client(vanished(_NoStream()))
+    done = c.invoke({"f": "get", "key": 0, "value": None})
+    assert done["type"] == "ok" and done["value"] is None
+    assert done["error"].startswith("store gone:") and "KV_store-1" in done["error"]
+    # A write that first reads the key fails: nothing can be written to a missing stream.
+    for f, value in (("replace", [1, 2]), ("remove", None), ("put-if-absent", 3)):
+        done = c.invoke({"f": f, "key": 0, "value": value})
+        assert done["type"] == "fail" and done["error"].startswith("store gone:"), f
+
+
+def test_a_key_never_written_is_no_vanished_bucket() -> None:
+    c = gone_client(vanished(_NoMessage()))
+    assert c.invoke({"f": "get", "key": 0, "value": None}) == {"type": "ok", "value": None}

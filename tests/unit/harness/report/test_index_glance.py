@@ -60,18 +60,28 @@ def test_one_row_per_configuration_worst_first_one_column_per_release_in_order()
     assert rows[0] == ["configuration", "3.9.1 zookeeper", "4.4.0 kraft", "10.0.0 kraft"]
     assert rows[1] == [
         "queue · kill-leader · safe",
-        "VALID 1 of 3 INVALID",
-        "VALID 1 run",
-        "VALID 1 run",
+        "1 of 3 INVALID; newest VALID",
+        "1 run; newest VALID",
+        "1 run; newest VALID",
     ]
-    assert rows[2] == ["queue · pause-leader · safe", "VALID 1 run", "", ""]
+    assert rows[2] == ["queue · pause-leader · safe", "1 run; newest VALID", "", ""]
+
+
+def test_a_cell_says_its_count_first_and_names_the_newest_runs_verdict_as_such() -> None:
+    # "VALID 10 of 19 INVALID" read as a contradiction: the badge is the newest run's.
+    runs = [_entry(f"q/20261127T{h:02}0000", "INVALID", "3.9.1") for h in range(10)]
+    runs += [_entry(f"q/20261127T{h:02}0000", "VALID", "3.9.1") for h in range(10, 19)]
+    cell = _rows(glance_table(runs, RANK))[1][1]
+    assert cell == "10 of 19 INVALID; newest VALID"
+    assert not re.match(r"\s*(VALID|INVALID|INCOMPLETE|UNKNOWN)\b", cell)
 
 
 def test_each_cell_links_its_newest_run() -> None:
     table = glance_table(ENTRIES, RANK)
     newest = "./queue-kill/20261127T120000/report.html"
     assert re.search(
-        rf'<td[^>]*><a class="v" href="{re.escape(newest)}"[^>]*>VALID</a> 1 of 3', table
+        rf'<td[^>]*>1 of 3 INVALID; newest <a class="v" href="{re.escape(newest)}"[^>]*>VALID</a>',
+        table,
     )
     assert glance_table([], RANK) == "" and newest_line([]) == ""
     line = newest_line(ENTRIES)
@@ -150,7 +160,7 @@ RELEASES = ("3.9.1", "3.9.2", "4.0.0", "4.1.2", "4.2.2", "4.3.1", "4.4.0")
 def test_the_table_of_seven_releases_fits_at_1400_and_is_stacked_at_800(tmp_path: Path) -> None:
     from harness.report.index import INDEX_STYLE
     from harness.report.index_glance import GLANCE_STYLE
-    from harness.report.page import STYLE
+    from harness.report.page_markup import STYLE
 
     entries = [
         _entry(f"queue-{n}-{i}/20261127T1{i}0000", verdict, kafka, nemesis)

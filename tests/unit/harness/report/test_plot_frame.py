@@ -14,7 +14,6 @@ from checkers import perf
 from checkers.queue import checker as queue
 from checkers.queue.reader import read_queue_history
 from checkers.registry import Reading
-from harness.report.page import offsets_line
 from harness.report.plots.axes import Frame, run_end
 from harness.report.plots.colours import FAULT_COLOURS, fault_colour
 from harness.report.plots.images import (
@@ -27,6 +26,7 @@ from harness.report.plots.images import (
 from harness.report.plots.marks import LOST, NONLINEAR, Mark, anomaly_marks
 from harness.report.plots.perf import OUTCOME_COLOURS, latency_figure, rate_figure
 from harness.report.plots.queue import anomaly_offsets, case_offsets, zoom
+from harness.report.queue_section import offsets_line
 from harness.run.verdict import RunChecked, write_outputs
 from history.core import load
 from nemesis.names import NEMESES

@@ -13,7 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from checkers.queue.checker import check as check_queue
-from harness.report.page import recount_line
+from harness.report.summary_table import recount_line
 from harness.run.recount import (
     DATA_DIR,
     acked_sends,
