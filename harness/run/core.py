@@ -45,6 +45,7 @@ from harness.run.run_log import run_logs
 from harness.run.runner import Plan, Recorder, Runner, heal_all
 from harness.run.split_brain import split_brain_section
 from harness.run.verdict import check_run, summary_lines, write_outputs
+from harness.run.watchdog import HANG_AFTER_S, watched
 from harness.spec import TestSpec
 from harness.verdicts import DURATION, exit_code, incomplete, run_verdict
 from history import HistoryError, HistoryWriter, load
@@ -281,7 +282,7 @@ def run_test(spec: TestSpec, results_root: Path, line: StatusLine, command: str 
     if LIBRDKAFKA_OVERRIDES:  # from the environment: this run is not the default one
         add_to_test_json(folder, "librdkafka_overrides", LIBRDKAFKA_OVERRIDES)
     point_latest(results_root, folder)
-    with run_logs(folder):
+    with run_logs(folder), watched(folder, spec.time_limit + HANG_AFTER_S):
         LOG.info("run %s, seed %s: %s", spec.name, spec.seed, folder)
         try:
             run = TestRun(spec, folder, line)
