@@ -63,6 +63,8 @@ STOP_TIMEOUT_S = 30
 """How long a stopped node may take to shut down before it is killed."""
 FREEZE_ATTEMPTS = 3
 """How often pause asks runc to freeze a node before it gives up."""
+DOWN_ATTEMPTS, DOWN_RETRY_S = 5, 0.2
+"""How often down lists and removes the cluster's containers, and the wait between."""
 
 __all__ = [
     "ClusterError",
@@ -354,17 +356,33 @@ class DockerCluster(MembershipTools, ProxyControl):
 
     def down(self) -> int:
         """Removes the cluster's containers and network; returns how many containers
-        were removed. Safe to call when nothing is there."""
-        containers = self._containers()
-        for c in containers:
-            with contextlib.suppress(NotFound):
-                c.remove(force=True, v=True)
+        were removed. Safe to call when nothing is there.
+
+        Lists the containers again until a listing finds none (DOWN_ATTEMPTS at most): an
+        `up` interrupted while the engine was still creating or starting a node leaves
+        it to appear after the first listing, or refuses its removal while it starts
+        (409), and a signal test once found such a node left behind."""
+        removed = 0
+        for attempt in range(1, DOWN_ATTEMPTS + 1):
+            containers = self._containers()
+            if not containers:
+                break
+            for c in containers:
+                try:
+                    c.remove(force=True, v=True)
+                    removed += 1
+                except NotFound:
+                    pass
+                except APIError:
+                    if attempt == DOWN_ATTEMPTS:
+                        raise
+            time.sleep(DOWN_RETRY_S)
         for net in self._networks():
             with contextlib.suppress(NotFound):
                 net.remove()
         self._nodes = {}
         self._admin = None
-        return len(containers)
+        return removed
 
     # ---- node operations ---------------------------------------------------------------
 
