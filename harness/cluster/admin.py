@@ -207,10 +207,29 @@ class Admin:
             except AdminError as err:
                 last = str(err)
             else:
-                if parts and all(p.leader >= 0 and set(p.isr) == set(p.replicas) for p in parts):
-                    return parts
                 last = "; ".join(
                     f"p{p.partition} leader {p.leader} isr {list(p.isr)}" for p in parts
                 )
+                whole = all(p.leader >= 0 and set(p.isr) == set(p.replicas) for p in parts)
+                if parts and whole:
+                    lagging = self._broker_without(topic, len(parts))
+                    if lagging is None:
+                        return parts
+                    last = f"broker {lagging} does not know it whole yet"
             time.sleep(0.25)
         raise AdminError(f"topic {topic!r} has no full ISR after {timeout:.0f} s ({last})")
+
+    def _broker_without(self, topic: str, partitions: int) -> str | None:
+        # A broker learns a new topic from the controller a moment after the others; a
+        # client whose first metadata came from that broker is told the topic does not
+        # exist (UNKNOWN_TOPIC_OR_PART), which the store takes as definite. A client made
+        # with one bootstrap address asks that broker first, so each is asked in turn.
+        # Returns the address of a broker that does not know all partitions, or None.
+        for address in self.metadata().brokers.values():
+            try:
+                parts = Admin(address, timeout=self._timeout).partitions(topic)
+            except AdminError:
+                return address
+            if len(parts) != partitions:
+                return address
+        return None

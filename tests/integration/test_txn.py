@@ -79,7 +79,8 @@ def test_a_transactional_run_commits_and_aborts_and_never_reads_an_aborted_value
     txns = _txns(history)
     committed = [e for e in txns if e["type"] == "ok"]
     aborted = [e for e in txns if e["type"] == "fail"]
-    assert len(committed) > 20 and aborted, out
+    # A few commits, not a rate: a loaded machine committed 19 in the 10 s run.
+    assert len(committed) >= 5 and aborted, out
     acked = [mop[2] for e in committed for mop in e["value"] if mop[0] == "send"]
     assert acked and all(isinstance(o, int) and o >= 0 for o, _ in acked)
     sent_by_aborted = {mop[2] for e in aborted for mop in e["value"] if mop[0] == "send"}
@@ -171,7 +172,8 @@ def test_the_java_client_commits_and_aborts_and_never_reads_an_aborted_value(
     txns = _txns(history)
     committed = [e for e in txns if e["type"] == "ok"]
     aborted = [e for e in txns if e["type"] == "fail"]
-    assert len(committed) > 20 and aborted, out
+    # A few commits, not a rate: a loaded machine committed 19 in the 10 s run.
+    assert len(committed) >= 5 and aborted, out
     assert results["queue"]["transactions"]["committed"] == len(committed)
     acked = [mop[2] for e in committed for mop in e["value"] if mop[0] == "send"]
     assert acked and all(isinstance(o, int) and o >= 0 for o, _ in acked)

@@ -5,7 +5,8 @@ anything else that already exists, or any other refusal, is an error at once."""
 from __future__ import annotations
 
 from concurrent.futures import Future
-from typing import Any
+from types import SimpleNamespace
+from typing import Any, ClassVar
 
 import pytest
 from confluent_kafka import KafkaError, KafkaException
@@ -99,3 +100,52 @@ def test_time_outs_stop_at_the_bound(monkeypatch: pytest.MonkeyPatch) -> None:
     with pytest.raises(AdminError, match=r"_TIMED_OUT|Timed out"):
         admin.create_topic("t", ASSIGNMENT)
     assert client.calls == 1
+
+
+class _Metadata:
+    """librdkafka's cluster metadata as list_topics returns it: three brokers, and topic t
+    with two whole partitions when the answering broker knows it."""
+
+    def __init__(self, knows: bool) -> None:
+        self.controller_id = 1
+        self.brokers = {i: SimpleNamespace(id=i, host=f"10.0.0.{i}", port=9092) for i in (1, 2, 3)}
+        partitions = {
+            i: SimpleNamespace(id=i, leader=r[0], replicas=r, isrs=r)
+            for i, r in enumerate(ASSIGNMENT)
+        }
+        self.topics = {"t": SimpleNamespace(partitions=partitions)} if knows else {}
+
+
+class _Brokers:
+    """Stands in for AdminClient: a client made with one broker's address asks that broker,
+    which learns topic t after `lag` questions; the cluster-wide client knows it at once."""
+
+    lag: ClassVar[int] = 2
+    asked: ClassVar[dict[str, int]] = {}
+
+    def __init__(self, config: dict[str, Any]) -> None:
+        self.address = config["bootstrap.servers"]
+
+    def list_topics(self, timeout: float) -> _Metadata:
+        n = _Brokers.asked[self.address] = _Brokers.asked.get(self.address, 0) + 1
+        return _Metadata(self.address != "10.0.0.3:9092" or n > _Brokers.lag)
+
+
+def test_a_full_isr_is_waited_for_until_every_broker_knows_the_topic(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(admin_module, "AdminClient", _Brokers)
+    monkeypatch.setattr("harness.cluster.admin.time.sleep", lambda s: None)
+    _Brokers.asked = {}
+    parts = Admin("10.0.0.1:9092,10.0.0.2:9092,10.0.0.3:9092").wait_full_isr("t", 5)
+    assert [list(p.replicas) for p in parts] == ASSIGNMENT
+    # Broker 3 was asked until it knew the topic: twice without it, once with.
+    assert _Brokers.asked["10.0.0.3:9092"] == _Brokers.lag + 1
+
+
+def test_a_broker_that_never_learns_the_topic_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(admin_module, "AdminClient", _Brokers)
+    monkeypatch.setattr(_Brokers, "lag", 10**9)
+    _Brokers.asked = {}
+    with pytest.raises(AdminError, match=r"broker 10\.0\.0\.3:9092 does not know it whole yet"):
+        Admin("10.0.0.1:9092").wait_full_isr("t", 0.6)
