@@ -44,7 +44,7 @@ from history.events import (
     require,
 )
 from history.jepsen import Facts, Reading
-from history.lines import decoded
+from history.lines import batch_text, decoded
 
 _REQUIRED: Final = ("type", "process", "f")
 _REQUIRED_SET: Final = frozenset(_REQUIRED)
@@ -229,21 +229,11 @@ def _batch_events(
     when every line is UTF-8, quick (_QUICK_LINE), names no field twice, and
     _common_events makes the events; else None, having changed nothing: the batch is read
     line by line, to the same events or to the error of its line."""
-    line_nos, lines = zip(*batch, strict=True)
-    try:  # an undecoded line ends with its LF; a decoded one has none, nor a CR within
-        data = b"".join(lines)
-    except TypeError:  # some line decoded already (the first, or one ended by a CR)
-        data = b"".join([x if isinstance(x, bytes) else x.encode() + b"\n" for x in lines])
-    try:
-        text = data.decode()[:-1]
-    except UnicodeDecodeError:
+    read_in_one_go = batch_text(batch, budget)
+    if read_in_one_go is None:
         return None
-    texts = text.split("\n")
-    if (
-        len(texts) != len(batch)  # a decoded line holding an LF cannot be; one more check
-        or max(map(len, texts)) * (TOKEN_BYTES + 1) > budget  # could_exceed, for any line
-        or "\x00" in text
-    ):
+    line_nos, text, texts = read_in_one_go
+    if "\x00" in text:
         return None
     at = range(0, len(texts), _MATCHED)
     if not all(map(_QUICK_LINES.fullmatch, ["\x00".join(texts[i : i + _MATCHED]) for i in at])):

@@ -30,7 +30,6 @@ from history.edn import EdnError, read_forms
 from history.edn_values import Keyword, name_of
 from history.events import (
     EVENT_TYPES,
-    TOKEN_BYTES,
     UNRECOGNISED,
     Event,
     HistoryError,
@@ -39,7 +38,7 @@ from history.events import (
 )
 from history.frozen import MAX_NESTING
 from history.jepsen import Facts, Reading
-from history.lines import decoded
+from history.lines import batch_text, decoded
 
 # `jepsen.util - 3  :invoke  :cas  [1 4]`: the logger name, then process, type, f, value.
 LOG_LINE: Final = re.compile(
@@ -166,18 +165,10 @@ def _quick_events(
     one go, when every line is UTF-8 and holds no record or one common one (_QUICK_RECORD).
     Else None, having read nothing: the batch is read line by line, by _records and
     _events, to the same events or to the error of its line."""
-    line_nos, lines = zip(*batch, strict=True)
-    try:  # an undecoded line ends with its LF; a decoded one has none, nor a CR within
-        data = b"".join(lines)
-    except TypeError:  # some line decoded already (the first, or one ended by a CR)
-        data = b"".join([x if isinstance(x, bytes) else x.encode() + b"\n" for x in lines])
-    try:
-        text = data.decode()[:-1]
-    except UnicodeDecodeError:
+    read_in_one_go = batch_text(batch, budget)
+    if read_in_one_go is None:
         return None
-    texts = text.split("\n")
-    if len(texts) != len(batch) or max(map(len, texts)) * (TOKEN_BYTES + 1) > budget:
-        return None  # the first cannot be; the second is could_exceed, for any line
+    line_nos, text, texts = read_in_one_go
     named = list(map(contains, texts, repeat("jepsen.util")))
     records = _QUICK_RECORD.findall(text)
     # As many records as lines naming jepsen.util, and each names it once: one a line.

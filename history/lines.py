@@ -7,10 +7,10 @@ only the others as text, which is why both decode a line the same way, here.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Final
 
-from history.events import HistoryError
+from history.events import TOKEN_BYTES, HistoryError
 
 BOM: Final = "\ufeff"
 
@@ -37,3 +37,26 @@ def decoded(lines: Iterable[tuple[int, str | bytes]], name: str) -> NumberedLine
     as line_text reads them."""
     for line_no, line in lines:
         yield line_no, line if isinstance(line, str) else line_text(line[:-1], name, line_no)
+
+
+def batch_text(
+    batch: Sequence[tuple[int, str | bytes]], budget: int
+) -> tuple[tuple[int, ...], str, list[str]] | None:
+    """Takes a batch of numbered lines (some undecoded) and the budget of one line's value.
+    Returns their numbers, their text without its last LF, and its lines, decoded in one
+    go; None when the batch is not UTF-8 or a line could exceed the budget (could_exceed,
+    for any line), for the batch to be read line by line."""
+    line_nos, lines = zip(*batch, strict=True)
+    try:  # an undecoded line ends with its LF; a decoded one has none, nor a CR within
+        data = b"".join(lines)
+    except TypeError:  # some line decoded already (the first, or one ended by a CR)
+        data = b"".join([x if isinstance(x, bytes) else x.encode() + b"\n" for x in lines])
+    try:
+        text = data.decode()[:-1]
+    except UnicodeDecodeError:
+        return None
+    texts = text.split("\n")
+    # A decoded line holding an LF cannot be: one more check that every line is one.
+    if len(texts) != len(batch) or max(map(len, texts)) * (TOKEN_BYTES + 1) > budget:
+        return None
+    return line_nos, text, texts
