@@ -97,6 +97,16 @@ and started again (log segments; offset and time indexes; leader-epoch, recovery
 and other checkpoints; on KRaft the metadata log and its snapshots), only ever on a
 minority of the nodes holding each."""
 
+NATS_CORRUPT_FAULTS: tuple[str, ...] = tuple(
+    f"{how}-{files}"
+    for files in ("blocks", "stream-state", "raft-log", "raft-snapshot")
+    for how in ("bitflip", "truncate")
+)
+"""Faults of nemesis.nats_corrupt: a NATS server is stopped, one file of its store flipped
+or cut short, and started again (the stream's message blocks; its index and state files;
+the WAL and its state files, or the snapshots, of the stream's Raft group and the meta
+group), only ever on a minority of the stream's replicas and of the meta group."""
+
 CLOCK_FAULTS: tuple[str, ...] = tuple(
     f"{verb}-clock-{t}" for verb in ("bump", "strobe") for t in TARGETS
 )
@@ -155,6 +165,7 @@ NEMESES: tuple[str, ...] = (
     GROUP_CUT,
     *POWER_FAULTS,
     *CORRUPT_FAULTS,
+    *NATS_CORRUPT_FAULTS,
     *COMPOSED_FAULTS,
     *PROXY_FAULTS,
     *CLOCK_FAULTS,
@@ -202,8 +213,10 @@ ONLY_ON: dict[str, str] = {
     "truncate-metadata": "kraft",
     "remove-controller": "kraft",
     "remove-controller-partitioned": "kraft",
+    **dict.fromkeys(NATS_CORRUPT_FAULTS, "nats"),
 }
-"""Faults that apply in one metadata mode only; named in the other they are skipped."""
+"""Faults that apply in one metadata mode only; named in the other they are skipped (the
+NATS ones, for files only a NATS server has, are refused on Kafka)."""
 
 
 def applicable(metadata: str, grouped: bool = False) -> tuple[str, ...]:

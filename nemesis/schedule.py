@@ -36,6 +36,7 @@ from nemesis.names import (
     GROUP_FAULTS,
     ISR_SHRINK,
     LATE_FAULTS,
+    NATS_CORRUPT_FAULTS,
     NEMESES,
     POWER_FAULTS,
     PROCESS_FAULTS,
@@ -43,6 +44,7 @@ from nemesis.names import (
     SLOW_FAULTS,
     applicable,
 )
+from nemesis.nats_corrupt import NatsFileCorruption
 from nemesis.partition import CUTS, NetworkFault
 from nemesis.power import PowerLoss
 from nemesis.process import ProcessFault, revive
@@ -142,16 +144,19 @@ def build_nemesis(
     # Every corruption of a run is one nemesis, where the first is named: together they
     # strike only a minority.
     corrupting = [n for n in names if n in CORRUPT_FAULTS]
+    nats_corrupting = [n for n in names if n in NATS_CORRUPT_FAULTS]
     built = [
         FileCorruption(corrupting, topic, rng)
         if name in CORRUPT_FAULTS
+        else NatsFileCorruption(nats_corrupting, topic, rng)
+        if name in NATS_CORRUPT_FAULTS
         else AddPartitions(topic, rng, on_grown)
         if name == ADD_PARTITIONS
         else ClockFault(name, topic, rng, group, client_clocks)
         if name in CLIENT_CLOCK_FAULTS
         else _nemesis(name, topic, rng, group)
         for name in names
-        if name not in corrupting[1:]
+        if name not in corrupting[1:] and name not in nats_corrupting[1:]
     ]
     return Compose(built)
 

@@ -29,6 +29,7 @@ from nemesis.names import (
     GROUP_FAULTS,
     IN_ALL,
     LOSES_POWER,
+    NATS_CORRUPT_FAULTS,
     NEMESES,
     NETWORK_FAULTS,
     ONLY_ON,
@@ -106,6 +107,8 @@ def spec_from_args(args: argparse.Namespace, seed: int) -> TestSpec:
     grouped = queue.consumer_group or args.workload == "share"
     on_nats = args.db == "nats"
     nemesis = parse_nemeses(args.nemesis, "nats" if on_nats else cluster.metadata, grouped)
+    if not on_nats and (nats_only := [n for n in nemesis if ONLY_ON.get(n) == "nats"]):
+        raise ValueError(f"{', '.join(nats_only)} corrupts a NATS server's files: use --db nats")
     if on_nats:
         if args.nemesis == "all":
             nemesis = tuple(n for n in nemesis if n in NATS_FAULTS)
@@ -175,11 +178,13 @@ NATS_FAULTS = (
     )
     | frozenset(f"power-loss-{t}" for t in ("one", "leader", "minority", "majority", "all"))
     | {"pause-power-loss"}
+    | frozenset(NATS_CORRUPT_FAULTS)
 )
 """The faults --db nats takes: the partitions, flaky-leader, kills and pauses (a leader is
 the stream's, an active controller the meta group's leader), power cuts of one server,
-the stream's leader, a minority, a majority or all (on faultfs), and pause-power-loss,
-Jepsen's pause-kill, the sequence of nats-server#7567."""
+the stream's leader, a minority, a majority or all (on faultfs), pause-power-loss,
+Jepsen's pause-kill, the sequence of nats-server#7567, and the corruptions of a
+minority's store files (nemesis/nats_corrupt.py)."""
 
 
 def _nats_problem(

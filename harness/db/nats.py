@@ -22,6 +22,7 @@ from typing import Any
 import docker
 import nats
 
+from harness.cluster import node_disk
 from harness.cluster.admin import AdminError
 from harness.cluster.nats import (
     MonitorError,
@@ -34,13 +35,16 @@ from harness.cluster.nats import (
     split_brain,
     stream_config,
 )
-from harness.cluster.nats.config import CLIENT_PORT
+from harness.cluster.nats.config import CLIENT_PORT, STORE_DIR
 from harness.progress import StatusLine
 from nemesis.cluster import PartitionState
 from workloads.nats_kv import bucket_stream
 from workloads.nats_loop import until_placed
 
 STREAM_TIMEOUT_S = 10.0
+STOP_TIMEOUT_S = 30
+"""How long a stop waits for nats-server's own shutdown (it snapshots every Raft group
+and writes its streams' state) before SIGKILL."""
 AGREEMENT_S = 20.0
 """How long the replicas may take to agree after the final drains before a difference
 is called a split brain (a follower one append behind catches up in milliseconds)."""
@@ -142,6 +146,33 @@ class NatsDb(NatsCluster):
     def service_port(self, node: str) -> int:
         """Returns the port a probe of a cut tries: the server's client port."""
         return CLIENT_PORT
+
+    # ---- a stopped server's disk (the file corruption faults) ---------------------------
+
+    def stop(self, node: str) -> None:
+        """Stops node as an operator would: SIGTERM, nats-server's clean shutdown (and on
+        faultfs everything written back), SIGKILL after STOP_TIMEOUT_S."""
+        if self.state(node) == "paused":
+            self.resume(node)
+        self._container(node).stop(timeout=STOP_TIMEOUT_S)
+
+    def read_file(self, node: str, path: str) -> bytes:
+        """Returns a file of node's disk, running or stopped (path as nats-server sees it)."""
+        return node_disk.read_file(self._container(node), self._disk_path(path))
+
+    def read_tree(self, node: str, path: str) -> dict[str, bytes]:
+        """Returns every file under a directory of node's disk, running or stopped, by its
+        path relative to the directory's parent."""
+        return node_disk.read_tree(self._container(node), self._disk_path(path))
+
+    def write_file(self, node: str, path: str, data: bytes) -> None:
+        """Replaces a file of a stopped node's disk, keeping its owner and mode."""
+        node_disk.write_file(self._container(node), self._disk_path(path), data)
+
+    def _disk_path(self, path: str) -> str:
+        """Where a stopped server's disk holds a path: on faultfs, the store's backing
+        directory (node_disk.disk_path)."""
+        return node_disk.disk_path(path, [STORE_DIR] if self.spec.faultfs else [])
 
     # ---- who leads what ----------------------------------------------------------------
 

@@ -1,5 +1,6 @@
 """The nemesis story's words for the faults that reach the disks: the file corruptions
-(nemesis/corrupt.py: which file of which node, each changed byte, what Kafka did) and
+(nemesis/corrupt.py and, on NATS, nemesis/nats_corrupt.py: which file of which node,
+each changed byte, what Kafka or NATS did) and
 the composed power-loss scenarios (nemesis/composed.py: who was cut off or paused, who
 lost power and how much, who led while they were down).
 
@@ -10,9 +11,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from nemesis.names import COMPOSED_FAULTS, CORRUPT_FAULTS
+from nemesis.names import COMPOSED_FAULTS, CORRUPT_FAULTS, NATS_CORRUPT_FAULTS
 
 Value = dict[str, Any]
+FILE_FAULTS = frozenset((*CORRUPT_FAULTS, *NATS_CORRUPT_FAULTS))
 CHANGES_SHOWN = 4
 LINES_SHOWN = 3
 
@@ -21,7 +23,7 @@ def disk_op_words(f: str, value: Value) -> str | None:
     """Takes a nemesis op's name and value. Returns its row's words when the fault is a
     corruption or a composed scenario, else None."""
     action, _, fault = f.partition("-")
-    if fault in CORRUPT_FAULTS:
+    if fault in FILE_FAULTS:
         how = "bits flipped in" if value.get("how") == "bitflip" else "cut short:"
         if action == "start":
             return f"{fault}: {value.get('node')} stopped, {how} {value.get('file')}, started"
@@ -44,7 +46,14 @@ def disk_step_words(step: Value) -> str | None:
     name = str(step.get("step"))
     nodes = _names(step.get("nodes", []))
     words = {
-        "chosen": lambda: f"{step.get('node')}: {step.get('file')} ({step.get('size')} B) chosen",
+        "chosen": lambda: (
+            f"{step.get('node')}: {step.get('file')} ({step.get('size')} B) chosen"
+            if "file" in step
+            else f"{step.get('node')} chosen"
+        ),
+        "chosen-file": lambda: (
+            f"{step.get('node')}: {step.get('file')} ({step.get('size')} B) chosen"
+        ),
         "stopped": lambda: f"{step.get('node')} stopped (SIGTERM: a controlled shutdown)",
         "corrupted": lambda: f"{step.get('file')} on {step.get('node')}: " + change_words(step),
         "started": lambda: f"{step.get('node')} started again",
@@ -95,9 +104,11 @@ def observed_words(step: Value) -> str:
     """What Kafka did about a corruption: the verdict, the batches the change lies in,
     and the lines that show it (the node's own, then other nodes' refusals); the first
     lines it logged since when no line says more (a run recorded before the evidence)."""
-    said = f"{step.get('node')} {step.get('kafka_did')}"
+    said = f"{step.get('node')} {step.get('did', step.get('kafka_did'))}"
     if batches := step.get("batches"):
         said += "; " + batch_words(batches)
+    if records := step.get("records"):
+        said += "; " + record_words(records)
     evidence = step.get("evidence")
     lines = [e.get("line") for e in evidence] if evidence is not None else step.get("kafka_said")
     if lines:
@@ -107,6 +118,17 @@ def observed_words(step: Value) -> str:
     for node, refused in sorted((step.get("elsewhere") or {}).items()):
         said += f"; {node} logged: " + " | ".join(str(line)[:200] for line in refused[:1])
     return said
+
+
+def record_words(records: list[Value]) -> str:
+    """Where each changed byte of a NATS message block lies now: which record, which field."""
+    return ", ".join(
+        f"byte {r.get('position')} is {r['unread']}"
+        if "unread" in r
+        else f"byte {r.get('position')} is in the record of sequence {r.get('sequence')}"
+        f" ({r.get('field')})"
+        for r in records
+    )
 
 
 def batch_words(batches: list[Value]) -> str:
@@ -136,7 +158,7 @@ def corruption_sentences(nemesis: Any) -> list[str]:
     for op in ops:
         action, _, fault = str(op.get("f")).partition("-")
         value = op.get("value") if isinstance(op.get("value"), dict) else {}
-        if fault not in CORRUPT_FAULTS:
+        if fault not in FILE_FAULTS:
             continue
         if op.get("error"):
             said.append(f"{fault} at {op.get('time', 0):.1f} s changed no file: {op['error']}.")
@@ -176,7 +198,7 @@ def _starts(ops: list[Value]) -> list[Value]:
         for o in ops
         if isinstance(o.get("value"), dict)
         and str(o.get("f")).startswith("start-")
-        and str(o.get("f"))[len("start-") :] in CORRUPT_FAULTS
+        and str(o.get("f"))[len("start-") :] in FILE_FAULTS
         and not o.get("error")
     ]
 
@@ -189,10 +211,11 @@ def _corruption_sentence(
         f"{fault}: {node}'s {done.get('file')} was changed while {node} was stopped "
         f"({change_words(done)})"
     )
+    system = "NATS" if fault in NATS_CORRUPT_FAULTS else "Kafka"
     if not observed:
-        return f"{head}; what Kafka did with it was not observed."
+        return f"{head}; what {system} did with it was not observed."
     when = " (seen at the final heal: the run ended before the stop op)" if at_heal else ""
-    return f"{head}; Kafka{when}: {observed_words(observed[-1])}."
+    return f"{head}; {system}{when}: {observed_words(observed[-1])}."
 
 
 def lost_words(lost: Any) -> str:

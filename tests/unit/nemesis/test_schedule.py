@@ -21,8 +21,10 @@ from nemesis.names import (
     CORRUPT_FAULTS,
     GROUP_FAULTS,
     IN_ALL,
+    NATS_CORRUPT_FAULTS,
     TARGETS,
 )
+from nemesis.nats_files import FILE_GROUPS as NATS_FILE_GROUPS
 from nemesis.partition import CUTS
 from nemesis.schedule import (
     NEMESES,
@@ -38,7 +40,7 @@ from tests.support.fake_cluster import FakeCluster
 
 def test_parse_none_all_and_lists() -> None:
     assert parse_nemeses("none") == ()
-    assert len(NEMESES) == 106
+    assert len(NEMESES) == 114
     zookeeper, kraft = parse_nemeses("all"), parse_nemeses("all", "kraft")
     # The group faults need a run's group; power, proxy and many-node faults are named.
     groupless = set(IN_ALL) - set(GROUP_FAULTS)
@@ -100,7 +102,7 @@ def test_every_nemesis_name_has_its_fault_and_every_fault_its_name() -> None:
     verbs = [f"{verb}-{t}" for verb in ("kill", "pause") for t in TARGETS]
     power = [f"power-loss-{t}" for t in PICKS]
     proxied = (*LATE, "slow-leader", "slow-network", *CLIENT_FAULTS)
-    disk = (*CORRUPT_FAULTS, *COMPOSED)
+    disk = (*CORRUPT_FAULTS, *NATS_CORRUPT_FAULTS, *COMPOSED)
     clocks = [f"{verb}-clock-{t}" for verb in ("bump", "strobe") for t in PICKS]
     client_clocks = [f"{verb}-clock-clients" for verb in ("bump", "strobe")]
     grown = (ADD_PARTITIONS,)
@@ -118,6 +120,8 @@ def test_every_nemesis_name_has_its_fault_and_every_fault_its_name() -> None:
     assert tuple(PICKS) == TARGETS
     assert tuple(f"{how}-{files}" for files in FILE_GROUPS for how in CORRUPTIONS) == CORRUPT_FAULTS
     assert tuple(COMPOSED) == COMPOSED_FAULTS
+    nats = tuple(f"{how}-{files}" for files in NATS_FILE_GROUPS for how in CORRUPTIONS)
+    assert nats == NATS_CORRUPT_FAULTS
 
 
 def test_renamed_faults_are_read_by_their_new_names() -> None:

@@ -11,6 +11,7 @@ from harness.cli import build_parser
 from harness.cluster.nats import SYNC_PROFILES
 from harness.commands.run import NATS_FAULTS, spec_from_args
 from harness.spec import TestSpec
+from nemesis.names import NATS_CORRUPT_FAULTS
 from workloads.names import NATS_SYNCS
 from workloads.nats_queue import NATS_QUEUE
 from workloads.queue import QUEUE
@@ -70,7 +71,8 @@ def test_all_on_nats_is_its_partitions_kills_and_pauses() -> None:
     everything = spec("--db", "nats", "--workload", "queue", "--nemesis", "all").nemesis
     power = {f"power-loss-{t}" for t in ("one", "leader", "minority", "majority", "all")}
     power |= {"pause-power-loss"}
-    assert set(everything) == NATS_FAULTS - power  # `all` never cuts power, on Kafka neither
+    # `all` never cuts power nor corrupts a file, on Kafka neither
+    assert set(everything) == NATS_FAULTS - power - set(NATS_CORRUPT_FAULTS)
     assert {"partition-leader", "kill-one", "pause-one", "kill-leader"} <= NATS_FAULTS
 
 
@@ -85,3 +87,20 @@ def test_nats_takes_the_pause_and_power_cut_of_its_split_brain_issue_on_faultfs(
     assert run.nemesis == ("pause-power-loss",) and run.cluster.faultfs
     with pytest.raises(ValueError, match="does not take the faults partition-power-loss"):
         spec("--db", "nats", "--workload", "queue", "--nemesis", "partition-power-loss")
+
+
+def test_nats_takes_the_corruptions_of_its_store_files_and_kafka_refuses_them(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    faults = ",".join(NATS_CORRUPT_FAULTS)
+    run = spec("--db", "nats", "--workload", "queue", "--nemesis", faults)
+    assert run.nemesis == NATS_CORRUPT_FAULTS and not run.cluster.faultfs
+    assert set(NATS_CORRUPT_FAULTS) <= NATS_FAULTS
+    with pytest.raises(ValueError, match="bitflip-blocks corrupts a NATS server's files"):
+        spec("--workload", "queue", "--nemesis", "bitflip-blocks")
+    with pytest.raises(ValueError, match="does not take the faults bitflip-log"):
+        spec("--db", "nats", "--workload", "queue", "--nemesis", "bitflip-log")
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["run", "--help"])
+    listed = "".join(capsys.readouterr().out.split())  # argparse wraps it, even at a hyphen
+    assert all(name in listed for name in NATS_CORRUPT_FAULTS)
