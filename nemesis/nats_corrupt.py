@@ -42,6 +42,15 @@ class Stores(Disks, Protocol):
         ...
 
 
+@runtime_checkable
+class ExitReasons(Protocol):
+    """Nodes that say how their process last ended (a server that died on a changed file)."""
+
+    def exit_reason(self, node: str) -> dict[str, Any]:
+        """Returns {"exit_code", "oom_killed"} of node's last end."""
+        ...
+
+
 class NatsFileCorruption:
     """The NATS corruption faults of a run, as one nemesis so that every one of them
     strikes the same minority of the stream's replicas and of the meta group."""
@@ -148,7 +157,19 @@ class NatsFileCorruption:
             changed, change = ff.CORRUPTIONS[how](data, self.rng)
             self._struck.add(node)
             stores.write_file(node, f"{nf.STORE_DIR}/{file}", changed)
-            steps.record("corrupted", node=node, file=file, how=how, change=change)
+            # Read back from the stopped server's disk: the change is there before it starts.
+            back = ff.bytes_now(change, stores.read_file(node, f"{nf.STORE_DIR}/{file}"))
+            # Which records the change hit, in the block as it was (the server may rewrite it).
+            hit = _records(file, change, data)
+            steps.record(
+                "corrupted",
+                node=node,
+                file=file,
+                how=how,
+                change=change,
+                records=hit,
+                read_back=back,
+            )
         finally:  # started again even when no file could be changed
             cluster.start(node)
             self._down = None
@@ -191,6 +212,9 @@ class NatsFileCorruption:
         since: dict[str, int] = done["log_lines_before"]
         back = self._wait(lambda: self._rejoined(node), OBSERVE_WAIT_S)
         running = cluster.state(node) == "running"
+        ended = (
+            None if running or not isinstance(cluster, ExitReasons) else cluster.exit_reason(node)
+        )
         try:
             now: bytes | None = stores.read_file(node, f"{nf.STORE_DIR}/{file}")
         except Exception:  # the server deleted or renamed the file: an answer, recorded
@@ -204,6 +228,7 @@ class NatsFileCorruption:
             node=node,
             file=file,
             running=running,
+            ended=ended,
             rejoined=back,
             within_s=OBSERVE_WAIT_S,
             on_disk=on_disk,
@@ -211,7 +236,7 @@ class NatsFileCorruption:
             nats_said=nf.log_lines(lines, file),
             evidence=said,
             elsewhere=self._elsewhere(node, since),
-            did=nf.verdict(running, back, on_disk, said),
+            did=nf.verdict(running, back, on_disk, said, ended),
             state=steps.state(),
         )
         return {"node": node, "file": file, "how": done["how"]}
@@ -249,8 +274,8 @@ class NatsFileCorruption:
 
 def _records(file: str, change: Any, now: bytes | None) -> list[Value]:
     """For a message block (of the stream or of a Raft WAL), the record at each changed
-    byte as the file is now; for a cut block, the record at the last byte kept. Else
-    nothing."""
+    byte of the block's bytes given (as it was, or as it is now); for a cut block, the
+    record at the last byte kept. Else nothing."""
     if now is None or not file.endswith(".blk"):
         return []
     if isinstance(change, list):

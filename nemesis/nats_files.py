@@ -194,14 +194,24 @@ def _owner(file: str) -> str:
 
 
 def verdict(
-    running: bool, rejoined: bool, on_disk: Mapping[str, Any], said: list[dict[str, str]]
+    running: bool,
+    rejoined: bool,
+    on_disk: Mapping[str, Any],
+    said: list[dict[str, str]],
+    ended: Mapping[str, Any] | None = None,
 ) -> str:
-    """What NATS did, in words, from what was observed: refused to start, deleted or reset
-    the stream, noticed and repaired it, or rejoined with the change still on its disk
-    (or rewritten)."""
+    """What NATS did, in words, from what was observed: did not start (how its process
+    ended, when known), deleted or reset the stream, noticed and repaired it, or rejoined
+    with the change still on its disk (or rewritten)."""
     means = {e["means"] for e in said}
-    if not running or "refused" in means:
-        return "refused to start (the server is down)" if not running else "halted on it"
+    if not running:
+        how = ""
+        if ended:
+            oom = "killed for want of memory, " if ended.get("oom_killed") else ""
+            how = f": {oom}exit {ended.get('exit_code')}"
+        return f"did not start (the server is down{how})"
+    if "refused" in means:
+        return "halted on it"
     if "deleted" in means:
         return "deleted or reset its copy of the stream (an orphan to the meta leader)"
     if not rejoined:

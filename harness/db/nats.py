@@ -169,6 +169,14 @@ class NatsDb(NatsCluster):
         """Replaces a file of a stopped node's disk, keeping its owner and mode."""
         node_disk.write_file(self._container(node), self._disk_path(path), data)
 
+    def exit_reason(self, node: str) -> dict[str, Any]:
+        """Returns how node's container last ended: its exit code, and whether the kernel
+        killed it for want of memory (its cgroup's limit, MEMORY_MIB)."""
+        container = self._container(node)
+        container.reload()
+        state = container.attrs.get("State", {})
+        return {"exit_code": state.get("ExitCode"), "oom_killed": bool(state.get("OOMKilled"))}
+
     def _disk_path(self, path: str) -> str:
         """Where a stopped server's disk holds a path: on faultfs, the store's backing
         directory (node_disk.disk_path)."""

@@ -55,7 +55,11 @@ def disk_step_words(step: Value) -> str | None:
             f"{step.get('node')}: {step.get('file')} ({step.get('size')} B) chosen"
         ),
         "stopped": lambda: f"{step.get('node')} stopped (SIGTERM: a controlled shutdown)",
-        "corrupted": lambda: f"{step.get('file')} on {step.get('node')}: " + change_words(step),
+        "corrupted": lambda: (
+            f"{step.get('file')} on {step.get('node')}: "
+            + change_words(step)
+            + (f" ({record_words(step['records'])})" if step.get("records") else "")
+        ),
         "started": lambda: f"{step.get('node')} started again",
         "observed": lambda: observed_words(step),
         "cut-off": lambda: f"{nodes} cut off from every other node",

@@ -117,7 +117,11 @@ def test_what_a_servers_log_says_and_what_that_means() -> None:
     assert nf.verdict(True, True, {"still_flipped": 2}, []) == (
         "rejoined without noticing: the corruption is still on its disk"
     )
-    assert nf.verdict(False, False, {}, []) == "refused to start (the server is down)"
+    assert nf.verdict(False, False, {}, []) == "did not start (the server is down)"
+    oom = {"exit_code": 137, "oom_killed": True}
+    assert nf.verdict(False, False, {}, [], oom) == (
+        "did not start (the server is down: killed for want of memory, exit 137)"
+    )
     assert nf.verdict(True, True, {"file": "gone"}, nf.evidence(lines[:2])).startswith(
         "rejoined; the corrupted file is gone"
     )
@@ -179,6 +183,9 @@ def test_a_flip_stops_the_server_changes_what_it_records_and_starts_it(seed: int
     assert all(cluster.stores[n][path] == BLOCK for n in cluster.nodes if n != node)
     steps = [s["step"] for s in done["steps"]]
     assert steps == ["chosen", "stopped", "chosen-file", "corrupted", "started"]
+    corrupted = done["steps"][3]
+    assert corrupted["read_back"]["still_flipped"] == len(done["change"])
+    assert [r["position"] for r in corrupted["records"]] == [c["offset"] for c in done["change"]]
 
 
 def test_every_corruption_of_a_run_strikes_one_server_of_three() -> None:
