@@ -241,3 +241,66 @@ def test_a_node_the_observation_found_down_is_not_said_down_again_at_the_heal() 
     ]
     said = explain({"valid": True, "nemesis": {"ops": ops}}, {})
     assert not any("had stopped again" in line for line in said)
+
+
+def test_a_nats_corruption_says_which_records_it_hit_and_what_nats_did() -> None:
+    change = [{"offset": 8117, "bit": 7, "before": "d3", "after": "53"}]
+    block = "jetstream/$G/streams/q/msgs/1.blk"
+    hit = [{"position": 8117, "record_position": 8090, "sequence": 196, "field": "hash"}]
+    start = {
+        "time": 10.0,
+        "f": "start-bitflip-blocks",
+        "value": {
+            "node": "n2",
+            "file": block,
+            "how": "bitflip",
+            "change": change,
+            "steps": [
+                {"step": "chosen", "after_s": 0.1, "node": "n2"},
+                {"step": "stopped", "after_s": 1.0, "node": "n2"},
+                {"step": "chosen-file", "after_s": 1.2, "node": "n2", "file": block, "size": 9e3},
+                {
+                    "step": "corrupted",
+                    "after_s": 1.5,
+                    "node": "n2",
+                    "file": block,
+                    "change": change,
+                    "records": hit,
+                },
+                {"step": "started", "after_s": 2.0, "node": "n2"},
+            ],
+        },
+    }
+    observed = {
+        "step": "observed",
+        "after_s": 3.0,
+        "system": "NATS",
+        "node": "n2",
+        "did": "rejoined without noticing: the corruption is still on its disk",
+        "records": hit,
+        "evidence": [],
+    }
+    stop = {
+        "time": 20.0,
+        "f": "stop-bitflip-blocks",
+        "value": {"node": "n2", "file": block, "steps": [observed]},
+    }
+    words = [r.words for r in story([start, stop], [10.0, 20.0])]
+    assert words[1:4] == [
+        "n2 chosen",
+        "n2 stopped (SIGTERM: a controlled shutdown)",
+        f"n2: {block} (9000.0 B) chosen",
+    ]
+    assert words[4] == (
+        f"{block} on n2: bits flipped: byte 8117 d3 -> 53 (byte 8117 is in the record of"
+        " sequence 196 (hash))"
+    )
+    assert words[-1] == (
+        "n2 rejoined without noticing: the corruption is still on its disk; byte 8117 is in"
+        " the record of sequence 196 (hash); it logged nothing about the file"
+    )
+    said = explain({"valid": True, "nemesis": {"ops": [start, stop]}}, {})
+    assert any(
+        s.startswith(f"bitflip-blocks: n2's {block} was changed") and "; NATS: n2" in s
+        for s in said
+    )
