@@ -66,6 +66,35 @@ def test_a_read_that_never_succeeds_is_missing(tmp_path: Path) -> None:
     assert 1 <= tries <= 1.0 / final_phase.RETRY_PAUSE_S + 1
 
 
+class DeadServer:
+    """A client whose reads through n1 always fail (that server never came back)."""
+
+    failure: str | None = None
+
+    def invoke(self, op: OpDict) -> OpDict:
+        if op.get("node") == "n1":
+            return {"type": "fail", "error": "TimeoutError: no answer"}
+        return {"type": "ok", "value": []}
+
+    def close(self) -> None:
+        pass
+
+
+def test_a_read_that_keeps_failing_waits_behind_the_others(tmp_path: Path) -> None:
+    reads: list[OpDict] = [
+        {"f": "drain", "key": 0, "value": None, "node": f"n{i}"} for i in (1, 2, 3)
+    ]
+    with HistoryWriter(tmp_path / "h.jsonl") as writer:
+        done = final_reads(reads, lambda _: DeadServer(), Recorder(writer), lambda: False, 1.0)
+    assert done == {"read": 2, "missing": [0]}
+    events = [json.loads(x) for x in (tmp_path / "h.jsonl").read_text().splitlines()]
+    assert [(e["node"], e["type"]) for e in events[1:6:2]] == [
+        ("n1", "fail"),
+        ("n2", "ok"),
+        ("n3", "ok"),
+    ]
+
+
 class StaleBroker(FakeCluster):
     """A broker's metadata names the full ISR; the controller's committed state does not
     (the just-healed old leader has not rejoined yet)."""
