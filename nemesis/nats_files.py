@@ -57,10 +57,8 @@ NATS_WORDS = re.compile(
 at a word's start: the cluster's own name may hold one)."""
 EVIDENCE: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("refused", re.compile(r"\[FTL\]|panic:|Can't start JetStream|Error starting", re.I)),
-    (
-        "deleted",
-        re.compile(r"orphaned stream|Resetting stream cluster state|Stream assignment corrupt"),
-    ),
+    ("deleted", re.compile(r"orphaned stream|Stream assignment corrupt")),
+    ("reset", re.compile(r"Resetting stream cluster state")),
     (
         "detected",
         re.compile(
@@ -72,8 +70,9 @@ EVIDENCE: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("repaired", re.compile(r"\b(?:rebuil|truncat|catchup)", re.IGNORECASE)),
 )
 """The lines of a server's log that tell what it did with a changed file, each with what
-it means: it refused to start, it deleted or reset the stream (nats-server#7556), it
-found the corruption, it rebuilt or caught up the stream. First match wins."""
+it means: it refused to start, it deleted the stream as an orphan (nats-server#7556), it
+reset its copy of the stream to take it again from the leader, it found the corruption,
+it rebuilt or caught up the stream. First match wins."""
 EVIDENCE_KEPT = 6
 LINES_KEPT = 20
 _RECORD = struct.Struct("<IQQH")  # total length, sequence, timestamp, subject length
@@ -213,7 +212,12 @@ def verdict(
     if "refused" in means:
         return "halted on it"
     if "deleted" in means:
-        return "deleted or reset its copy of the stream (an orphan to the meta leader)"
+        return "deleted its copy of the stream (an orphan to the meta leader)"
+    if "reset" in means:
+        caught = (
+            "and caught up from the leader" if rejoined else "and was not current within the bound"
+        )
+        return f"reset its copy of the stream {caught}"
     if not rejoined:
         return "started but was not a current replica of the stream within the bound"
     if on_disk.get("file") == "gone":

@@ -109,8 +109,15 @@ def test_what_a_servers_log_says_and_what_that_means() -> None:
         "[7] [WRN] Filestore [queue] Stream state checksum did not match",
         "[7] [INF] Catchup for stream 'queue' complete",
         "[7] [WRN] Detected orphaned stream '$G > queue', will cleanup",
+        "[7] [WRN] Resetting stream cluster state for '$G > queue'",
     ]
-    assert [e["means"] for e in nf.evidence(lines)] == ["deleted", "detected", "repaired"]
+    means = [e["means"] for e in nf.evidence(lines)]
+    assert means == ["deleted", "reset", "detected", "repaired"]
+    reset = nf.evidence(lines[-1:])
+    assert (
+        nf.verdict(True, True, {}, reset)
+        == "reset its copy of the stream and caught up from the leader"
+    )
     assert nf.log_lines(lines, "jetstream/$G/streams/queue/msgs/index.db")[0].endswith(
         "did not match"
     )
