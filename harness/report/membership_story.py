@@ -54,7 +54,7 @@ def membership_op_words(f: str, value: Value) -> str | None:
         node = value.get("node")
         if action == "start":
             gone = value.get("removed")
-            said = f"{gone} wiped and peer-removed" if gone else "not out of the cluster in time"
+            said = f"wiped and peer-removed as {gone}" if gone else "not out of the cluster in time"
             return f"{fault}: {node} {said} (the stream had {value.get('replicas')} replicas)"
         back = value.get("rejoined")
         said = f"back as a new peer, {back}" if back else "not back in the cluster in time"
