@@ -286,7 +286,7 @@ class NatsDb(NatsCluster):
         views = members.membership(addresses, names, topic)
         if not any(v["stream"] for v in views.values()):
             views = members.membership(addresses, names, bucket_stream(topic))
-        return dict(views)
+        return views
 
     def controller(self) -> int:
         """Returns the meta leader's number (-1 while there is none)."""

@@ -93,11 +93,13 @@ def _peer(raw: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def membership(addresses: Mapping[str, str], names: Mapping[str, str], stream: str) -> Any:
+def membership(
+    addresses: Mapping[str, str], names: Mapping[str, str], stream: str
+) -> dict[str, dict[str, Any]]:
     """Takes node -> address, node -> its server_name now, and a stream. Returns node ->
     {"server": its name, "healthy": /healthz, and server_view}, for every server whose
     monitoring port answers (one that does not is left out)."""
-    views: dict[str, Any] = {}
+    views: dict[str, dict[str, Any]] = {}
     for node, address in addresses.items():
         with contextlib.suppress(MonitorError):
             status, body = get(address, "/jsz?accounts=true&streams=true")
