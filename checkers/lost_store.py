@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from checkers.result import Result
-from history import Op
+from history import Event, Op
 
 GONE = "store gone:"
 """How an ok read's error begins when the server answered that the store (a NATS KV
@@ -32,6 +32,18 @@ def gone_error(what: str) -> str:
     """Takes what the server said of the vanished store. Returns the error a read's ok
     completion carries to say the store no longer exists."""
     return f"{GONE} {what}"
+
+
+def outcome(completion: Event) -> str:
+    """Takes an op's completion event. Returns how it ended for availability and latency:
+    its type, but "fail" for an ok read that found the store gone. The model judges such a
+    read as a read of nothing, but the clients were not served: a run whose bucket vanished
+    must not say its ops resumed after the heal."""
+    kind = str(completion.get("type"))
+    error = completion.get("error")
+    if kind == "ok" and isinstance(error, str) and error.startswith(GONE):
+        return "fail"
+    return kind
 
 
 def acknowledged_write(op: Op) -> bool:
