@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from checkers import lost_store
+from checkers import gone
 from history import Event, pair_invocations
 
 QUANTILES = (0.5, 0.95, 0.99, 1.0)
@@ -18,7 +18,7 @@ QUANTILES = (0.5, 0.95, 0.99, 1.0)
 @dataclass(frozen=True, slots=True)
 class Sample:
     """One completed op: when it was invoked (s), how long it took (ms), and its outcome
-    (lost_store.outcome: a read that found the store gone failed)."""
+    (checkers.gone.outcome: a read that found the store gone failed)."""
 
     f: str
     time_s: float
@@ -34,7 +34,7 @@ def samples(events: Sequence[Event]) -> list[Sample]:
             str(inv.invoke["f"]),
             inv.invoke["time"] / 1e9,
             (inv.completion["time"] - inv.invoke["time"]) / 1e6,
-            lost_store.outcome(inv.completion),
+            gone.outcome(inv.completion),
         )
         for inv in invocations
         if inv.completion is not None
