@@ -35,6 +35,7 @@ from nemesis.names import (
     ONLY_ON,
     PROCESS_FAULTS,
     PROXY_FAULTS,
+    SERVER_MEMBERSHIP_FAULTS,
 )
 from workloads.argtypes import positive
 from workloads.names import NATS_WORKLOAD_NAMES
@@ -107,7 +108,7 @@ def spec_from_args(args: argparse.Namespace, seed: int) -> TestSpec:
     grouped = queue.consumer_group or args.workload == "share"
     on_nats = args.db == "nats"
     nemesis = parse_nemeses(args.nemesis, "nats" if on_nats else cluster.metadata, grouped)
-    if not on_nats and (nats_only := [n for n in nemesis if ONLY_ON.get(n) == "nats"]):
+    if not on_nats and (nats_only := [n for n in nemesis if n in NATS_CORRUPT_FAULTS]):
         raise ValueError(f"{', '.join(nats_only)} corrupts a NATS server's files: use --db nats")
     if on_nats:
         if args.nemesis == "all":
@@ -177,14 +178,15 @@ NATS_FAULTS = (
         if n not in ONLY_ON and n in IN_ALL and n not in GROUP_FAULTS
     )
     | frozenset(f"power-loss-{t}" for t in ("one", "leader", "minority", "majority", "all"))
-    | {"pause-power-loss"}
+    | {"pause-power-loss", *SERVER_MEMBERSHIP_FAULTS}
     | frozenset(NATS_CORRUPT_FAULTS)
 )
 """The faults --db nats takes: the partitions, flaky-leader, kills and pauses (a leader is
 the stream's, an active controller the meta group's leader), power cuts of one server,
 the stream's leader, a minority, a majority or all (on faultfs), pause-power-loss,
-Jepsen's pause-kill, the sequence of nats-server#7567, and the corruptions of a
-minority's store files (nemesis/nats_corrupt.py)."""
+Jepsen's pause-kill, the sequence of nats-server#7567, remove-server, Jepsen's
+membership changes (a server peer-removed and back as a new peer), and the corruptions
+of a minority's store files (nemesis/nats_corrupt.py)."""
 
 
 def _nats_problem(

@@ -26,6 +26,7 @@ from nemesis.names import (
 )
 from nemesis.nats_files import FILE_GROUPS as NATS_FILE_GROUPS
 from nemesis.partition import CUTS
+from nemesis.peer_removal import REMOVE_SERVER
 from nemesis.schedule import (
     NEMESES,
     build_nemesis,
@@ -40,7 +41,7 @@ from tests.support.fake_cluster import FakeCluster
 
 def test_parse_none_all_and_lists() -> None:
     assert parse_nemeses("none") == ()
-    assert len(NEMESES) == 114
+    assert len(NEMESES) == 115
     zookeeper, kraft = parse_nemeses("all"), parse_nemeses("all", "kraft")
     # The group faults need a run's group; power, proxy and many-node faults are named.
     groupless = set(IN_ALL) - set(GROUP_FAULTS)
@@ -111,6 +112,7 @@ def test_every_nemesis_name_has_its_fault_and_every_fault_its_name() -> None:
         REMOVE_CONTROLLER_PARTITIONED,
         DECOMMISSION_BROKER,
         DECOMMISSION_KILL_LEADER,
+        REMOVE_SERVER,
     )
     named = (
         *(*CUTS, *verbs, ISR_FAULT, "partition-coordinator", *power, *disk, *proxied),
