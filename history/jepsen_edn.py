@@ -279,23 +279,23 @@ def _common_events(columns: Columns | None, position: int, facts: Facts) -> list
     same event or to its error."""
     if columns is None:
         return None
-    types, fs, processes, values, times, indexes, errors = columns
+    types, fs, processes, values, times, indexes, errors, known = columns
     reading = facts.reading
     timed = reading.timed
     first_has_time = times[0] is not ABSENT
     if timed is None:
         timed = first_has_time
-    if timed and {*map(type, times)} != {int}:  # each has a :time, an integer
-        return None
+    if timed and (not first_has_time if known else {*map(type, times)} != {int}):
+        return None  # not each has a :time, an integer
     if reading.indexed is False:
         indexes = range(position, position + len(types))
     else:
-        if {*map(type, indexes)} != {int}:
+        if indexes[0] is None if known else {*map(type, indexes)} != {int}:
             return None
         ordered = [facts.last_index, *indexes] if facts.last_index.__class__ is int else indexes
         if any(map(ge, ordered, ordered[1:])):
             return None
-    if (
+    if not known and (
         not _TYPES.issuperset(types)
         or not _PROCESS_CLASSES.issuperset(map(type, processes))
         or {*map(type, fs)} != {str}
@@ -314,7 +314,7 @@ def _common_events(columns: Columns | None, position: int, facts: Facts) -> list
             strict=True,
         )
     ]
-    if ABSENT in values:
+    if values[0] is ABSENT if known else ABSENT in values:
         for event in events:
             if event["value"] is ABSENT:  # an ok's absent value is its invoke's
                 if event["type"] == "ok":

@@ -26,7 +26,9 @@ ABSENT: Final = object()
 
 class Columns(NamedTuple):
     """The fields of a batch of ops, one sequence a field, an item a line: ABSENT where a
-    line has no such field (None for an absent :index or :error)."""
+    line has no such field (None for an absent :index or :error). `known`: every line has
+    the same fields, each of its kind (a type of EVENT_TYPES, a process an integer or a
+    name, an f a name, a :time and an :index integers), as a layout's lines have."""
 
     types: Sequence[Any]
     fs: Sequence[Any]
@@ -35,6 +37,7 @@ class Columns(NamedTuple):
     times: Sequence[Any]
     indexes: Sequence[Any]
     errors: Sequence[Any]
+    known: bool = False
 
 
 # The grammar of history.jepsen_edn's quick lines (_QUICK_LINE), as Jepsen spells a map:
@@ -116,6 +119,7 @@ def layout_columns(text: str, texts: list[str]) -> Columns | None:
         times=_read(found["time"]) if "time" in found else absent,
         indexes=_read(found["index"]) if "index" in found else [None] * len(texts),
         errors=[error or None for error in errors] if any(errors) else [None] * len(texts),
+        known=True,
     )
 
 
