@@ -1,13 +1,14 @@
 """A batch of history.edn lines printed as Jepsen prints an op's map, every line's fields in
 the first line's order, read as columns by one regular expression built for that order.
 
-Jepsen prints each op of history.edn as one map, its fields in the order the op's map was
-built (jepsen.history's Op record, jepsen/history/src/jepsen/history.clj: `{:index 0, :time
-5, :type :invoke, :process 0, :f :read, :value nil}`; older Jepsen's maps: `{:type :invoke,
-:f :read, :value nil, :process 0, :time 5, :index 0}`), an :error among them on a failed or
-crashed op. When every line of a batch has the first line's fields in its order, an :error
-where the first line with one has it, the batch is read field by field rather than line
-by line: one findall over its text, each field's texts read as JSON in one go.
+Jepsen prints each op of history.edn as one map, its fields in an order its version keeps
+for every op (jepsen-io/history's README.md: `{:type :invoke, :f :txn, :value [[:w 2 1]],
+:time 3291485317, :process 0, :index 0}`, an :error after the :index of a failed op; others
+open with `{:index 0, :time 5, :type :invoke, ...}`, as tests/support/data's
+jepsen_queue.edn does). When every line of a batch has the first line's fields in its
+order, an :error where the first line with one has it, the batch is read field by field
+rather than line by line: one findall over its text, each field's texts read as JSON in
+one go.
 """
 
 from __future__ import annotations

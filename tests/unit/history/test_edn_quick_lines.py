@@ -114,7 +114,7 @@ CASES: dict[str, list[str]] = {
     "nil after a name": [_op("invoke", "nil", 0), _op("info", "[nil nil]", 1, ", :error :nil")],
     "key twice, last": ["{:type :invoke, :f :write, :value 0, :process 8, :time 0, :time 1}"],
     # Layouts: every line's fields in the first line's order (history/jepsen_edn_layout.py).
-    "jepsen.history's order": [
+    "index first": [
         "{:index 0, :time 0, :type :invoke, :process 0, :f :read, :value nil}",
         "{:index 1, :time 1, :type :ok, :process 0, :f :read, :value [1 [2 nil]]}",
         "{:index 2, :time 2, :type :info, :process :nemesis, :f :start, :value nil}",
