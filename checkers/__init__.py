@@ -20,9 +20,9 @@ if TYPE_CHECKING:
     from checkers.availability import availability_section, availability_sentence
     from checkers.faults import windows as fault_windows
     from checkers.fork_pool import can_fork, forked_map
+    from checkers.gone import gone_error
     from checkers.guess import QUEUE_FS, default_model
     from checkers.lost_store import explain as lost_store_lines
-    from checkers.lost_store import gone_error
     from checkers.perf import Sample
     from checkers.recovery import TIMES as RECOVERY_TIMES
     from checkers.recovery import (
@@ -71,7 +71,7 @@ _HOMES: dict[str, tuple[str, str]] = {
     **{name: ("checkers.fork_pool", name) for name in ("can_fork", "forked_map")},
     **{name: ("checkers.guess", name) for name in ("QUEUE_FS", "default_model")},
     "Sample": ("checkers.perf", "Sample"),
-    "gone_error": ("checkers.lost_store", "gone_error"),
+    "gone_error": ("checkers.gone", "gone_error"),
     "lost_store_lines": ("checkers.lost_store", "explain"),
     "check_split_brain": ("checkers.split_brain", "check"),
     "split_brain_lines": ("checkers.split_brain", "explain"),

@@ -9,7 +9,8 @@ can lose its KV bucket's stream entirely, and with it every acknowledged put: th
 says so plainly, from the history alone.
 
 A client marks such a read as an `ok` read of nothing (the key is absent: the model
-judges it like any other read) whose `error` begins with GONE and names what vanished.
+judges it like any other read) whose `error` begins with GONE (checkers/gone.py) and
+names what vanished.
 """
 
 from __future__ import annotations
@@ -18,20 +19,12 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
+from checkers.gone import GONE
 from checkers.result import Result
 from history import Op
 
-GONE = "store gone:"
-"""How an ok read's error begins when the server answered that the store (a NATS KV
-bucket's stream) does not exist: the rest says which and how the server put it."""
 CASES_KEPT = 10
 """How many lost writes the section lists (its counts are whole)."""
-
-
-def gone_error(what: str) -> str:
-    """Takes what the server said of the vanished store. Returns the error a read's ok
-    completion carries to say the store no longer exists."""
-    return f"{GONE} {what}"
 
 
 def acknowledged_write(op: Op) -> bool:

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from checkers import gone
 from history import Event, pair_invocations
 
 QUANTILES = (0.5, 0.95, 0.99, 1.0)
@@ -16,7 +17,8 @@ QUANTILES = (0.5, 0.95, 0.99, 1.0)
 
 @dataclass(frozen=True, slots=True)
 class Sample:
-    """One completed op: when it was invoked (s), how long it took (ms), and its outcome."""
+    """One completed op: when it was invoked (s), how long it took (ms), and its outcome
+    (checkers.gone.outcome: a read that found the store gone failed)."""
 
     f: str
     time_s: float
@@ -32,7 +34,7 @@ def samples(events: Sequence[Event]) -> list[Sample]:
             str(inv.invoke["f"]),
             inv.invoke["time"] / 1e9,
             (inv.completion["time"] - inv.invoke["time"]) / 1e6,
-            str(inv.completion["type"]),
+            gone.outcome(inv.completion),
         )
         for inv in invocations
         if inv.completion is not None

@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from checkers.gone import outcome
 from history import Event
 
 Touched = Callable[[Event, Event], frozenset[int]]
@@ -71,7 +72,7 @@ def op_spans(events: Iterable[Event], touched: Touched) -> list[OpSpan]:
                 process,
                 invoke["time"] / 1e9,
                 event["time"] / 1e9,
-                str(event.get("type")),
+                outcome(event),
                 touched(invoke, event),
             )
         )

@@ -36,6 +36,7 @@ from nats.js import JetStreamContext
 from nats.js.api import DeliverPolicy
 from nats.js.errors import NotFoundError
 
+from checkers import gone_error
 from kvstore.topic import TopicAdmin
 from workloads.core import Client, Context, OpDict, Workload, fail, info, ok
 from workloads.nats_loop import CLOSE_TIMEOUT_S, CONNECT_TIMEOUT_S, LoopThread, connect
@@ -184,13 +185,15 @@ class NatsQueueClient:
         when it cannot get there in time. A stream JetStream says does not exist (10059:
         the meta group, whose leader answers, has no such stream, as after a power cut
         lost its creation) is read as holding nothing: every acknowledged publish is
-        lost, and the drain says why."""
+        lost, and the drain says why (an ok read whose error says the store is gone:
+        checkers/gone.py)."""
         try:
             state = (await (js or self._js).stream_info(self._stream)).state
         except NotFoundError as err:
             if err.err_code != STREAM_NOT_FOUND:
                 raise
-            return ok([]) | {"last-seq": 0, "stream": "not found"}
+            said = f"stream {self._stream} not found (JetStream {STREAM_NOT_FOUND})"
+            return ok([]) | {"last-seq": 0, "stream": "not found", "error": gone_error(said)}
         last = int(state.last_seq)
         if state.messages == 0:
             return ok([]) | {"last-seq": last}

@@ -323,7 +323,16 @@ def _check(
         "acyclic": acyclic(history, evidence.index, evidence.seen, found),
         "time": time.monotonic() - started,
         "lost_acks": evidence.lost_view,
+        "store_gone": _store_gone(history),
     }
+
+
+def _store_gone(history: QueueHistory) -> dict[str, Any] | None:
+    """Returns {"drains": how many final drains were told the store no longer exists,
+    "store": what the server said}, or None when none was (checkers/gone.py)."""
+    drains = (*history.drains.values(), *history.node_drains.values())
+    said = {d.index: d.gone for d in drains if d.gone is not None}
+    return {"drains": len(said), "store": next(iter(said.values()))} if said else None
 
 
 def _kind_entry(

@@ -51,6 +51,7 @@ from collections.abc import Callable, Sequence
 from operator import attrgetter
 from typing import Any, Generic, TypeVar
 
+from checkers.gone import gone_said
 from checkers.queue.microops import MicroOps, merged, read_micro_ops
 from checkers.queue.positions import NOTHING, Holdings
 from checkers.queue.records import (
@@ -399,6 +400,7 @@ class QueueReader(QueueValues):
             time=ok["time"],
             records=self.records(ok, ok.get("value")),
             node=str(invoke["node"]) if invoke.get("node") is not None else None,
+            gone=gone_said(ok),
         )
         earlier = self.node_drains.get(drain.node) if drain.node is not None else None
         if drain.node is not None and (earlier is None or earlier.completion < drain.completion):

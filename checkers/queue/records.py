@@ -182,7 +182,8 @@ class Reposition:
 class Drain:
     """One ok final read of a partition: every record from the beginning to the high
     watermark; its invoke's and completion's indexes and times (ns), its process, and the
-    node it read through when it names one (NATS drains one per server)."""
+    node it read through when it names one (NATS drains one per server), and what the
+    server said when the store it drains no longer existed (checkers/gone.py)."""
 
     index: int
     completion: int
@@ -192,6 +193,7 @@ class Drain:
     time: int
     records: Records
     node: str | None = None
+    gone: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

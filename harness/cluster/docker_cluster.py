@@ -92,9 +92,11 @@ def cluster_names(client: docker.DockerClient, checkout: str | None = None) -> l
     """Returns the names of every cluster the harness made (from checkout, if given)
     that still has a container or a network."""
     label = HARNESS_LABEL if checkout is None else f"{CHECKOUT_LABEL}={checkout}"
+    # Sparse: the listing's own labels, with no inspection of each container, which
+    # raised NotFound when another cluster's container was removed meanwhile.
     names = {
-        c.labels.get(CLUSTER_LABEL, "")
-        for c in client.containers.list(all=True, filters={"label": label})
+        (c.attrs.get("Labels") or {}).get(CLUSTER_LABEL, "")
+        for c in client.containers.list(all=True, filters={"label": label}, sparse=True)
     }
     names |= {
         n.attrs["Labels"].get(CLUSTER_LABEL, "")

@@ -47,7 +47,10 @@ def lost_points(queue: Section, lost_acks: Any, results: Section, spec: Section)
     faults = fault_points(results.get("nemesis"), set(by_partition))
     allowed = config_sentence(spec)
     said = [
-        Point(loss_lead(lost, acked, len(by_partition), results.get("nemesis"), allowed)),
+        Point(
+            loss_lead(lost, acked, len(by_partition), results.get("nemesis"), allowed)
+            + gone_sentence(queue.get("store_gone"))
+        ),
         where,
     ]
     torn = sorted({c["index"] for c in cases if "outcome" in c and "index" in c})
@@ -78,6 +81,20 @@ def loss_lead(lost: int, acked: int, partitions: int, nemesis: Any, allowed: str
     on = f"{partitions} partition{'' if partitions == 1 else 's'}"
     verdict = judgement(allowed)
     return f"{lost} of {acked} acknowledged sends were lost on {on} under {under}: {verdict}."
+
+
+def gone_sentence(gone: Any) -> str:
+    """Takes the queue section's store_gone. Returns, when final drains were told the
+    store no longer exists, a sentence saying the stream went with the sends (after a
+    space, to follow the lead), else ""."""
+    if not isinstance(gone, dict) or not gone.get("drains"):
+        return ""
+    n = int(gone["drains"])
+    drains = "the final drain was" if n == 1 else f"all {n} final drains were"
+    return (
+        f" The stream itself was gone: {drains} told {gone.get('store')}, so nothing "
+        "acknowledged before the fault could be read back."
+    )
 
 
 def judgement(allowed: str) -> str:

@@ -84,12 +84,15 @@ class QueueHistoryBuilder:
         records: list[tuple[int, Any]],
         outcome: str = "ok",
         node: str | None = None,
+        error: str | None = None,
     ) -> int:
-        """A final drain; one given a node reads through it (the NATS queue's)."""
+        """A final drain; one given a node reads through it (the NATS queue's), one given
+        an error completes with it."""
         through = {} if node is None else {"node": node}
         index = self.event(process, "invoke", "drain", None, key=partition, **through)
         value = [list(r) for r in records] if outcome == "ok" else None
-        self.event(process, outcome, "drain", value, key=partition)
+        said = {} if error is None else {"error": error}
+        self.event(process, outcome, "drain", value, key=partition, **said)
         return index
 
     def nemesis(self, f: str) -> None:

@@ -9,6 +9,9 @@ from pathlib import Path
 from typing import Any
 
 from checkers import analyse, check_history, gone_error
+from checkers.availability import availability_section
+from checkers.perf import samples
+from checkers.recovery import op_spans
 from harness.report.explain import explain
 from history import load
 
@@ -72,3 +75,27 @@ def test_a_history_with_no_gone_read_has_no_section(tmp_path: Path) -> None:
     path = history(tmp_path, [(0, "put", 0, 1, "ok", 1, None), (1, "get", 0, None, "ok", 1, None)])
     result = check_history(load(str(path)), "map")
     assert result["valid"] is True and "lost-store" not in result
+
+
+def test_reads_of_a_gone_store_are_not_service_after_the_heal(tmp_path: Path) -> None:
+    # A fault from 0.9 s to 2.9 s; after it, every read finds the bucket gone and the one
+    # write fails: the clients were never served again, though the reads are "ok".
+    path = history(
+        tmp_path,
+        [
+            (0, "put", 0, 1, "ok", 1, None),
+            (1, "get", 0, None, "info", None, "indeterminate: timeout"),
+            (2, "get", 0, None, "info", None, "indeterminate: timeout"),
+            (3, "get", 0, None, "ok", None, GONE),
+            (4, "get", 1, None, "ok", None, GONE),
+            (3, "put", 1, 4, "fail", None, "NoStreamResponseError"),
+        ],
+    )
+    events = load(str(path)).events
+    found = samples(events)
+    assert [s.outcome for s in found] == ["ok", "info", "info", "fail", "fail", "fail"]
+    window = {"fault": "power-loss-all", "start": 0.9, "in_force": 0.9, "stop": 2.9}
+    section = availability_section([window], found)
+    assert section["windows"][0]["resumed_s"] is None
+    spans = op_spans(events, lambda invoke, completion: frozenset({0}))
+    assert [s.outcome for s in spans][3:5] == ["fail", "fail"]

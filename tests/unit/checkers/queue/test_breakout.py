@@ -6,6 +6,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
+from checkers import gone_error
 from checkers.queue import breakout
 from checkers.queue import checker as queue
 from checkers.queue.reader import read_queue_history
@@ -115,3 +116,22 @@ def test_the_breakout_is_its_definition_whatever_the_sends(
     for kind in breakout.KINDS:
         assert found[f"lost-{kind}-count"] == len(expected[kind])
         assert found[f"lost-{kind}"] == expected[kind][: breakout.SHOWN]
+
+
+def test_drains_told_the_stream_is_gone_say_so_and_the_sends_are_lost() -> None:
+    b = QueueHistoryBuilder()
+    b.send(0, 0, 1, 0)
+    b.send(0, 0, 2, 1)
+    said = gone_error("stream s not found (JetStream 10059)")
+    b.drain(7, 0, [], node="n1", error=said)
+    b.drain(8, 0, [], node="n2", error=said)
+    result = queue.check(b.events)
+    assert result["lost"] == 2 and result["valid"] is False
+    assert result["store_gone"] == {"drains": 2, "store": "stream s not found (JetStream 10059)"}
+
+
+def test_drains_that_read_the_stream_say_nothing_of_a_gone_store() -> None:
+    b = QueueHistoryBuilder()
+    b.send(0, 0, 1, 0)
+    b.drain(7, 0, [(0, 1)], node="n1")
+    assert queue.check(b.events)["store_gone"] is None

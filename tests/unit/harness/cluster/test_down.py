@@ -4,12 +4,19 @@ it (409), is removed on a later pass; a removal refused every time is raised."""
 
 from __future__ import annotations
 
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
-from docker.errors import APIError
+from docker.errors import APIError, NotFound
 
-from harness.cluster.docker_cluster import DOWN_ATTEMPTS, ClusterSpec, DockerCluster
+from harness.cluster.docker_cluster import (
+    DOWN_ATTEMPTS,
+    ClusterSpec,
+    DockerCluster,
+    cluster_names,
+)
+from harness.cluster.labels import CLUSTER_LABEL
 
 
 class Engine:
@@ -72,3 +79,21 @@ def test_nothing_there_is_nothing_removed(monkeypatch: pytest.MonkeyPatch) -> No
     engine = Engine([[]])
     assert _cluster(engine, monkeypatch).down() == 0
     assert engine.listed == 1
+
+
+class _Listing:
+    """An engine whose one other container was removed between its listing and its
+    inspection: a full listing inspects each container and meets NotFound."""
+
+    def __init__(self) -> None:
+        self.containers = self
+        self.networks = SimpleNamespace(list=lambda filters: [])
+
+    def list(self, all: bool, filters: dict[str, str], sparse: bool = False) -> list[Any]:
+        if not sparse:
+            raise NotFound("No such container: removed meanwhile")
+        return [SimpleNamespace(attrs={"Labels": {CLUSTER_LABEL: "other"}})]
+
+
+def test_clusters_are_listed_without_inspecting_containers_that_may_be_going() -> None:
+    assert cluster_names(_Listing()) == ["other"]

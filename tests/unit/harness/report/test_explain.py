@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from harness.report.explain import DETAIL, explain, explain_points, key_sentence
-from harness.report.loss_story import config_sentence, two_counts_sentence
+from harness.report.loss_story import config_sentence, gone_sentence, two_counts_sentence
 
 MS = 1_000_000
 
@@ -377,3 +377,18 @@ def test_a_loss_on_many_partitions_says_where_in_one_line() -> None:
         "Where, as the final drains show: 4 on partition 3, 3 on 1, 2 on 6, 1 on 0."
     )
     assert where.under == ()
+
+
+def test_a_queue_whose_stream_vanished_says_so_in_its_lead() -> None:
+    store = "stream s not found (JetStream 10059)"
+    queue = {"lost": 2, "acknowledged": 2, "kinds": {}, "store_gone": {"drains": 3, "store": store}}
+    lead = explain({"valid": False, "queue": queue}, {"db": "nats"})[0]
+    assert lead.startswith("2 of 2 acknowledged sends were lost on ")
+    assert lead.endswith(
+        " The stream itself was gone: all 3 final drains were told stream s not found "
+        "(JetStream 10059), so nothing acknowledged before the fault could be read back."
+    )
+    assert gone_sentence({"drains": 1, "store": store}).startswith(
+        " The stream itself was gone: the final drain was told"
+    )
+    assert gone_sentence(None) == ""
