@@ -319,3 +319,31 @@ class Reassignable(Protocol):
         """KRaft: removes a stopped broker's registration from the metadata; returns what
         the tool said. Raises when it refused."""
         ...
+
+
+@runtime_checkable
+class PeerRemovable(Protocol):
+    """An optional ability: a server removed from a NATS JetStream cluster's meta group
+    (peer-remove) and brought back as a new peer under a new name."""
+
+    def server_name(self, node: str) -> str:
+        """Returns the name node's server goes by now."""
+        ...
+
+    def wipe(self, node: str) -> dict[str, Any]:
+        """Stops node's server, deletes its store and kills it; returns what was done."""
+        ...
+
+    def remove_peer(self, node: str) -> dict[str, Any]:
+        """Asks the cluster to remove node's server; returns its answer. Raises when
+        none came."""
+        ...
+
+    def rejoin(self, node: str) -> str:
+        """Starts the stopped node under a new server name; returns the name."""
+        ...
+
+    def membership(self, topic: str) -> dict[str, Any]:
+        """Returns node -> what that server says of the membership of the cluster and of
+        topic's stream (members.membership's shape), for every server answering."""
+        ...

@@ -131,7 +131,15 @@ BROKER_MEMBERSHIP_FAULTS: tuple[str, ...] = ("decommission-broker", "decommissio
 stopped (and on KRaft unregistered), then brought back and its partitions reassigned
 back; alone or while a partition leader on another broker is killed."""
 
-MEMBERSHIP_FAULTS: tuple[str, ...] = (*CONTROLLER_MEMBERSHIP_FAULTS, *BROKER_MEMBERSHIP_FAULTS)
+SERVER_MEMBERSHIP_FAULTS: tuple[str, ...] = ("remove-server",)
+"""Faults of nemesis.peer_removal (NATS JetStream only): a server wiped and removed from
+the meta group (peer-remove), then started again as a new peer under a new name."""
+
+MEMBERSHIP_FAULTS: tuple[str, ...] = (
+    *CONTROLLER_MEMBERSHIP_FAULTS,
+    *BROKER_MEMBERSHIP_FAULTS,
+    *SERVER_MEMBERSHIP_FAULTS,
+)
 """The faults that change who is in the cluster."""
 
 LOSES_POWER: tuple[str, ...] = (*POWER_FAULTS, *COMPOSED_FAULTS)
@@ -202,8 +210,10 @@ ONLY_ON: dict[str, str] = {
     "truncate-metadata": "kraft",
     "remove-controller": "kraft",
     "remove-controller-partitioned": "kraft",
+    "remove-server": "nats",
 }
-"""Faults that apply in one metadata mode only; named in the other they are skipped."""
+"""Faults that apply in one metadata mode only (nats: NATS JetStream's); named in
+another they are skipped."""
 
 
 def applicable(metadata: str, grouped: bool = False) -> tuple[str, ...]:

@@ -40,10 +40,12 @@ from nemesis.names import (
     POWER_FAULTS,
     PROCESS_FAULTS,
     RENAMED,
+    SERVER_MEMBERSHIP_FAULTS,
     SLOW_FAULTS,
     applicable,
 )
 from nemesis.partition import CUTS, NetworkFault
+from nemesis.peer_removal import ServerRemoval
 from nemesis.power import PowerLoss
 from nemesis.process import ProcessFault, revive
 from nemesis.slow import SlowLink
@@ -185,6 +187,8 @@ def _nemesis(name: str, topic: str, rng: random.Random, group: str | None) -> Ne
         return ControllerRemoval(topic, rng, partitioned=name == REMOVE_CONTROLLER_PARTITIONED)
     if name in BROKER_MEMBERSHIP_FAULTS:
         return Decommission(topic, rng, kill_leader=name == DECOMMISSION_KILL_LEADER)
+    if name in SERVER_MEMBERSHIP_FAULTS:
+        return ServerRemoval(topic, rng)
     raise ValueError(f"no fault named {name!r}")
 
 

@@ -34,6 +34,7 @@ from nemesis.names import (
     ONLY_ON,
     PROCESS_FAULTS,
     PROXY_FAULTS,
+    SERVER_MEMBERSHIP_FAULTS,
 )
 from workloads.argtypes import positive
 from workloads.names import NATS_WORKLOAD_NAMES
@@ -174,12 +175,13 @@ NATS_FAULTS = (
         if n not in ONLY_ON and n in IN_ALL and n not in GROUP_FAULTS
     )
     | frozenset(f"power-loss-{t}" for t in ("one", "leader", "minority", "majority", "all"))
-    | {"pause-power-loss"}
+    | {"pause-power-loss", *SERVER_MEMBERSHIP_FAULTS}
 )
 """The faults --db nats takes: the partitions, flaky-leader, kills and pauses (a leader is
 the stream's, an active controller the meta group's leader), power cuts of one server,
 the stream's leader, a minority, a majority or all (on faultfs), and pause-power-loss,
-Jepsen's pause-kill, the sequence of nats-server#7567."""
+Jepsen's pause-kill, the sequence of nats-server#7567, and remove-server, Jepsen's
+membership changes (a server peer-removed and back as a new peer)."""
 
 
 def _nats_problem(

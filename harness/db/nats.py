@@ -15,6 +15,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
+import io
+import re
+import tarfile
 import time
 from importlib import metadata
 from typing import Any
@@ -23,18 +26,29 @@ import docker
 import nats
 
 from harness.cluster.admin import AdminError
+from harness.cluster.docker_cluster import tar_files
 from harness.cluster.nats import (
     MonitorError,
     NatsCluster,
     NatsSpec,
+    Server,
     agreed_leader,
     blocks,
     ensure_nats_image,
+    members,
     replica_states,
+    server_config,
     split_brain,
     stream_config,
 )
-from harness.cluster.nats.config import CLIENT_PORT
+from harness.cluster.nats.config import (
+    CLIENT_PORT,
+    CONFIG_PATH,
+    SERVER_USER,
+    STORE_DIR,
+    client_urls,
+    next_server_name,
+)
 from harness.progress import StatusLine
 from nemesis.cluster import PartitionState
 from workloads.nats_kv import bucket_stream
@@ -222,6 +236,57 @@ class NatsDb(NatsCluster):
             if problems:
                 errors[node] = "; ".join(problems[:5])
         return copies, errors
+
+    # ---- membership (nemesis/peer_removal.py) -----------------------------------------
+
+    def server_name(self, node: str) -> str:
+        """Returns the server_name node runs under, as its config says (n2, or n2-2 once
+        it rejoined)."""
+        stream, _ = self._engine.containers.get(self.container_name(node)).get_archive(CONFIG_PATH)
+        with tarfile.open(fileobj=io.BytesIO(b"".join(stream))) as tar:
+            member = tar.extractfile(tar.getmembers()[0])
+            text = member.read().decode() if member is not None else ""
+        found = re.search(r"^server_name:\s*(\S+)", text, re.MULTILINE)
+        if found is None:
+            raise AdminError(f"{node}: no server_name in {CONFIG_PATH}")
+        return found.group(1)
+
+    def wipe(self, node: str) -> dict[str, Any]:
+        """Stops node's nats-server (SIGSTOP: it writes nothing more), deletes its
+        JetStream store and kills it, as Jepsen's wipe! kills and deletes. Returns what
+        the deletion said."""
+        self.exec(node, ["pkill", "-STOP", "-u", SERVER_USER])
+        code, said = self.exec(node, ["rm", "-rf", f"{STORE_DIR}/jetstream"])
+        self.kill(node)
+        return {"store": f"{STORE_DIR}/jetstream", "rm_exit": code, "said": said.strip()[-200:]}
+
+    def remove_peer(self, node: str) -> dict[str, Any]:
+        """Asks the meta leader, through the other servers, to remove node's server from
+        the cluster; returns its answer (raises when none came)."""
+        urls = client_urls([Server(n, self.ip(n)) for n in self.nodes if n != node])
+        return members.remove_server(urls, self.server_name(node))
+
+    def rejoin(self, node: str) -> str:
+        """Gives the stopped node a new server_name (next_server_name) and starts it, as
+        a new peer on whatever store it has; returns the new name."""
+        name = next_server_name(self.server_name(node))
+        servers = [Server(n, self.ip(n)) for n in self.nodes]
+        renamed = Server(name, self.ip(node))
+        conf = server_config(renamed, servers, self.spec.profile, self.spec.name)
+        container = self._engine.containers.get(self.container_name(node))
+        container.put_archive("/", tar_files({CONFIG_PATH: conf}))
+        self.start(node)
+        return name
+
+    def membership(self, topic: str) -> dict[str, Any]:
+        """Returns node -> what its /jsz says of the meta group and of the stream (or the
+        bucket's), with server_names as NATS gives them, for every server answering."""
+        addresses = {n: self.ip(n) for n in self.nodes}
+        names = {n: self.server_name(n) for n in self.nodes}
+        views = members.membership(addresses, names, topic)
+        if not any(v["stream"] for v in views.values()):
+            views = members.membership(addresses, names, bucket_stream(topic))
+        return views
 
     def controller(self) -> int:
         """Returns the meta leader's number (-1 while there is none)."""

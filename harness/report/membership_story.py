@@ -1,7 +1,8 @@
 """The nemesis story's words for the membership faults: a KRaft voter removed and added
 back (nemesis/controllers.py: the voter sets the quorum's leader reported) and a broker
 decommissioned and brought back (nemesis/decommission.py: the partitions moved, how
-long each reassignment took, what was left on the broker).
+long each reassignment took, what was left on the broker), and a NATS server removed
+and back as a new peer (nemesis/peer_removal.py: what /jsz said at each step).
 
 nemesis_story asks these before its own words; the steps shared with other faults
 (cut-off, healed, started, stopped) keep theirs.
@@ -11,7 +12,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from nemesis.names import BROKER_MEMBERSHIP_FAULTS, CONTROLLER_MEMBERSHIP_FAULTS
+from nemesis.names import (
+    BROKER_MEMBERSHIP_FAULTS,
+    CONTROLLER_MEMBERSHIP_FAULTS,
+    SERVER_MEMBERSHIP_FAULTS,
+)
 
 Value = dict[str, Any]
 UNSETTLED_SHOWN = 5
@@ -45,6 +50,15 @@ def membership_op_words(f: str, value: Value) -> str | None:
         if back is None:
             return f"{fault}: {value.get('node')} not brought back"
         return f"{fault}: {back} back, {value.get('moved')} partitions moved back to it"
+    if fault in SERVER_MEMBERSHIP_FAULTS:
+        node = value.get("node")
+        if action == "start":
+            gone = value.get("removed")
+            said = f"wiped and peer-removed as {gone}" if gone else "not out of the cluster in time"
+            return f"{fault}: {node} {said} (the stream had {value.get('replicas')} replicas)"
+        back = value.get("rejoined")
+        said = f"back as a new peer, {back}" if back else "not back in the cluster in time"
+        return f"{fault}: {node} {said}"
     return None
 
 
@@ -80,6 +94,20 @@ def membership_step_words(step: Value) -> str | None:
         "not-reassigning-back": lambda: f"{node}'s partitions could not be moved back",
         "reassigned-back": lambda: _settled(step, "moved back"),
         "not-reassigned-back": lambda: _unsettled(step),
+        "members-before": lambda: f"{step.get('server')}'s cluster: {_jsz(step.get('jsz'))}",
+        "wiped": lambda: f"{step.get('server')} stopped, its store deleted, killed",
+        "peer-remove": lambda: f"peer-remove {step.get('server')}: {step.get('said')}",
+        "peer-remove-failed": lambda: f"peer-remove {step.get('server')}: {step.get('error')}",
+        "server-left": lambda: f"{step.get('server')} left: {_jsz(step.get('jsz'))}",
+        "server-not-left": lambda: (
+            f"{step.get('server')} still listed after {step.get('within_s')} s: "
+            f"{_jsz(step.get('jsz'))}"
+        ),
+        "rejoining": lambda: f"{node} started as {step.get('server')}, empty",
+        "server-rejoined": lambda: f"{step.get('server')} current: {_jsz(step.get('jsz'))}",
+        "server-not-rejoined": lambda: (
+            f"{step.get('server')} not back after {step.get('within_s')} s: {_jsz(step.get('jsz'))}"
+        ),
         "preferred-leaders": lambda: (
             "preferred leaders elected"
             + (f", refused for {len(step['refused'])}" if step.get("refused") else "")
@@ -87,6 +115,23 @@ def membership_step_words(step: Value) -> str | None:
     }
     said = words.get(str(step.get("step")))
     return said() if said is not None else None
+
+
+def _jsz(seen: Any) -> str:
+    """What /jsz said (nemesis.peer_removal.summary) in words."""
+    if not isinstance(seen, dict):
+        return "no server answered"
+
+    def peers(listed: Any) -> str:
+        if not isinstance(listed, list):
+            return "unknown"
+        return _set([p["name"] + ("" if p["current"] else " (behind)") for p in listed])
+
+    return (
+        f"meta leader {seen.get('meta_leader')} of {seen.get('cluster_size')} with "
+        f"{peers(seen.get('meta_peers'))}; stream leader {seen.get('stream_leader')} with "
+        f"{peers(seen.get('stream_peers'))}; healthy {_set(seen.get('healthy'))}"
+    )
 
 
 def _set(voters: Any) -> str:

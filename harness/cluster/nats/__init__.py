@@ -2,6 +2,7 @@
 their configuration and image, readiness and monitoring views, and the stream and KV
 bucket a test makes. Outside code imports these names from here only."""
 
+from harness.cluster.nats import members
 from harness.cluster.nats.cluster import NatsCluster
 from harness.cluster.nats.config import (
     DEFAULT_NATS_VERSION,
@@ -46,6 +47,7 @@ __all__ = [
     "agreed_leader",
     "ensure_nats_image",
     "kv_config",
+    "members",
     "nats_image",
     "parse_jsz",
     "plan_servers",

@@ -7,12 +7,15 @@ writes file-store data to the page cache and fsyncs it every `sync_interval` (2 
 unless set); `always` syncs every write (nats-server's docs, jetstream.sync_interval;
 Jepsen's NATS suite, jepsen-io/nats src/jepsen/nats/db.clj, passes the same knob as
 --sync-interval). Servers get fixed addresses as Kafka brokers do (layout.py): server i
-is node n<i> at .(100+i) of the cluster's /24, and its server_name is its node name.
+is node n<i> at .(100+i) of the cluster's /24, and its server_name is its node name;
+a server that rejoins after a peer-remove does so under a new name, n<i>-<k> (NATS
+refuses a removed name back; Jepsen's db.clj bumps its node names the same way).
 """
 
 from __future__ import annotations
 
 import ipaddress
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from string import Template
@@ -31,6 +34,11 @@ SERVER_USER = "nats"
 """The user nats-server runs as (compose/nats/Dockerfile), beneath faultfs too."""
 FAULTFS_EVENTS = "/var/log/nats/faultfs.jsonl"
 """Where a server's power-loss layer records each start, crash, exit and power cut."""
+CLIENT_USER = "client"
+"""The user every client without credentials is (no_auth_user), in the global account."""
+SYSTEM_USER, SYSTEM_PASSWORD = "sys", "harness"
+"""The system account's user: only it may ask for a server's removal. The cluster is
+reachable only from this machine's Docker networks."""
 SERVER_COUNTS = (3, 5)
 """JetStream replicates a stream on at most 5 servers; an odd count keeps a majority."""
 _ADDRESS_BASE = 100
@@ -98,6 +106,25 @@ class Server:
     address: str
 
 
+_INCARNATION = re.compile(r"(n\d+)-(\d+)")
+
+
+def node_of_server(name: str) -> str:
+    """Takes a server_name as /jsz tells it (n2, or n2-3 after rejoins). Returns the node
+    that runs it (n2); any other name unchanged."""
+    found = _INCARNATION.fullmatch(name)
+    return found.group(1) if found else name
+
+
+def next_server_name(name: str) -> str:
+    """Takes a node's server_name now; returns the one it rejoins under: n2 -> n2-2,
+    n2-2 -> n2-3."""
+    found = _INCARNATION.fullmatch(name)
+    if found is None:
+        return f"{name}-2"
+    return f"{found.group(1)}-{int(found.group(2)) + 1}"
+
+
 def plan_servers(spec: NatsSpec, subnet: ipaddress.IPv4Network) -> list[Server]:
     """Takes a spec and its /24 subnet; returns the servers n1.. with fixed addresses."""
     base = subnet.network_address
@@ -106,8 +133,10 @@ def plan_servers(spec: NatsSpec, subnet: ipaddress.IPv4Network) -> list[Server]:
 
 def route_urls(server: Server, servers: Sequence[Server]) -> list[str]:
     """Returns the routes of server: every other server's route URL (as Jepsen's routes
-    leave the node itself out)."""
-    return [f"nats-route://{s.address}:{ROUTE_PORT}" for s in servers if s != server]
+    leave the node itself out; by address, which a rejoin under a new name keeps)."""
+    return [
+        f"nats-route://{s.address}:{ROUTE_PORT}" for s in servers if s.address != server.address
+    ]
 
 
 def server_config(
@@ -125,6 +154,9 @@ def server_config(
         store_dir=STORE_DIR,
         sync_interval=profile.setting(),
         cluster_name=cluster_name,
+        client_user=CLIENT_USER,
+        system_user=SYSTEM_USER,
+        system_password=SYSTEM_PASSWORD,
         routes="\n    ".join(route_urls(server, servers)),
     )
 

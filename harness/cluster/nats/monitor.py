@@ -9,6 +9,9 @@ questions take the views of every server that answers (`agreed_leader`). /health
 js-enabled-only answers 200 once JetStream is on; plain /healthz waits until the meta
 group and every stream and consumer on the server are current (monitoring docs,
 docs.nats.io running-a-nats-service/nats_admin/monitoring).
+
+Views speak of nodes: a server that rejoined under a new server_name (n2-2) is its
+node's (n2), so the nemeses and the runner keep naming the container they act on.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from harness.cluster.nats.config import MONITOR_PORT
+from harness.cluster.nats.config import MONITOR_PORT, node_of_server
 
 HTTP_TIMEOUT_S = 2.0
 
@@ -89,7 +92,9 @@ class JetStreamView:
     """Its background fsync interval, in nanoseconds."""
 
 
-def _get(address: str, path: str) -> tuple[int, Any]:
+def get(address: str, path: str) -> tuple[int, Any]:
+    """Takes a server's address and a monitoring path; returns the HTTP status and the
+    JSON answer. Raises MonitorError when the port does not answer JSON."""
     url = f"http://{address}:{MONITOR_PORT}{path}"
     try:
         with urllib.request.urlopen(url, timeout=HTTP_TIMEOUT_S) as answer:
@@ -108,14 +113,14 @@ def health(address: str, *, js_enabled_only: bool = False) -> Health:
     """Takes a server's address; returns its /healthz (js-enabled-only: only whether
     JetStream is on). Raises MonitorError when the port does not answer."""
     path = "/healthz?js-enabled-only=true" if js_enabled_only else "/healthz"
-    status, body = _get(address, path)
+    status, body = get(address, path)
     return Health(status, str(body.get("error", "")) if isinstance(body, dict) else "")
 
 
 def jetstream(server: str, address: str) -> JetStreamView:
     """Takes a server's name and address; returns its /jsz with every account's streams.
     Raises MonitorError when the port does not answer or says something else."""
-    status, body = _get(address, "/jsz?accounts=true&streams=true")
+    status, body = get(address, "/jsz?accounts=true&streams=true")
     if status != 200 or not isinstance(body, dict):
         raise MonitorError(f"{server}: /jsz answered {status}")
     return parse_jsz(server, body)
@@ -123,7 +128,7 @@ def jetstream(server: str, address: str) -> JetStreamView:
 
 def _peer(raw: Mapping[str, Any]) -> Peer:
     return Peer(
-        name=str(raw["name"]),
+        name=node_of_server(str(raw["name"])),
         current=bool(raw.get("current", False)),
         offline=bool(raw.get("offline", False)),
         lag=int(raw.get("lag", 0)),
@@ -131,12 +136,16 @@ def _peer(raw: Mapping[str, Any]) -> Peer:
     )
 
 
+def _node(name: Any) -> str | None:
+    return node_of_server(str(name)) if name else None
+
+
 def _stream(raw: Mapping[str, Any]) -> StreamView:
     cluster = raw.get("cluster") or {}
     state = raw.get("state") or {}
     return StreamView(
         name=str(raw["name"]),
-        leader=cluster.get("leader") or None,
+        leader=_node(cluster.get("leader")),
         replicas=tuple(_peer(p) for p in cluster.get("replicas") or ()),
         messages=int(state.get("messages", 0)),
         first_seq=int(state.get("first_seq", 0)),
@@ -158,7 +167,7 @@ def parse_jsz(server: str, body: Mapping[str, Any]) -> JetStreamView:
         ]
         return JetStreamView(
             server=server,
-            meta_leader=meta.get("leader") or None,
+            meta_leader=_node(meta.get("leader")),
             meta_peers=tuple(_peer(p) for p in meta.get("replicas") or ()),
             meta_size=int(meta.get("cluster_size", 0)),
             streams={s.name: s for s in streams},

@@ -94,6 +94,8 @@ FAULT_COLOURS: dict[str, str] = {
     "remove-controller-partitioned": "#0b5d45",
     "decommission-broker": "#d95f02",
     "decommission-kill-leader": "#7f3a00",
+    # Jepsen's NATS suite draws its membership package this green (nemesis.clj :perf).
+    "remove-server": "#9ae48b",
 }
 
 

@@ -24,6 +24,7 @@ from nemesis.names import (
     TARGETS,
 )
 from nemesis.partition import CUTS
+from nemesis.peer_removal import REMOVE_SERVER
 from nemesis.schedule import (
     NEMESES,
     build_nemesis,
@@ -38,7 +39,7 @@ from tests.support.fake_cluster import FakeCluster
 
 def test_parse_none_all_and_lists() -> None:
     assert parse_nemeses("none") == ()
-    assert len(NEMESES) == 106
+    assert len(NEMESES) == 107
     zookeeper, kraft = parse_nemeses("all"), parse_nemeses("all", "kraft")
     # The group faults need a run's group; power, proxy and many-node faults are named.
     groupless = set(IN_ALL) - set(GROUP_FAULTS)
@@ -109,6 +110,7 @@ def test_every_nemesis_name_has_its_fault_and_every_fault_its_name() -> None:
         REMOVE_CONTROLLER_PARTITIONED,
         DECOMMISSION_BROKER,
         DECOMMISSION_KILL_LEADER,
+        REMOVE_SERVER,
     )
     named = (
         *(*CUTS, *verbs, ISR_FAULT, "partition-coordinator", *power, *disk, *proxied),

@@ -13,12 +13,13 @@ from harness.cluster.layout import SpecError
 from harness.cluster.nats import (
     SYNC_PROFILES,
     NatsSpec,
+    Server,
     kv_config,
     plan_servers,
     server_config,
     stream_config,
 )
-from harness.cluster.nats.config import client_urls
+from harness.cluster.nats.config import client_urls, next_server_name, node_of_server
 
 SUBNET = ipaddress.IPv4Network("172.30.7.0/24")
 
@@ -100,3 +101,27 @@ def test_only_the_direct_variant_of_a_bucket_allows_direct_get() -> None:
     leader, direct = kv_config("kv", 3, "leader"), kv_config("kv", 3, "direct")
     assert (leader.direct, direct.direct) == (False, True)
     assert (leader.storage, leader.replicas, leader.history) == (StorageType.FILE, 3, 1)
+
+
+def test_a_rejoined_server_has_a_new_name_and_the_same_routes() -> None:
+    spec = NatsSpec(name="t")
+    planned = plan_servers(spec, SUBNET)
+    renamed = Server(next_server_name("n2"), planned[1].address)
+    text = server_config(renamed, planned, spec.profile, spec.name)
+    assert "server_name: n2-2\n" in text
+    routes = re.findall(r"nats-route://([\d.]+):6222", block(text, "cluster"))
+    assert routes == ["172.30.7.101", "172.30.7.103"]
+    assert next_server_name("n2-2") == "n2-3" and next_server_name("n12-9") == "n12-10"
+    assert [node_of_server(n) for n in ("n2", "n2-2", "n12-10", "other")] == [
+        "n2",
+        "n2",
+        "n12",
+        "other",
+    ]
+
+
+def test_clients_need_no_credentials_and_the_system_account_has_its_user() -> None:
+    text = render("default")
+    assert re.search(r"^no_auth_user: (\S+)$", text, re.M)
+    assert "$SYS {" in block(text, "accounts") and "user: sys," in block(text, "accounts")
+    assert "$JS.API.SERVER.REMOVE" in text  # the comment's $$ is one $ once rendered

@@ -58,3 +58,30 @@ def test_each_step_has_its_words_and_shared_steps_keep_theirs() -> None:
     # A step another fault records too keeps the words it always had.
     assert membership_step_words({"step": "stopped", "node": "n1"}) is None
     assert "controlled shutdown" in step_words({"step": "stopped", "node": "n1"})
+
+
+def test_a_nats_server_removed_and_back_is_told_with_what_jsz_said() -> None:
+    start = {"node": "n2", "removed": "n2", "replicas": 3}
+    assert op_words("start-remove-server", start) == (
+        "remove-server: n2 wiped and peer-removed as n2 (the stream had 3 replicas)"
+    )
+    assert "not out of the cluster" in op_words("start-remove-server", {"node": "n1"})
+    assert op_words("stop-remove-server", {"node": "n2", "rejoined": "n2-2"}) == (
+        "remove-server: n2 back as a new peer, n2-2"
+    )
+    jsz = {
+        "meta_leader": "n1",
+        "cluster_size": 2,
+        "meta_peers": [{"name": "n3", "current": True}],
+        "stream_leader": "n3",
+        "stream_peers": [{"name": "n1", "current": False}],
+        "healthy": ["n1", "n3"],
+    }
+    assert step_words({"step": "server-left", "server": "n2", "jsz": jsz}) == (
+        "n2 left: meta leader n1 of 2 with [n3]; stream leader n3 with [n1 (behind)]; "
+        "healthy [n1, n3]"
+    )
+    assert "no server answered" in step_words({"step": "server-not-left", "jsz": None})
+    assert step_words({"step": "rejoining", "node": "n2", "server": "n2-2"}) == (
+        "n2 started as n2-2, empty"
+    )
