@@ -13,7 +13,6 @@ import importlib
 import os
 import select
 import sys
-import tempfile
 import traceback
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -152,6 +151,8 @@ def crashed(err: BaseException, dirs: Sequence[Path] = ()) -> int:
     first. Writes its traceback to a log file in the first that takes it (made if missing),
     else in the temp dir; says so in one line, and returns 255 (Jepsen's exit code for a
     crash)."""
+    import tempfile  # a crash's only: the reserve, given back, leaves room to import it
+
     where = "no log could be written"
     for folder in [*dirs, None]:  # None: the temp dir
         try:

@@ -132,15 +132,19 @@ def _finite(value: Any) -> Any:
     # A result has tens of thousands of values (a counterexample's graph): the exact
     # classes are told first, a list of leaves copied whole, subclasses as isinstance has
     # them after.
+    # A leaf inside a list or a dict is taken as it is, without a call of its own.
     cls = value.__class__
     if cls in _LEAVES:
         return value
     if cls is list or cls is tuple:
         if _LEAVES.issuperset(map(type, value)):
             return list(value)
-        return [_finite(v) for v in value]
+        return [v if v.__class__ in _LEAVES else _finite(v) for v in value]
     if cls is dict:
-        return {k if k.__class__ is str else str(k): _finite(v) for k, v in value.items()}
+        return {
+            k if k.__class__ is str else str(k): v if v.__class__ in _LEAVES else _finite(v)
+            for k, v in value.items()
+        }
     if isinstance(value, float) and not math.isfinite(value):
         return None
     if isinstance(value, dict):

@@ -26,7 +26,6 @@ from history.events import (
     short,
 )
 from history.jepsen import Reading, Reread
-from history.jepsen_edn import read_edn_events
 from history.jepsen_log import LOG_LINE, read_log_events
 from history.jsonl import read_jsonl_lines, starts_jsonl
 from history.lines import decoded
@@ -109,6 +108,10 @@ def events_of(
     if fmt == JSONL:  # read on undecoded: history.jsonl parses them as bytes
         return fmt, read_jsonl_lines(chain([first], numbered), path, budget)
     if fmt == EDN:  # read on undecoded lines too, a batch decoded at once
+        # Imported for a history.edn only: compiling its line grammar takes a tenth of a
+        # small check's start-up.
+        from history.jepsen_edn import read_edn_events
+
         rest = chain([first], numbered)
         return fmt, read_edn_events(replayable(rest), path, reading, budget)
     # A log is read on undecoded lines too: its reader decodes a batch of them at once.

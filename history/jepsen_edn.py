@@ -44,10 +44,13 @@ from history.events import (
     require,
 )
 from history.jepsen import Facts, Reading
+from history.jepsen_edn_layout import ABSENT, Columns, layout_columns
 from history.lines import batch_text, decoded
 
 _REQUIRED: Final = ("type", "process", "f")
 _REQUIRED_SET: Final = frozenset(_REQUIRED)
+_TYPES: Final = frozenset(EVENT_TYPES)
+_PROCESS_CLASSES: Final = frozenset((int, str))
 # Fields read above with a meaning of their own; any other keyword field (Jepsen's Kafka
 # ops carry :rebalance-log and :seek-to-beginning?) is kept under its name, as JSON's are.
 _READ: Final = frozenset(("index", "time", "process", "type", "f", "value", "key", "error"))
@@ -176,7 +179,7 @@ def _quick_events(
     if twice:  # the line after those read names a field twice: it and those after it
         unread += quick[len(read) :]
     line_nos = [line_no for line_no, _ in quick[: len(read)]]
-    events = _common_events(read, position, facts)
+    events = _common_events(_columns(read), position, facts)
     if events is not None:
         yield from zip(line_nos, events, strict=True)
         return
@@ -233,6 +236,10 @@ def _batch_events(
     if read_in_one_go is None:
         return None
     line_nos, text, texts = read_in_one_go
+    columns = layout_columns(text, texts)
+    if columns is not None:  # as Jepsen prints each: the fields the lines below would give
+        events = _common_events(columns, position, facts)
+        return None if events is None else list(zip(line_nos, events, strict=True))
     if "\x00" in text:
         return None
     at = range(0, len(texts), _MATCHED)
@@ -241,63 +248,86 @@ def _batch_events(
     read, twice = _fields(texts)
     if twice:
         return None
-    events = _common_events(read, position, facts)
+    events = _common_events(_columns(read), position, facts)
     if events is None:
         return None
     return list(zip(line_nos, events, strict=True))
 
 
-def _common_events(read: list[dict[str, Any]], position: int, facts: Facts) -> list[Event] | None:
-    """Takes quick lines' fields, the position of the first and the facts. Returns their
-    events, made in one go, when every line has the fields each must have, of the types
-    an event's must be, its :time as the lines before had one or not, and its :index an
-    integer above the one before (or none is read: history.jepsen); else None, having
-    changed nothing: each is read by _event, to the same event or to its error."""
+def _columns(read: list[dict[str, Any]]) -> Columns | None:
+    """Takes quick lines' fields. Returns them as columns, when every line has the fields
+    each must have; else None."""
     if not read or not all(map(_REQUIRED_SET.issubset, read)):
         return None
+    return Columns(
+        types=[fields["type"] for fields in read],
+        fs=[fields["f"] for fields in read],
+        processes=[fields["process"] for fields in read],
+        values=[fields.get("value", ABSENT) for fields in read],
+        times=[fields.get("time", ABSENT) for fields in read],
+        indexes=[fields.get("index") for fields in read],
+        errors=[fields.get("error") for fields in read],
+    )
+
+
+def _common_events(columns: Columns | None, position: int, facts: Facts) -> list[Event] | None:
+    """Takes quick lines' fields as columns (None: some line lacks a field it must have),
+    the position of the first and the facts. Returns their events, made in one go, when
+    every line's fields are of the types an event's must be, its :time as the lines before
+    had one or not, and its :index an integer above the one before (or none is read:
+    history.jepsen); else None, having changed nothing: each is read by _event, to the
+    same event or to its error."""
+    if columns is None:
+        return None
+    types, fs, processes, values, times, indexes, errors, known = columns
     reading = facts.reading
     timed = reading.timed
-    has_time = ["time" in fields for fields in read]
+    first_has_time = times[0] is not ABSENT
     if timed is None:
-        timed = has_time[0]
-    if (timed and not all(has_time)) or (
-        timed and not all(fields["time"].__class__ is int for fields in read)
-    ):
-        return None
+        timed = first_has_time
+    if timed and (not first_has_time if known else {*map(type, times)} != {int}):
+        return None  # not each has a :time, an integer
     if reading.indexed is False:
-        indexes: list[Any] = list(range(position, position + len(read)))
+        indexes = range(position, position + len(types))
     else:
-        indexes = [fields.get("index") for fields in read]
-        if not all(index.__class__ is int for index in indexes):
+        if indexes[0] is None if known else {*map(type, indexes)} != {int}:
             return None
         ordered = [facts.last_index, *indexes] if facts.last_index.__class__ is int else indexes
         if any(map(ge, ordered, ordered[1:])):
             return None
-    if not all(
-        fields["type"] in EVENT_TYPES
-        and fields["process"].__class__ in (int, str)
-        and fields["f"].__class__ is str
-        and fields["f"]
-        for fields in read
+    if not known and (
+        not _TYPES.issuperset(types)
+        or not _PROCESS_CLASSES.issuperset(map(type, processes))
+        or {*map(type, fs)} != {str}
+        or not all(fs)
     ):
         return None
-    events: list[Event] = []
-    for at, (index, fields) in enumerate(zip(indexes, read, strict=True), position):
-        event: Event = {
-            "index": index,
-            "time": fields["time"] if timed else at,
-            "process": fields["process"],
-            "type": fields["type"],
-            "f": fields["f"],
-        }
-        if "value" in fields or event["type"] != "ok":  # an ok's absent value is its invoke's
-            event["value"] = fields.get("value")
-        if fields.get("error") is not None:
-            event["error"] = fields["error"]
-        events.append(event)
-    facts.timed(has_time[0])  # as the first event would have it (the others agree)
+    events: list[Event] = [
+        {"index": index, "time": time, "process": process, "type": kind, "f": f, "value": value}
+        for index, time, process, kind, f, value in zip(
+            indexes,
+            times if timed else range(position, position + len(types)),
+            processes,
+            types,
+            fs,
+            values,
+            strict=True,
+        )
+    ]
+    if values[0] is ABSENT if known else ABSENT in values:
+        for event in events:
+            if event["value"] is ABSENT:  # an ok's absent value is its invoke's
+                if event["type"] == "ok":
+                    del event["value"]
+                else:
+                    event["value"] = None
+    if errors.count(None) != len(errors):
+        for event, error in zip(events, errors, strict=True):
+            if error is not None:
+                event["error"] = error
+    facts.timed(first_has_time)  # as the first event would have it (the others agree)
     if reading.indexed is not False:
-        facts.numbered(indexes)
+        facts.numbered(list(indexes))
     facts.take_keys(events)
     return events
 

@@ -26,7 +26,6 @@ from typing import Any, Final
 
 import orjson
 
-from history.edn import EdnError, read_forms
 from history.edn_values import Keyword, name_of
 from history.events import (
     EVENT_TYPES,
@@ -253,6 +252,10 @@ def _process(text: str, path: str, line_no: int) -> int | str:
 
 
 def _value_and_error(rest: str, event: Event, path: str, line_no: int, budget: int) -> Event:
+    # The EDN reader, for the few values read_simple does not read: a log of common values
+    # (nearly every one) never imports it.
+    from history.edn import EdnError, read_forms
+
     try:
         values = [form for _, form in read_forms(rest, line_no, budget)]
     except EdnError as e:

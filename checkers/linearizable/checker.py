@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import pickle
 import time
 from collections.abc import Callable, Hashable, Sequence
 from typing import TYPE_CHECKING, Any
@@ -216,6 +215,8 @@ def _batches(groups: dict[Hashable, list[Op]], count: int) -> list[list[tuple[Ha
 
 
 def _picklable(model: Model) -> bool:
+    import pickle  # only when keys are to go to other processes
+
     try:
         pickle.dumps(model)
     except (pickle.PicklingError, AttributeError, TypeError):

@@ -19,7 +19,6 @@ import argparse
 import contextlib
 import os
 import sys
-import tempfile
 import time
 from collections.abc import Generator
 from pathlib import Path
@@ -155,6 +154,8 @@ def crash_log_dirs(args: argparse.Namespace) -> list[Path]:
     """Takes parsed `check` arguments. Returns where a crash's traceback may go, best first:
     --out when given (what is written goes there alone), else beside the first history;
     then a temp dir. harness.cli asks it too, for an error that escapes `run`."""
+    import tempfile  # a crash's only
+
     temp = Path(tempfile.gettempdir())
     if getattr(args, "out", None):
         return [Path(args.out), temp]

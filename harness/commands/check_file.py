@@ -15,7 +15,6 @@ from __future__ import annotations
 import gc
 import json
 import os
-import tempfile
 import time
 import traceback
 from collections.abc import Sequence
@@ -86,6 +85,8 @@ def check_file(path: str, asked: Asked, drawings: Path | None) -> Outcome:
         return {"path": path, "valid": None, "malformed": str(e)}
     except Exception as e:  # a bug of ours: never a verdict, never a page of traceback
         # Where its drawings go: --out when given, else beside the history.
+        import tempfile  # a crash's only
+
         beside = [] if drawings is None else [drawings]
         log = write_crash_log([*beside, Path(tempfile.gettempdir())])
         return {"path": path, "valid": None, "crash": one_line(e), "log": log and str(log)}
@@ -293,6 +294,8 @@ def draw_counterexamples(
 def write_crash_log(dirs: list[Path]) -> Path | None:
     """Takes candidate folders. Writes the current exception's traceback into the first
     that takes it, made if missing; returns the file, or None when none does."""
+    import tempfile  # a crash's only
+
     text = traceback.format_exc()
     for folder in dirs:
         try:

@@ -16,9 +16,8 @@ from __future__ import annotations
 import html
 from typing import Any
 
-from checkers import availability_sentence, lost_store_lines, split_brain_lines
+import checkers  # its names loaded when first used: a result without a section needs none
 from checkers.linearizable import spell
-from harness.report.disk_story import corruption_sentences
 from harness.report.points import KEYS_SHOWN, Point, Section
 from harness.verdicts import DURATION, incomplete, verdict_word
 
@@ -66,7 +65,7 @@ def _points(results: Section, spec: Section, cases_listed: bool) -> list[Point]:
     said: list[str | Point] = []
     lin, queue = results.get("linearizable"), results.get("queue")
     if isinstance(gone := results.get("lost-store"), dict) and gone.get("valid") is False:
-        said += lost_store_lines(gone)
+        said += checkers.lost_store_lines(gone)
         if spec.get("db") == "nats":
             from harness.report.loss_story import config_sentence  # a lost store only
 
@@ -91,15 +90,18 @@ def _points(results: Section, spec: Section, cases_listed: bool) -> list[Point]:
 
         said += replica_sentences(replicas)
     if isinstance(brain := results.get("split-brain"), dict) and brain.get("valid") is False:
-        said += split_brain_lines(brain, str(brain.get("stream", "")))
+        said += checkers.split_brain_lines(brain, str(brain.get("stream", "")))
     if valid is True:  # what was checked leads, before the counts and allowed kinds
         checked: list[str | Point] = [checked_sentence(results)]
         if isinstance(found := results.get("availability"), dict):
-            checked += [s for s in (availability_sentence(found),) if s]
+            checked += [s for s in (checkers.availability_sentence(found),) if s]
         said = checked + said
     elif valid is not False:
         said += unknown_sentences(results)
-    said += corruption_sentences(results.get("nemesis"))
+    if isinstance(nemesis := results.get("nemesis"), dict) and nemesis.get("ops"):
+        from harness.report.disk_story import corruption_sentences  # a run's faults only
+
+        said += corruption_sentences(nemesis)
     if incomplete(results):
         said.append(
             f"INCOMPLETE: {results[DURATION].get('reason', 'the workload stopped short')}; "

@@ -3,7 +3,8 @@ workload on an R3 stream under partition-leader. The nemesis cut the stream's Ra
 leader as /jsz named it (a TCP probe confirms the cut), another server led the stream
 before the heal, the queue checker's verdict is VALID with every acknowledged publish
 read back, the servers' copies read from their disks agree, and the cluster is gone
-afterwards."""
+afterwards; the same under pause-leader (the stream's leader frozen); and the kv
+workload read through Direct Get caught INVALID."""
 
 from __future__ import annotations
 
@@ -83,3 +84,29 @@ def test_kv_reads_through_direct_get_are_caught_invalid(
     assert done.returncode == 1, out
     assert results["valid"] is False
     assert "is not linearizable: get" in out, out
+
+
+def test_pause_leader_freezes_the_stream_leader_and_the_queue_stays_valid(
+    engine: docker.DockerClient, tmp_path: Path
+) -> None:
+    # The pause family on NATS: the stream's leader, as /jsz names it, is frozen (SIGSTOP)
+    # for the fault; the other two elect a leader and keep every acknowledged publish.
+    name = f"{PREFIX}-natspause"
+    argv = [sys.executable, "-m", "harness", "run", "--db", "nats", "--workload", "queue"]
+    argv += ["--nemesis", "pause-leader", "--time-limit", "22", "--nemesis-interval", "9"]
+    argv += ["--results", str(tmp_path), "--cluster-name", name, "--seed", "38"]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=600, check=False)
+    out = done.stdout + done.stderr
+    assert name not in cluster_names(engine), f"cluster {name} left behind"
+    results = json.loads(((tmp_path / "latest").resolve() / "results.json").read_text())
+    assert done.returncode == 0, out
+    assert results["valid"] is True and results["queue"]["lost"] == 0
+    ops = results["nemesis"]["ops"]
+    [start] = [op["value"] for op in ops if op["f"] == "start-pause-leader"]
+    [stop] = [op["value"] for op in ops if op["f"] == "stop-pause-leader"]
+    paused = start["paused"]
+    assert start["before"]["0"]["leader"] == paused, start
+    assert stop["restored"] == [paused], stop
+    # Before the paused server was resumed, another led the stream.
+    assert stop["before"]["0"]["leader"] not in (None, paused), stop
+    assert results["split-brain"]["valid"] is True

@@ -229,6 +229,9 @@ def layout(failure: dict[str, Any], windows: Sequence[dict[str, Any]]) -> dict[s
     bands = fault_bands(windows, times, xs, right)
     top = FAULT_H * (1 + max((b["row"] for b in bands), default=0)) + 6
     tail = failure.get("longest_prefix", [])
+    in_tail: dict[Any, int] = {}  # each op's place in the tail, the first if twice
+    for k, o in enumerate(tail):
+        in_tail.setdefault(o["index"], k)
     drawn: list[dict[str, Any]] = []
     names: list[dict[str, Any]] = []
     for n, (name, lane) in enumerate(lanes(ops)):
@@ -238,7 +241,7 @@ def layout(failure: dict[str, Any], windows: Sequence[dict[str, Any]]) -> dict[s
             x1 = right if op["ret"] is None else at[op["ret"]]
             slot = {"call_n": slot_of[op["call"]], "ret_n": slot_of.get(op["ret"])}
             box = {"x0": at[op["call"]], "x1": x1, "y": y, **slot}
-            drawn.append(box | _described(op, failure))
+            drawn.append(box | _described(op, failure, in_tail.get(op["index"])))
     place = {o["index"]: o for o in drawn}
     return {
         "ops": drawn,
@@ -271,12 +274,13 @@ def state_before(k: int, failure: dict[str, Any]) -> str | None:
     return "the model's initial state" if whole else None
 
 
-def _described(op: Op, failure: dict[str, Any]) -> dict[str, Any]:
-    """Returns what the viewer says of an op: its label and text, its role, its times in
-    test seconds and, for an op of the prefix, its place in it and the states before and
-    after it; for the failing op, the states it could have been applied to."""
+def _described(op: Op, failure: dict[str, Any], k: int | None) -> dict[str, Any]:
+    """Takes an op, the failure report and the op's place in the report's tail of the
+    prefix (None when not in it). Returns what the viewer says of the op: its label and
+    text, its role, its times in test seconds and, for an op of the prefix, its place in
+    it and the states before and after it; for the failing op, the states it could have
+    been applied to."""
     tail = failure.get("longest_prefix", [])
-    k = next((n for n, o in enumerate(tail) if o["index"] == op["index"]), None)
     states = failure.get("prefix_states") or []
     before: str | None = None
     if op["index"] == failure["op"]["index"]:
@@ -285,10 +289,11 @@ def _described(op: Op, failure: dict[str, Any]) -> dict[str, Any]:
     else:
         role = "concurrent" if k is None else "prefix"
         before = None if k is None else state_before(k, failure)
+    label = label_of(op)
     return {
         "index": op["index"],
-        "label": label_of(op),
-        "text": PROCESS.sub("", op.get("text") or label_of(op)),
+        "label": label,
+        "text": PROCESS.sub("", op.get("text") or label),
         "process": op["process"],
         "type": op["type"],
         "role": role,

@@ -113,6 +113,44 @@ CASES: dict[str, list[str]] = {
     "a tab after a comma": ["{:type :invoke,\t:f :write, :value 0, :process 8, :time 0}", OK],
     "nil after a name": [_op("invoke", "nil", 0), _op("info", "[nil nil]", 1, ", :error :nil")],
     "key twice, last": ["{:type :invoke, :f :write, :value 0, :process 8, :time 0, :time 1}"],
+    # Layouts: every line's fields in the first line's order (history/jepsen_edn_layout.py).
+    "index first": [
+        "{:index 0, :time 0, :type :invoke, :process 0, :f :read, :value nil}",
+        "{:index 1, :time 1, :type :ok, :process 0, :f :read, :value [1 [2 nil]]}",
+        "{:index 2, :time 2, :type :info, :process :nemesis, :f :start, :value nil}",
+        "{:index 3, :time 3, :type :invoke, :process 0, :f :cas, :value [1 2]}",
+        "{:index 4, :time 4, :type :fail, :process 0, :f :cas, :value [1 2], :error :nil}",
+    ],
+    "errors placed alike": [
+        _op("invoke", "1", 0),
+        _op("info", "1", 1, ", :error :timed-out"),
+        _op("invoke", "2", 2),
+        _op("fail", "2", 3, ", :error :no"),
+    ],
+    "errors placed otherwise": [
+        _op("invoke", "1", 0),
+        _op("info", "1", 1, ", :error :timed-out"),
+        _op("invoke", "0", 2, process="8"),
+        "{:type :fail, :f :write, :value 0, :process 8, :time 3, :error :x, :index 3}",
+    ],
+    "error first": [
+        "{:error :x, :type :invoke, :f :write, :value 0, :process 8, :time 0, :index 0}",
+        "{:error :y, :type :fail, :f :write, :value 0, :process 8, :time 1, :index 1}",
+    ],
+    "error in the first line": [_op("invoke", "1", 0, ", :error :x"), _op("ok", "1", 1)],
+    "error twice": [_op("invoke", "1", 0), _op("fail", "1", 1, ", :error :x, :error :y")],
+    "error not a keyword": [_op("invoke", "1", 0), _op("fail", "1", 1, ", :error 3")],
+    "fields in another order later": [
+        _op("invoke", "1", 0),
+        "{:f :write, :type :ok, :value 1, :process 1, :time 1, :index 1}",
+    ],
+    "a field fewer later": [_op("invoke", "1", 0), "{:type :ok, :f :write, :process 1, :index 1}"],
+    "process named nil": [_op("info", "nil", 0, process=":nil"), _op("info", "1", 1, process=":x")],
+    "negative and zero integers": [_op("invoke", "[-0 -7]", -3), _op("ok", "[0 -18]", 0)],
+    "without time or index": [
+        "{:type :invoke, :f :write, :value [1 2], :process 8}",
+        "{:type :ok, :f :write, :value [1 2], :process 8}",
+    ],
 }
 
 

@@ -11,6 +11,7 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 import textwrap
 import tracemalloc
 from collections.abc import Callable
@@ -156,7 +157,7 @@ def test_a_crash_whose_log_cannot_be_written_is_still_one_line(
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(cli_check, "run", no_room)
-    monkeypatch.setattr(cli.tempfile, "mkstemp", no_file)
+    monkeypatch.setattr(tempfile, "mkstemp", no_file)  # imported by the crash alone
     assert cli.main(["check", "x"]) == 255
     err = capsys.readouterr().err
     assert err == "harness: internal error: MemoryError() (no log could be written)\n"
