@@ -118,15 +118,19 @@ def default_name(
     nemesis: tuple[str, ...],
     txn: bool = False,
     client: str = "librdkafka",
+    *,
+    publish: str = "once",
 ) -> str:
     """Returns the test name used when --name is not given, e.g. kv-linearizable-kill-leader
     (queue-txn-... for the queue workload in transactions, queue-txn-java-... through the
-    Java client)."""
+    Java client, queue-publish-msg-id-... for NATS sends that ask again)."""
     faults = "+".join(nemesis) if nemesis else "none"
     if len(nemesis) > 3:
         faults = f"{len(nemesis)}-faults"
     if workload == "queue" and txn:  # no store in between: the name says only what ran
         return f"{workload}-txn-java-{faults}" if client == "java" else f"{workload}-txn-{faults}"
+    if workload == "queue" and publish != "once":
+        return f"{workload}-publish-{publish}-{faults}"
     if workload == "queue":
         return f"{workload}-{faults}"
     return f"{workload}-{store}-{faults}"

@@ -29,6 +29,12 @@ NATS_KV_READS: tuple[str, ...] = ("leader", "direct")
 """Where `--nats-kv-reads` sends a KV bucket's reads: its stream's leader, or any replica
 through Direct Get."""
 
+NATS_PUBLISH: tuple[str, ...] = ("once", "retry", "msg-id")
+"""How `--nats-publish` has the queue's sends publish: once (a timed-out publish is
+indeterminate), asked again after a time-out (a variant that can fail: a timed-out publish
+the stream stored is stored twice), or asked again with the same Nats-Msg-Id, which
+JetStream deduplicates within the stream's duplicate window (2 minutes by default)."""
+
 NATS_WORKLOAD_NAMES: tuple[str, ...] = ("queue", "kv")
 """The workloads `--db nats` runs (workloads.registry.NATS_WORKLOADS)."""
 

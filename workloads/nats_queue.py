@@ -41,6 +41,7 @@ from kvstore.topic import TopicAdmin
 from workloads.core import Client, Context, OpDict, Workload, fail, info, ok
 from workloads.nats_loop import CLOSE_TIMEOUT_S, CONNECT_TIMEOUT_S, LoopThread, connect
 from workloads.nats_outcomes import outcome
+from workloads.nats_publish import attempts, publish
 
 PARTITION = 0
 """The one partition: the stream."""
@@ -96,8 +97,12 @@ def _record(msg: Msg) -> list[int | str]:
 class NatsQueueClient:
     """One process's connection: publishes, and its own ordered consumer of the stream."""
 
-    def __init__(self, servers: str, stream: str, client_id: str, catch_up_s: float) -> None:
+    def __init__(
+        self, servers: str, stream: str, client_id: str, catch_up_s: float, publish: str = "once"
+    ) -> None:
         self._stream = stream
+        self._publish = publish
+        """The `--nats-publish` mode: how a send publishes (workloads/nats_publish.py)."""
         self._catch_up_s = catch_up_s
         self._loop = LoopThread(f"nats-{client_id}")
         try:
@@ -120,7 +125,8 @@ class NatsQueueClient:
         f = op["f"]
         try:
             if f == "send":
-                return self._loop.run(self._send(op["value"]), PUBLISH_TIMEOUT_S + 1)
+                bound = PUBLISH_TIMEOUT_S * attempts(self._publish) + 1
+                return self._loop.run(self._send(op["value"]), bound)
             if f == "poll":
                 return self._loop.run(self._poll(), SUBSCRIBE_TIMEOUT_S + 1)
             if f == "drain":
@@ -133,9 +139,8 @@ class NatsQueueClient:
         return fail(f"the NATS queue has no op {f!r}")
 
     async def _send(self, value: int) -> OpDict:
-        ack = await self._js.publish(
-            subject(self._stream), str(value).encode(), timeout=PUBLISH_TIMEOUT_S
-        )
+        waits = [PUBLISH_TIMEOUT_S] * attempts(self._publish)
+        ack = await publish(self._js, subject(self._stream), value, self._publish, waits)
         return ok([ack.seq, value])
 
     async def _poll(self) -> OpDict:
@@ -233,7 +238,9 @@ def _stalled(reader: Subscription) -> bool:
 
 def open_client(ctx: Context, client_id: str) -> Client:
     """Opens one process's connection to the cluster's servers (ctx.bootstrap)."""
-    return NatsQueueClient(ctx.bootstrap, ctx.topic, client_id, ctx.timeouts.catch_up)
+    return NatsQueueClient(
+        ctx.bootstrap, ctx.topic, client_id, ctx.timeouts.catch_up, ctx.nats.publish
+    )
 
 
 def _final_reads(ctx: Context) -> list[OpDict]:

@@ -17,7 +17,13 @@ from checkers.groups import BROKER_DELIVERY_LIMIT
 from checkers.queue import KINDS, SUB_VIA, TXN_KINDS
 from workloads.argtypes import IGNORE_HELP, anomaly_kinds, probability
 from workloads.java_driver import KAFKA_CLIENTS_VERSION
-from workloads.names import DEFAULT_NATS_VERSION, NATS_KV_READS, NATS_SYNCS, NATS_VERSIONS
+from workloads.names import (
+    DEFAULT_NATS_VERSION,
+    NATS_KV_READS,
+    NATS_PUBLISH,
+    NATS_SYNCS,
+    NATS_VERSIONS,
+)
 
 T = TypeVar("T")
 FLAG = "flag"
@@ -212,4 +218,12 @@ class NatsOptions:
         "through Direct Get (documented as not read-your-writes: a variant that must fail)",
         "--nats-kv-reads",
         choices=NATS_KV_READS,
+    )
+    publish: str = option(
+        "once",
+        "with --db nats, queue: how a send publishes: once; retry, asked again after a "
+        "time-out (a timed-out publish the stream stored is stored twice); msg-id, asked "
+        "again with the same Nats-Msg-Id, which JetStream deduplicates",
+        "--nats-publish",
+        choices=NATS_PUBLISH,
     )

@@ -132,7 +132,10 @@ def spec_from_args(args: argparse.Namespace, seed: int) -> TestSpec:
         raise ValueError("add-partitions grows a queue's topic: it needs --workload queue or share")
     # On NATS the kv workload's store is the bucket, read from its leader or directly.
     store = f"nats-{args.kv_reads}" if on_nats else args.store
-    name = args.name or default_name(args.workload, store, nemesis, queue.txn, queue.client)
+    publish = args.publish if on_nats else "once"
+    name = args.name or default_name(
+        args.workload, store, nemesis, queue.txn, queue.client, publish=publish
+    )
     if not _TEST_NAME.fullmatch(name):
         raise ValueError(f"test name {name!r}: use letters, digits and . _ + - (up to 100)")
     # A power cut needs the layer that loses what was not synced.
@@ -148,6 +151,8 @@ def spec_from_args(args: argparse.Namespace, seed: int) -> TestSpec:
     nats = options_of(args, NatsOptions)
     if nats.kv_reads != "leader" and not (on_nats and args.workload == "kv"):
         raise ValueError("--nats-kv-reads is the kv workload's on NATS: it needs --db nats")
+    if nats.publish != "once" and not (on_nats and args.workload == "queue"):
+        raise ValueError("--nats-publish is the queue workload's on NATS: it needs --db nats")
     if on_nats:
         # Raises SpecError for a server count or release no NATS cluster can have.
         NatsSpec(name=cluster.name, servers=cluster.brokers, version=nats.version, sync=nats.sync)

@@ -3,7 +3,8 @@ with sync_interval always come up on a labelled network; an R3 file-backed strea
 every message it acked while its leader is SIGKILLed and a new one takes over, on every
 replica once the killed server is back, and stores none that the cluster refused with
 "no responders" meanwhile (so a client may call that refusal a definite fail); a publish
-that timed out may be stored all the same; a KV bucket, read from the stream leader and
+that timed out may be stored all the same, so one asked again is stored twice unless it
+carries its Nats-Msg-Id; a KV bucket, read from the stream leader and
 through Direct Get, puts, gets, creates, updates at the expected revision only, and
 deletes; each server's log, config and store are copied out, and the cluster is found
 again from its labels; nothing is left behind.
@@ -48,6 +49,7 @@ from harness.cluster.nats import (
     stream_config,
 )
 from tests.integration.conftest import PREFIX
+from workloads.nats_publish import publish as publish_again
 
 STREAM, SUBJECT = "queue", "queue.0"
 BATCH = 100
@@ -271,6 +273,41 @@ def test_a_timed_out_publish_may_still_be_stored(nats_cluster: NatsCluster) -> N
 
     timed_out, stored = asyncio.run(attempt())
     assert timed_out & stored, f"{len(timed_out)} timed out, none of them stored"
+
+
+@pytest.mark.parametrize("mode", ["retry", "msg-id"])
+def test_a_send_asked_again_is_stored_twice_without_its_msg_id_and_once_with_it(
+    nats_cluster: NatsCluster, mode: str
+) -> None:
+    """Each send's first attempt waits 0.5 ms for its ack (a time-out that may have
+    landed), the next 5 s (workloads/nats_publish.py): asked again without a Nats-Msg-Id,
+    a landed first attempt is stored twice; with it, JetStream stores it once and answers
+    the retry as a duplicate at the first one's sequence."""
+    stream = f"again-{mode}"
+
+    async def attempt() -> tuple[list[int], int]:
+        nc = await connect(nats_cluster)
+        try:
+            js = nc.jetstream()
+            await js.add_stream(stream_config(stream, [f"{stream}.>"], 3))
+            await served(js, f"{stream}.0", WARM_UP)
+            duplicates = 0
+            for value in range(30):
+                ack = await publish_again(js, f"{stream}.0", value, mode, [0.0005, 5.0])
+                duplicates += bool(ack.duplicate)
+            sub = await js.pull_subscribe(f"{stream}.0", durable="drain", stream=stream)
+            stored = [int(msg.data) for msg in await fetch_when_served(sub, 100)]
+            return [v for v in stored if v != WARM_UP], duplicates
+        finally:
+            await nc.close()
+
+    stored, acked_as_duplicate = asyncio.run(attempt())
+    assert set(stored) == set(range(30)), stored
+    twice = len(stored) - len(set(stored))
+    if mode == "retry":
+        assert twice > 0 and acked_as_duplicate == 0, stored
+    else:
+        assert twice == 0 and acked_as_duplicate > 0, stored
 
 
 @pytest.mark.parametrize("reads", KV_READS)

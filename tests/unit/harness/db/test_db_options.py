@@ -67,6 +67,17 @@ def test_direct_reads_are_a_nats_kv_variant() -> None:
         spec("--workload", "kv", "--nats-kv-reads", "direct")
 
 
+def test_publishing_again_is_a_nats_queue_variant_named_in_the_run() -> None:
+    again = spec("--db", "nats", "--workload", "queue", "--nats-publish", "msg-id")
+    assert again.nats.publish == "msg-id" and again.to_json()["nats_publish"] == "msg-id"
+    assert again.name == "queue-publish-msg-id-partition-leader"
+    assert spec("--db", "nats", "--workload", "queue").name == "queue-partition-leader"
+    with pytest.raises(ValueError, match="it needs --db nats"):
+        spec("--workload", "queue", "--nats-publish", "retry")
+    with pytest.raises(ValueError, match="the queue workload's on NATS"):
+        spec("--db", "nats", "--workload", "kv", "--nats-publish", "retry")
+
+
 def test_all_on_nats_is_its_partitions_kills_and_pauses() -> None:
     everything = spec("--db", "nats", "--workload", "queue", "--nemesis", "all").nemesis
     power = {f"power-loss-{t}" for t in ("one", "leader", "minority", "majority", "all")}
