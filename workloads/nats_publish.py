@@ -13,16 +13,25 @@ did not test deduplication.
 
 from __future__ import annotations
 
+import asyncio
+import time
 from collections.abc import Sequence
 
 from nats.errors import TimeoutError as NatsTimeout
 from nats.js import JetStreamContext
 from nats.js.api import PubAck
+from nats.js.errors import APIError
 
 MSG_ID = "Nats-Msg-Id"
 """The header JetStream deduplicates publishes by."""
 ATTEMPTS = 3
 """How many times a send asks in the modes that ask again."""
+IN_PROCESS = 10158
+"""JetStream's error code for a publish whose Nats-Msg-Id an earlier attempt is still being
+stored under ("duplicate message id is in process", 409): neither stored twice nor refused,
+so the attempt asks again after IN_PROCESS_PAUSE_S, until the earlier one is decided and
+the answer is its duplicate ack (a loaded make test met it)."""
+IN_PROCESS_PAUSE_S = 0.2
 
 
 def attempts(mode: str) -> int:
@@ -42,7 +51,23 @@ async def publish(
     tries = list(waits[: attempts(mode)])
     for wait in tries[:-1]:
         try:
-            return await js.publish(subject, str(value).encode(), timeout=wait, headers=headers)
+            return await _attempt(js, subject, str(value).encode(), wait, headers)
         except NatsTimeout:
             continue
-    return await js.publish(subject, str(value).encode(), timeout=tries[-1], headers=headers)
+    return await _attempt(js, subject, str(value).encode(), tries[-1], headers)
+
+
+async def _attempt(
+    js: JetStreamContext, subject: str, payload: bytes, wait: float, headers: dict[str, str] | None
+) -> PubAck:
+    """One attempt of wait seconds in all: publishes, and asks again while the stream
+    answers that an earlier attempt with the same Nats-Msg-Id is still in process."""
+    deadline = time.monotonic() + wait
+    while True:
+        left = deadline - time.monotonic()
+        try:
+            return await js.publish(subject, payload, timeout=max(left, 0.001), headers=headers)
+        except APIError as err:
+            if err.err_code != IN_PROCESS or left <= IN_PROCESS_PAUSE_S:
+                raise
+        await asyncio.sleep(IN_PROCESS_PAUSE_S)

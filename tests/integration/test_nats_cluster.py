@@ -30,7 +30,9 @@ from nats.aio.msg import Msg
 from nats.errors import Error as NatsError
 from nats.errors import TimeoutError as NatsTimeoutError
 from nats.js import JetStreamContext
+from nats.js.api import StreamConfig
 from nats.js.errors import (
+    BadRequestError,
     KeyNotFoundError,
     KeyWrongLastSequenceError,
     NoStreamResponseError,
@@ -52,6 +54,8 @@ from tests.integration.conftest import PREFIX
 from workloads.nats_publish import publish as publish_again
 
 STREAM, SUBJECT = "queue", "queue.0"
+NO_PLACEMENT = 10005
+"""JetStream's error code when the meta leader finds no peers to place a stream on."""
 BATCH = 100
 ACK_TIMEOUT_S = 2.0
 
@@ -233,6 +237,21 @@ WARM_UP = 1000
 """A value published (and acknowledged) before the timed test's: not one of its 50."""
 
 
+async def placed(js: JetStreamContext, config: StreamConfig) -> None:
+    """Creates the stream, asking again for 30 s at most while the meta leader finds no
+    three peers to place it on (10005 "no suitable peers for placement, peer offline":
+    under a load of 8 busy processes a server was not yet counted online)."""
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            await js.add_stream(config)
+            return
+        except BadRequestError as err:
+            if err.err_code != NO_PLACEMENT or time.monotonic() > deadline:
+                raise
+        await asyncio.sleep(0.5)
+
+
 async def served(js: JetStreamContext, subject: str, value: int) -> None:
     """Publishes value until the new stream acknowledges it (20 s at most): until its
     leader is elected, a publish meets no responder (NoStreamResponseError), which on a
@@ -258,7 +277,7 @@ def test_a_timed_out_publish_may_still_be_stored(nats_cluster: NatsCluster) -> N
         nc = await connect(nats_cluster)
         try:
             js = nc.jetstream()
-            await js.add_stream(stream_config("timeouts", ["timeouts.>"], 3))
+            await placed(js, stream_config("timeouts", ["timeouts.>"], 3))
             await served(js, "timeouts.0", WARM_UP)
             timed_out = set()
             for value in range(50):
@@ -289,7 +308,7 @@ def test_a_send_asked_again_is_stored_twice_without_its_msg_id_and_once_with_it(
         nc = await connect(nats_cluster)
         try:
             js = nc.jetstream()
-            await js.add_stream(stream_config(stream, [f"{stream}.>"], 3))
+            await placed(js, stream_config(stream, [f"{stream}.>"], 3))
             await served(js, f"{stream}.0", WARM_UP)
             duplicates = 0
             for value in range(30):
