@@ -12,6 +12,7 @@ partition revoked and assigned again in one op was read before or after.
 
 from __future__ import annotations
 
+import threading
 import time
 from typing import Any
 
@@ -96,20 +97,37 @@ class GroupLog:
         self._events.append({"type": kind, "partitions": partitions, "mono-ns": now})
 
 
-def commit_positions(consumer: Consumer) -> OpDict:
-    """Commits the consumer's positions in the partitions it holds, synchronously. Returns
-    the commit op's completion, whose value is the offsets asked to commit (partition ->
-    the next offset to read): ok, fail when certainly refused, else info; an ok commit
-    some of whose partitions were certainly refused keeps the others and names those."""
+def commit_positions(consumer: Consumer, within: float) -> OpDict | None:
+    """Commits the consumer's positions in the partitions it holds, synchronously, waiting
+    at most `within` seconds. Returns the commit op's completion, whose value is the
+    offsets asked to commit (partition -> the next offset to read): ok, fail when
+    certainly refused, else info; an ok commit some of whose partitions were certainly
+    refused keeps the others and names those. Returns None when the commit did not return
+    in time: librdkafka's synchronous commit has no time-out and waits for as long as the
+    group coordinator is unreachable (a partition-coordinator run hung on it: the fault is
+    healed only after the workload, which waited for the commit); the caller records it
+    info and gives up the consumer, whose commit is left to its daemon thread."""
     held = consumer.assignment()
     positions = [tp for tp in consumer.position(held) if tp.offset >= 0]
     offsets = {str(tp.partition): tp.offset for tp in positions}
     if not positions:  # nothing read yet: nothing to commit, nothing sent
         return ok({})
-    try:
-        done = consumer.commit(offsets=positions, asynchronous=False)
-    except KafkaException as err:
-        return commit_refused(err.args[0], offsets)
+    answer: list[Any] = []
+
+    def commit() -> None:
+        try:
+            answer.append(consumer.commit(offsets=positions, asynchronous=False))
+        except KafkaException as err:
+            answer.append(err)
+
+    committer = threading.Thread(target=commit, name="consumer-commit", daemon=True)
+    committer.start()
+    committer.join(within)
+    if not answer:
+        return None
+    done = answer[0]
+    if isinstance(done, KafkaException):
+        return commit_refused(done.args[0], offsets)
     refused = {str(tp.partition): tp.error for tp in done or [] if tp.error is not None}
     if not refused:
         return ok(offsets)

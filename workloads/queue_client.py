@@ -370,7 +370,12 @@ class QueueClient:
     def _commit(self, _op: OpDict) -> OpDict:
         """Commits the consumer's positions in the partitions it holds (group_log's
         commit_positions)."""
-        return commit_positions(self._consumer) | self._group.take()
+        within = self._s.timeouts.operation
+        committed = commit_positions(self._consumer, within)
+        if committed is None:
+            self._fail(f"a commit did not return within {within:g} s")
+            return info(f"the commit did not return within {within:g} s") | self._group.take()
+        return committed | self._group.take()
 
     def _drain(self, op: OpDict) -> OpDict:
         """Reads partition op["key"] from the beginning to its high watermark with a

@@ -145,25 +145,32 @@ def test_acked_messages_survive_a_killed_stream_leader(nats_cluster: NatsCluster
     views = cluster.jetstream_views()
     assert all(v.sync_always for v in views.values()), "the always profile is not in force"
 
-    async def publishing(start: int, create: bool) -> Published:
+    async def publishing(start: int) -> Published:
         nc = await connect(cluster)
         try:
-            js = nc.jetstream()
-            if create:
-                await js.add_stream(stream_config(STREAM, [f"{STREAM}.>"], 3))
-            return await publish(js, start, BATCH, within_s=20)
+            return await publish(nc.jetstream(), start, BATCH, within_s=20)
         finally:
             await nc.close()
 
-    before = asyncio.run(publishing(0, create=True))
-    assert len(before.acked) == BATCH and not before.refused and not before.unknown
+    async def creating() -> None:
+        nc = await connect(cluster)
+        try:
+            await placed(nc.jetstream(), stream_config(STREAM, [f"{STREAM}.>"], 3))
+        finally:
+            await nc.close()
+
+    # The first batch waits for the new stream's leader: before it, a publish meets no
+    # responder (refused), which a loaded make test met.
+    asyncio.run(creating())
     wait_for("a stream leader", lambda: cluster.stream_leader(STREAM) is not None)
+    before = asyncio.run(publishing(0))
+    assert len(before.acked) == BATCH and not before.refused and not before.unknown
     leader = cluster.stream_leader(STREAM)
     assert leader is not None
     cluster.kill(leader)
     assert cluster.state(leader) == "exited"
     # Published at once: the first publishes meet the election.
-    after = asyncio.run(publishing(BATCH, create=False))
+    after = asyncio.run(publishing(BATCH))
     assert len(after.acked) == BATCH, f"only {len(after.acked)} acked within 20 s of the kill"
     new_leader = cluster.stream_leader(STREAM)
     assert new_leader not in (None, leader), f"{new_leader} leads after {leader} was killed"

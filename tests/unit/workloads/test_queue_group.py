@@ -9,6 +9,7 @@ import io
 import itertools
 import json
 import random
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +23,7 @@ from history import load
 from kvstore import DEFAULT_TIMEOUTS
 from tests.support.group_sim import GroupSimConfig, GroupSimulation
 from tests.support.queue_sim import SimConfig, simulate
-from workloads.group_log import GroupLog, commit_refused
+from workloads.group_log import GroupLog, commit_positions, commit_refused
 from workloads.queue import QUEUE, queue_ops
 from workloads.queue_client import CRASHED_BEFORE, QueueClient, QueueSettings, consumer_config
 
@@ -178,3 +179,27 @@ def test_harness_check_of_a_group_history_on_stdin_judges_the_group_from_its_one
 def _events(seed: int) -> list[dict[str, Any]]:
     """The history of the seed's simulated group with a commit regression planted."""
     return GroupSimulation(random.Random(seed), GroupSimConfig(plant="commit-regression")).run()
+
+
+class _StuckConsumer:
+    """A consumer holding partition 0 at offset 5 whose synchronous commit never returns,
+    as librdkafka's does while the group coordinator is cut off."""
+
+    def __init__(self) -> None:
+        self.release = threading.Event()
+
+    def assignment(self) -> list[TopicPartition]:
+        return [TopicPartition("t", 0)]
+
+    def position(self, held: list[TopicPartition]) -> list[TopicPartition]:
+        return [TopicPartition("t", 0, 5)]
+
+    def commit(self, offsets: list[TopicPartition], asynchronous: bool) -> None:
+        self.release.wait(30)
+
+
+def test_a_commit_that_does_not_return_in_time_is_given_up() -> None:
+    # Waited out, the commit would return and the op be ok: None says it was given up.
+    stuck = _StuckConsumer()
+    assert commit_positions(stuck, 0.2) is None  # type: ignore[arg-type]
+    stuck.release.set()
